@@ -1,0 +1,3 @@
+//! The user's configuration (TOML).
+//!
+//! SKELETON — owned by the CLI/config helper.

@@ -1,0 +1,217 @@
+//! Which dirs CacheWatch looks at: the roots.
+//!
+//! A [`Root`] is a directory of one [`RootKind`]. It keeps the spelling the user gave and its
+//! canonical form, because FSEvents reports canonical paths (`/private/var/...` for a root given as
+//! `/var/...`) and event paths must match either.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootKind {
+    /// The per-user temp dir: `confstr(_CS_DARWIN_USER_TEMP_DIR)` on macOS, `$TMPDIR` or `/tmp` elsewhere.
+    Temp,
+    /// The per-user Darwin cache dir: `confstr(_CS_DARWIN_USER_CACHE_DIR)` on macOS,
+    /// `$XDG_CACHE_HOME` or `~/.cache` elsewhere.
+    Cache,
+    /// `~/Library/Caches` (macOS only by default).
+    LibraryCaches,
+    /// `~/Library/Logs/DiagnosticReports` (macOS only by default).
+    DiagnosticReports,
+}
+
+impl RootKind {
+    /// All kinds, in display order.
+    pub const ALL: [RootKind; 4] = [
+        RootKind::Temp,
+        RootKind::Cache,
+        RootKind::LibraryCaches,
+        RootKind::DiagnosticReports,
+    ];
+
+    /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootKind::Temp => "temp",
+            RootKind::Cache => "cache",
+            RootKind::LibraryCaches => "library-caches",
+            RootKind::DiagnosticReports => "diagnostic-reports",
+        }
+    }
+}
+
+impl fmt::Display for RootKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for RootKind {
+    type Err = RootError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RootKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| RootError::UnknownKind(s.to_owned()))
+    }
+}
+
+/// Errors about roots.
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    /// The kind word is not one of the four.
+    #[error("unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports")]
+    UnknownKind(String),
+    /// A `--root` argument without `=`.
+    #[error("malformed root {0:?}: expected KIND=PATH, e.g. temp=/tmp")]
+    Malformed(String),
+    /// The path does not exist or cannot be resolved.
+    #[error("root {kind} {path:?} cannot be used: {source}")]
+    Missing {
+        /// Kind of the root.
+        kind: RootKind,
+        /// Path as given.
+        path: PathBuf,
+        /// The I/O error from resolving it.
+        source: std::io::Error,
+    },
+    /// The path exists but is not a directory.
+    #[error("root {kind} {path:?} is not a directory")]
+    NotADirectory {
+        /// Kind of the root.
+        kind: RootKind,
+        /// Path as given.
+        path: PathBuf,
+    },
+}
+
+/// A watched directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// What kind of root this is; selects the catalogue rules that apply.
+    pub kind: RootKind,
+    /// The path as the user (or the platform) gave it.
+    pub path: PathBuf,
+    /// The canonical path (symlinks resolved; `/private/var/...` on macOS).
+    pub canonical: PathBuf,
+}
+
+impl Root {
+    /// Makes a root of `kind` at `path`, resolving its canonical form.
+    ///
+    /// # Errors
+    /// [`RootError::Missing`] when `path` does not exist or cannot be resolved,
+    /// [`RootError::NotADirectory`] when it is not a directory.
+    pub fn new(kind: RootKind, path: impl Into<PathBuf>) -> Result<Root, RootError> {
+        let path = path.into();
+        let canonical = std::fs::canonicalize(&path).map_err(|source| RootError::Missing {
+            kind,
+            path: path.clone(),
+            source,
+        })?;
+        if !canonical.is_dir() {
+            return Err(RootError::NotADirectory { kind, path });
+        }
+        Ok(Root {
+            kind,
+            path,
+            canonical,
+        })
+    }
+
+    /// Parses a `KIND=PATH` argument (the CLI's `--root`) and makes the root.
+    ///
+    /// # Errors
+    /// [`RootError::Malformed`] without `=`, [`RootError::UnknownKind`] for a bad kind, and the
+    /// errors of [`Root::new`].
+    pub fn parse_arg(arg: &str) -> Result<Root, RootError> {
+        let (kind, path) = arg
+            .split_once('=')
+            .ok_or_else(|| RootError::Malformed(arg.to_owned()))?;
+        if path.is_empty() {
+            return Err(RootError::Malformed(arg.to_owned()));
+        }
+        Root::new(kind.parse()?, path)
+    }
+
+    /// The path of `p` relative to this root, trying the given spelling and the canonical one.
+    /// `None` when `p` is outside the root. The root itself gives `Some("")`.
+    pub fn relative<'a>(&self, p: &'a Path) -> Option<&'a Path> {
+        p.strip_prefix(&self.canonical)
+            .ok()
+            .or_else(|| p.strip_prefix(&self.path).ok())
+    }
+
+    /// True when `p` lies inside this root (either spelling), the root itself excluded.
+    pub fn contains(&self, p: &Path) -> bool {
+        self.relative(p)
+            .is_some_and(|r| r.components().next().is_some())
+    }
+}
+
+/// The platform's default roots that exist on this machine, in [`RootKind::ALL`] order.
+///
+/// macOS: the Darwin user temp and cache dirs (`confstr`), `~/Library/Caches`,
+/// `~/Library/Logs/DiagnosticReports`. Elsewhere: `$TMPDIR` or `/tmp`, and `$XDG_CACHE_HOME` or
+/// `~/.cache`. A default dir that does not exist is left out (returned in the second list with why).
+pub fn default_roots() -> (Vec<Root>, Vec<RootError>) {
+    let mut roots = Vec::new();
+    let mut missing = Vec::new();
+    for (kind, path) in crate::platform::default_root_paths() {
+        match Root::new(kind, path) {
+            Ok(r) => roots.push(r),
+            Err(e) => missing.push(e),
+        }
+    }
+    (roots, missing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_words_round_trip() {
+        for k in RootKind::ALL {
+            assert_eq!(k.as_str().parse::<RootKind>().unwrap(), k);
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+        }
+        assert!("tmp".parse::<RootKind>().is_err());
+    }
+
+    #[test]
+    fn root_through_symlink_keeps_both_spellings() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let root = Root::new(RootKind::Temp, &link).unwrap();
+        assert_eq!(root.path, link);
+        assert_eq!(root.canonical, std::fs::canonicalize(&real).unwrap());
+        let inside = root.canonical.join("a/b");
+        assert_eq!(root.relative(&inside).unwrap(), Path::new("a/b"));
+        assert_eq!(root.relative(&link.join("a")).unwrap(), Path::new("a"));
+        assert!(!root.contains(&root.canonical));
+        assert!(!root.contains(dir.path()));
+    }
+
+    #[test]
+    fn bad_root_args_are_refused() {
+        assert!(matches!(Root::parse_arg("temp"), Err(RootError::Malformed(_))));
+        assert!(matches!(Root::parse_arg("nope=/tmp"), Err(RootError::UnknownKind(_))));
+        assert!(matches!(
+            Root::parse_arg("temp=/does/not/exist/cachewatch"),
+            Err(RootError::Missing { .. })
+        ));
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let arg = format!("cache={}", f.path().display());
+        assert!(matches!(Root::parse_arg(&arg), Err(RootError::NotADirectory { .. })));
+    }
+}
