@@ -31,6 +31,7 @@ pub mod process;
 pub mod reclaim;
 pub mod roots;
 pub mod scan;
+pub mod snapshot;
 
 pub use catalogue::Catalogue;
 pub use inventory::Inventory;

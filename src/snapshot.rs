@@ -1,0 +1,176 @@
+//! The `Snapshot`: the serde DTO the monitor publishes and the app, the CLI (`status --json`) and
+//! `/metrics` read. Times at this edge are Unix seconds, sizes bytes; the unit is in every name.
+//!
+//! Owned by the monitor helper (issue 3); the UI (`ui/src/types.ts`) mirrors these shapes.
+
+use serde::{Deserialize, Serialize};
+
+/// What the monitor is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MonitorState {
+    /// The first (or a re) scan is running.
+    Scanning,
+    /// Watching for events.
+    Watching,
+    /// Paused by the user: no events processed, no alerts.
+    Paused,
+}
+
+/// Progress of a running scan.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanProgress {
+    /// Roots finished.
+    pub roots_done: u32,
+    /// Roots to scan.
+    pub roots_total: u32,
+}
+
+/// How a root is being watched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatchMode {
+    /// Live file-system events (FSEvents, inotify).
+    Events,
+    /// Periodic rescans (e.g. Linux ran out of inotify watches).
+    Polling,
+    /// Not watched (an error; see `watch_error`).
+    Off,
+}
+
+/// One root in a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootDto {
+    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    pub kind: String,
+    /// The path as given.
+    pub path: String,
+    /// Allocated bytes of the whole root (as `du -k`).
+    pub allocated_bytes: u64,
+    /// Apparent bytes (as `du -b`).
+    pub apparent_bytes: u64,
+    /// Items (claimed + unattributed).
+    pub items: u64,
+    /// Free bytes on the root's volume; `None` when unknown.
+    pub free_bytes: Option<u64>,
+    /// Total bytes of the root's volume; `None` when unknown.
+    pub volume_bytes: Option<u64>,
+    /// How it is watched.
+    pub watch_mode: WatchMode,
+    /// Why it is not watched by events, if so.
+    pub watch_error: Option<String>,
+    /// Unreadable paths counted in the last scan.
+    pub unreadable: u64,
+}
+
+/// One of a producer's items, for the expanded row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemDto {
+    /// Absolute path.
+    pub path: String,
+    /// Allocated bytes.
+    pub allocated_bytes: u64,
+    /// Seconds since the newest mtime in the item.
+    pub age_secs: u64,
+}
+
+/// One producer in a snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProducerDto {
+    /// Rule id.
+    pub id: String,
+    /// Human name.
+    pub name: String,
+    /// `leak`, `cache`, `report` or `system`.
+    pub kind: String,
+    /// `auto`, `manual` or `never`.
+    pub reclaim: String,
+    /// Allocated bytes of its items.
+    pub allocated_bytes: u64,
+    /// Apparent bytes of its items.
+    pub apparent_bytes: u64,
+    /// Number of items.
+    pub items: u64,
+    /// Number of files inside its items.
+    pub files: u64,
+    /// Growth over the last hour, bytes (negative when it shrank); `None` without history.
+    pub growth_bytes_per_hour: Option<i64>,
+    /// Growth over the last day, bytes; `None` without history.
+    pub growth_bytes_per_day: Option<i64>,
+    /// Growth over the last day, items; `None` without history.
+    pub growth_items_per_day: Option<i64>,
+    /// Bytes of items whose owner pid (in the name) is dead.
+    pub orphan_bytes: u64,
+    /// Bytes a reclaim at the current threshold would free.
+    pub reclaimable_bytes: u64,
+    /// Items a reclaim at the current threshold would delete.
+    pub reclaimable_items: u64,
+    /// Upstream report URLs.
+    pub evidence: Vec<String>,
+    /// What the catalogue says about it.
+    pub notes: String,
+    /// Largest items, at most 10.
+    pub top_items: Vec<ItemDto>,
+    /// Samples for the chart: `[unix_secs, allocated_bytes]`, oldest first, last 7 days.
+    pub history: Vec<(u64, u64)>,
+}
+
+/// An unattributed top-level entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnattributedDto {
+    /// Absolute path.
+    pub path: String,
+    /// Root kind.
+    pub root_kind: String,
+    /// Allocated bytes (outside claimed items).
+    pub allocated_bytes: u64,
+    /// Apparent bytes.
+    pub apparent_bytes: u64,
+}
+
+/// An alert that fired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertDto {
+    /// Row id in the history DB (0 when the DB is unavailable).
+    pub id: i64,
+    /// When it fired, Unix seconds.
+    pub time_unix_secs: u64,
+    /// The alert rule (`producer-growth`, `total-limit`, `free-disk`, `disk-full-eta`, `crash-loop`).
+    pub rule: String,
+    /// The producer, where it is about one.
+    pub producer: Option<String>,
+    /// Short title.
+    pub title: String,
+    /// The text: producer, amount, rate, what to do.
+    pub message: String,
+}
+
+/// The whole state the monitor publishes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// When it was made, Unix seconds.
+    pub taken_at_unix_secs: u64,
+    /// What the monitor is doing.
+    pub state: MonitorState,
+    /// Progress while scanning.
+    pub scan_progress: ScanProgress,
+    /// The current reclaim age threshold, seconds.
+    pub threshold_secs: u64,
+    /// Allocated bytes of all roots.
+    pub total_allocated_bytes: u64,
+    /// Apparent bytes of all roots.
+    pub total_apparent_bytes: u64,
+    /// Seconds until the fullest watched volume is full at the recent growth rate; `None` when not
+    /// growing or unknown.
+    pub disk_full_eta_secs: Option<u64>,
+    /// Per root.
+    pub roots: Vec<RootDto>,
+    /// Per producer, largest allocated first.
+    pub producers: Vec<ProducerDto>,
+    /// Top unattributed entries, largest first (at most 20).
+    pub unattributed: Vec<UnattributedDto>,
+    /// Recent alerts, newest first (at most 20).
+    pub alerts: Vec<AlertDto>,
+    /// Problems worth showing (history DB unavailable, a root not watched, ...).
+    pub errors: Vec<String>,
+}
