@@ -22,7 +22,9 @@
 //!   counts them as unreadable.
 //! - **Open-file checks** see only processes of the current user (`/proc` on Linux, `libproc` on macOS).
 
+pub mod alerts;
 pub mod catalogue;
+pub mod clock;
 pub mod config;
 pub mod history;
 pub mod inventory;
