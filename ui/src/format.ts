@@ -1,0 +1,116 @@
+// Human text for bytes, durations and rates. Binary units (KiB = 1024 B), as the README says.
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/**
+ * Bytes in binary units: `0 B`, `1023 B`, `1.5 KiB`, `150 MiB`, `10.3 GiB`.
+ * One decimal below 100 of a unit, none from 100 up; a value that rounds to 1024 moves up a unit.
+ */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return '—';
+  const sign = bytes < 0 ? '−' : '';
+  let value = Math.abs(bytes);
+  if (value < 1024) return `${sign}${Math.round(value)} B`;
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  let text = value < 100 ? value.toFixed(1) : Math.round(value).toString();
+  if (Number(text) >= 1024 && unit < UNITS.length - 1) {
+    unit += 1;
+    text = (Number(text) / 1024).toFixed(1);
+  }
+  return `${sign}${text} ${UNITS[unit]}`;
+}
+
+/** A signed change in bytes: `+1.5 GiB`, `−200 MiB`, `0 B`. */
+export function formatSignedBytes(bytes: number): string {
+  if (bytes > 0) return `+${formatBytes(bytes)}`;
+  return formatBytes(bytes);
+}
+
+const DURATION_STEPS: [number, string][] = [
+  [86400, 'd'],
+  [3600, 'h'],
+  [60, 'min'],
+  [1, 's'],
+];
+
+/**
+ * A duration in seconds as at most two units, largest first, rounded down:
+ * `45 s`, `5 min`, `1 h 30 min`, `3 d`, `2 d 4 h`, `30 d`.
+ */
+export function formatDuration(secs: number): string {
+  if (!Number.isFinite(secs) || secs < 0) return '—';
+  let rest = Math.floor(secs);
+  if (rest === 0) return '0 s';
+  const parts: string[] = [];
+  for (const [size, name] of DURATION_STEPS) {
+    if (rest >= size) {
+      const count = Math.floor(rest / size);
+      parts.push(`${count} ${name}`);
+      rest -= count * size;
+      if (parts.length === 2) break;
+    } else if (parts.length === 1) {
+      // Two units must be adjacent: "1 d 5 min" reads as noise, say "1 d".
+      break;
+    }
+  }
+  return parts.join(' ');
+}
+
+/** The disk-full ETA: `full in 3 d 4 h`, `full in < 1 min`, or `not filling` when `null`. */
+export function formatEta(etaSecs: number | null): string {
+  if (etaSecs === null || !Number.isFinite(etaSecs)) return 'not filling';
+  if (etaSecs < 60) return 'full in < 1 min';
+  return `full in ${formatDuration(etaSecs)}`;
+}
+
+/** Growth per day: `+1.2 GiB/day`, `−3.0 MiB/day`, `0 B/day`, or `no history` when `null`. */
+export function formatGrowthPerDay(bytesPerDay: number | null): string {
+  if (bytesPerDay === null) return 'no history';
+  return `${formatSignedBytes(bytesPerDay)}/day`;
+}
+
+/** A count with thousands separators (`12,345`) and its noun, singular for 1. */
+export function formatCount(count: number, noun: string, plural = `${noun}s`): string {
+  const text = Math.round(count).toLocaleString('en-US');
+  return `${text} ${count === 1 ? noun : plural}`;
+}
+
+/** How long ago, from two Unix-second instants: `just now`, `5 min ago`, `2 d 3 h ago`. */
+export function formatAgo(thenUnixSecs: number, nowUnixSecs: number): string {
+  const secs = nowUnixSecs - thenUnixSecs;
+  if (secs < 60) return 'just now';
+  return `${formatDuration(secs)} ago`;
+}
+
+/** The last path component (`/tmp/a/b/` → `b`), for narrow rows; the full path goes in a title. */
+export function baseName(path: string): string {
+  const trimmed = path.replace(/[\\/]+$/, '');
+  const index = Math.max(trimmed.lastIndexOf('/'), trimmed.lastIndexOf('\\'));
+  return index >= 0 ? trimmed.slice(index + 1) : trimmed;
+}
+
+/** Why an item was kept, in words. */
+export function describeKeepReason(reason: string): string {
+  switch (reason) {
+    case 'too-young':
+      return 'too young';
+    case 'owner-alive':
+      return 'owner running';
+    case 'in-use':
+      return 'in use';
+    case 'app-running':
+      return 'app running';
+    case 'never':
+      return 'never reclaimed';
+    case 'manual':
+      return 'manual only';
+    case 'changed':
+      return 'changed since plan';
+    default:
+      return reason;
+  }
+}

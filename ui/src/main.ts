@@ -1,0 +1,216 @@
+// The window: wires the IPC layer to the views. Live by events (`snapshot`, `alert`), no polling.
+import './style.css';
+import { h, keepFocus, replaceChildren } from './dom';
+import * as ipc from './ipc';
+import { ReclaimController } from './reclaim-state';
+import { mergeAlerts } from './sort';
+import type { AlertDto, IpcError, Snapshot } from './types';
+import type { ChartRange } from './views/chart';
+import { Sparklines } from './views/chart';
+import { renderHeader } from './views/header';
+import { renderAlerts, renderUnattributed } from './views/lists';
+import { renderProducers } from './views/producers';
+import { ReclaimPanel } from './views/reclaim';
+import { SettingsDialog } from './views/settings';
+
+const ALERTS_SHOWN = 20;
+const THRESHOLD_DEBOUNCE_MS = 300;
+
+function byId<T extends HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html lacks #${id}`);
+  return el as T;
+}
+
+const els = {
+  header: byId('header'),
+  banner: byId('banner'),
+  producers: byId('producers'),
+  unattributed: byId('unattributed'),
+  alerts: byId('alerts'),
+  reclaim: byId('reclaim'),
+  reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
+  settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
+};
+
+const ui = {
+  snapshot: null as Snapshot | null,
+  received: [] as AlertDto[],
+  expanded: new Set<string>(),
+  range: '24h' as ChartRange,
+  thresholdSecs: null as number | null,
+  /** A set_threshold not yet answered: snapshots may still carry the old value. */
+  thresholdPending: 0,
+  thresholdTimer: null as ReturnType<typeof setTimeout> | null,
+  /** `null` = every auto producer; else the one producer the preview is of. */
+  scope: null as string | null,
+  reclaimableKey: '',
+  error: null as IpcError | null,
+};
+
+const charts = new Sparklines();
+const controller = new ReclaimController(ipc, (state) => panel.render(state));
+const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
+  thresholdChanged: (secs) => {
+    ui.thresholdSecs = secs;
+    requestPreview();
+    sendThreshold(secs);
+  },
+  scopeCleared: () => setScope(null),
+});
+const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings);
+
+function showError(error: unknown): void {
+  ui.error = ipc.toIpcError(error);
+  renderBanner();
+}
+
+function renderBanner(): void {
+  const messages = [...(ui.snapshot?.errors ?? [])];
+  const children = messages.map((message) => h('p', {}, message));
+  if (ui.error) {
+    children.unshift(
+      h(
+        'p',
+        { class: 'ipc-error' },
+        ui.error.message,
+        ' ',
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link-button',
+            'aria-label': 'Dismiss error',
+            onclick: () => {
+              ui.error = null;
+              renderBanner();
+            },
+          },
+          'Dismiss',
+        ),
+      ),
+    );
+  }
+  els.banner.hidden = children.length === 0;
+  replaceChildren(els.banner, ...children);
+}
+
+function requestPreview(): void {
+  if (ui.thresholdSecs === null) return;
+  controller.request({
+    producers: ui.scope === null ? [] : [ui.scope],
+    thresholdSecs: ui.thresholdSecs,
+  });
+}
+
+function sendThreshold(secs: number): void {
+  if (ui.thresholdTimer !== null) clearTimeout(ui.thresholdTimer);
+  ui.thresholdTimer = setTimeout(() => {
+    ui.thresholdTimer = null;
+    ui.thresholdPending += 1;
+    ipc
+      .setThreshold(secs)
+      .catch(showError)
+      .finally(() => {
+        ui.thresholdPending -= 1;
+      });
+  }, THRESHOLD_DEBOUNCE_MS);
+}
+
+function setScope(id: string | null): void {
+  ui.scope = id;
+  const name = id === null ? null : (ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id);
+  panel.showScope(name);
+  requestPreview();
+}
+
+function renderAll(): void {
+  const snapshot = ui.snapshot;
+  if (!snapshot) return;
+  keepFocus(() => {
+    renderHeader(els.header, snapshot, {
+      togglePause: (paused) => void ipc.setPaused(paused).catch(showError),
+      rescan: () => void ipc.rescan().catch(showError),
+      openSettings: () => void settings.open(),
+    });
+    renderProducers(
+      els.producers,
+      snapshot.producers,
+      { expanded: ui.expanded, range: ui.range, nowUnixSecs: snapshot.taken_at_unix_secs },
+      charts,
+      {
+        toggle: (id) => {
+          if (!ui.expanded.delete(id)) ui.expanded.add(id);
+          renderAll();
+        },
+        openEvidence: (url) => void ipc.openEvidence(url).catch(showError),
+        reclaimOnly: (id) => setScope(id),
+        setRange: (range) => {
+          ui.range = range;
+          renderAll();
+        },
+      },
+    );
+    renderUnattributed(els.unattributed, snapshot.unattributed);
+    renderAlerts(
+      els.alerts,
+      mergeAlerts(snapshot.alerts, ui.received, ALERTS_SHOWN),
+      snapshot.taken_at_unix_secs,
+    );
+  });
+  renderBanner();
+}
+
+function applySnapshot(snapshot: Snapshot): void {
+  const first = ui.snapshot === null;
+  ui.snapshot = snapshot;
+  // Alerts the snapshot already lists need not be kept twice.
+  ui.received = ui.received.filter((a) => a.time_unix_secs > snapshot.taken_at_unix_secs);
+  let previewStale = false;
+  const adopt =
+    ui.thresholdSecs === null ||
+    (ui.thresholdPending === 0 && ui.thresholdTimer === null && snapshot.threshold_secs !== ui.thresholdSecs);
+  if (adopt) {
+    ui.thresholdSecs = snapshot.threshold_secs;
+    panel.showThreshold(snapshot.threshold_secs);
+    previewStale = true;
+  }
+  // The engine's own reclaimable figures changed: what a reclaim would do changed too.
+  const key = snapshot.producers.map((p) => `${p.id}:${p.reclaimable_items}:${p.reclaimable_bytes}`).join(',');
+  if (key !== ui.reclaimableKey) {
+    ui.reclaimableKey = key;
+    previewStale = true;
+  }
+  if (first) panel.showScope(null);
+  renderAll();
+  if (previewStale) requestPreview();
+}
+
+function focusProducer(id: string): void {
+  ui.expanded.add(id);
+  renderAll();
+  const row = document.querySelector<HTMLElement>(`[data-key="producer-${CSS.escape(id)}"]`);
+  row?.scrollIntoView({ block: 'nearest' });
+  row?.focus();
+}
+
+window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+  charts.prune(new Set()); // colours come from CSS variables: draw the charts again
+  renderAll();
+});
+
+async function start(): Promise<void> {
+  panel.render(controller.state);
+  // Listen first, so no snapshot is missed between the first one and the listener.
+  await Promise.all([
+    ipc.onSnapshot(applySnapshot),
+    ipc.onAlert((alert) => {
+      ui.received.unshift(alert);
+      renderAll();
+    }),
+    ipc.onFocusProducer(focusProducer),
+  ]);
+  applySnapshot(await ipc.getSnapshot());
+}
+
+start().catch(showError);

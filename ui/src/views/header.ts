@@ -1,0 +1,126 @@
+// The header: total watched, free disk, disk-full ETA, monitor state and its buttons.
+import { h, replaceChildren } from '../dom';
+import { formatBytes, formatEta } from '../format';
+import type { Snapshot } from '../types';
+
+/** What the header's buttons do. */
+export interface HeaderActions {
+  togglePause(paused: boolean): void;
+  rescan(): void;
+  openSettings(): void;
+}
+
+/** The smallest free space among the roots' volumes, bytes; `null` when none is known. */
+export function minFreeBytes(snapshot: Snapshot): number | null {
+  let min: number | null = null;
+  for (const root of snapshot.roots) {
+    if (root.free_bytes === null) continue;
+    min = min === null ? root.free_bytes : Math.min(min, root.free_bytes);
+  }
+  return min;
+}
+
+/** The state in words: `Watching`, `Scanning 1/3`, `Paused`. */
+export function stateLabel(snapshot: Snapshot): string {
+  switch (snapshot.state) {
+    case 'watching':
+      return 'Watching';
+    case 'paused':
+      return 'Paused';
+    case 'scanning': {
+      const { roots_done, roots_total } = snapshot.scan_progress;
+      return roots_total > 0 ? `Scanning ${roots_done}/${roots_total}` : 'Scanning';
+    }
+  }
+}
+
+/** Renders the header into `el`. */
+export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: HeaderActions): void {
+  const paused = snapshot.state === 'paused';
+  const free = minFreeBytes(snapshot);
+  const { roots_done, roots_total } = snapshot.scan_progress;
+  replaceChildren(
+    el,
+    h(
+      'div',
+      { class: 'head-row' },
+      h('h1', {}, 'CacheWatch'),
+      h(
+        'span',
+        { class: `state state-${snapshot.state}`, role: 'status', 'data-testid': 'state' },
+        stateLabel(snapshot),
+      ),
+      h(
+        'div',
+        { class: 'head-buttons' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'icon-button',
+            'data-key': 'pause',
+            'aria-pressed': String(paused),
+            title: paused ? 'Resume watching' : 'Pause watching',
+            'aria-label': paused ? 'Resume watching' : 'Pause watching',
+            onclick: () => actions.togglePause(!paused),
+          },
+          paused ? '▶' : '⏸',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'icon-button',
+            'data-key': 'rescan',
+            title: 'Rescan now',
+            'aria-label': 'Rescan now',
+            onclick: () => actions.rescan(),
+          },
+          '↻',
+        ),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'icon-button',
+            'data-key': 'settings',
+            title: 'Settings',
+            'aria-label': 'Settings',
+            onclick: () => actions.openSettings(),
+          },
+          '⚙',
+        ),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'totals' },
+      h(
+        'div',
+        { class: 'figure' },
+        h('span', { class: 'figure-value', 'data-testid': 'total' }, formatBytes(snapshot.total_allocated_bytes)),
+        h('span', { class: 'figure-label' }, 'watched'),
+      ),
+      h(
+        'div',
+        { class: 'figure' },
+        h('span', { class: 'figure-value', 'data-testid': 'free' }, free === null ? '—' : formatBytes(free)),
+        h('span', { class: 'figure-label' }, 'free'),
+      ),
+      h(
+        'div',
+        { class: `figure${snapshot.disk_full_eta_secs !== null && snapshot.disk_full_eta_secs < 86400 ? ' warn' : ''}` },
+        h('span', { class: 'figure-value', 'data-testid': 'eta' }, formatEta(snapshot.disk_full_eta_secs)),
+        h('span', { class: 'figure-label' }, 'disk'),
+      ),
+    ),
+    snapshot.state === 'scanning' && roots_total > 0
+      ? h('progress', {
+          class: 'scan-progress',
+          max: roots_total,
+          value: roots_done,
+          'aria-label': `Scanning roots: ${roots_done} of ${roots_total}`,
+        })
+      : null,
+  );
+}

@@ -1,0 +1,244 @@
+// The producer list: one row per producer, largest first, expandable to its notes, evidence
+// and largest items.
+import { h, replaceChildren } from '../dom';
+import {
+  baseName,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatGrowthPerDay,
+} from '../format';
+import { sortProducers } from '../sort';
+import type { ProducerDto } from '../types';
+import { RANGE_SECS, Sparklines, windowed, type ChartRange } from './chart';
+
+/** What the rows do. */
+export interface ProducerActions {
+  toggle(id: string): void;
+  openEvidence(url: string): void;
+  reclaimOnly(id: string): void;
+  setRange(range: ChartRange): void;
+}
+
+/** What the list shows besides the producers. */
+export interface ProducerView {
+  expanded: ReadonlySet<string>;
+  range: ChartRange;
+  nowUnixSecs: number;
+}
+
+/** Renders the list into `el` (its heading and rows). */
+export function renderProducers(
+  el: HTMLElement,
+  producers: readonly ProducerDto[],
+  view: ProducerView,
+  charts: Sparklines,
+  actions: ProducerActions,
+): void {
+  const sorted = sortProducers(producers);
+  charts.prune(new Set(sorted.map((p) => p.id)));
+  const list = h('ul', { class: 'rows', 'aria-label': 'Producers' });
+  for (const producer of sorted) {
+    list.appendChild(renderRow(producer, view, charts, actions));
+  }
+  replaceChildren(
+    el,
+    h(
+      'div',
+      { class: 'section-head' },
+      h('h2', { id: 'producers-title' }, 'Producers'),
+      rangeSwitch(view.range, actions),
+    ),
+    sorted.length === 0
+      ? h('p', { class: 'empty' }, 'No known producer has items in the watched roots.')
+      : list,
+  );
+}
+
+function rangeSwitch(range: ChartRange, actions: ProducerActions): HTMLElement {
+  const group = h('div', { class: 'segmented small', role: 'group', 'aria-label': 'Chart range' });
+  for (const option of ['24h', '7d'] as const) {
+    group.appendChild(
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-key': `range-${option}`,
+          'aria-pressed': String(option === range),
+          onclick: () => actions.setRange(option),
+        },
+        option === '24h' ? '24 h' : '7 d',
+      ),
+    );
+  }
+  return group;
+}
+
+function renderRow(
+  p: ProducerDto,
+  view: ProducerView,
+  charts: Sparklines,
+  actions: ProducerActions,
+): HTMLElement {
+  const expanded = view.expanded.has(p.id);
+  const detailsId = `producer-details-${p.id}`;
+  const to = view.nowUnixSecs;
+  const from = to - RANGE_SECS[view.range];
+  const chart = charts.element(p.id, windowed(p.history, view.range, to), from, to);
+  const summary = h(
+    'div',
+    {
+      class: 'row-summary',
+      role: 'button',
+      tabindex: 0,
+      'data-key': `producer-${p.id}`,
+      'aria-expanded': String(expanded),
+      'aria-controls': detailsId,
+      onclick: () => actions.toggle(p.id),
+      onkeydown: (event: Event) => onRowKey(event as KeyboardEvent, () => actions.toggle(p.id)),
+    },
+    h('span', { class: 'chevron', 'aria-hidden': 'true' }, expanded ? '▾' : '▸'),
+    h(
+      'span',
+      { class: 'row-main' },
+      h(
+        'span',
+        { class: 'row-line' },
+        h('span', { class: 'row-name' }, p.name),
+        h('span', { class: 'row-bytes', 'data-testid': 'producer-bytes' }, formatBytes(p.allocated_bytes)),
+      ),
+      h(
+        'span',
+        { class: 'row-line sub' },
+        h(
+          'span',
+          { class: 'row-facts' },
+          formatCount(p.items, 'item'),
+          ' · ',
+          h('span', { class: growthClass(p.growth_bytes_per_day) }, formatGrowthPerDay(p.growth_bytes_per_day)),
+        ),
+      ),
+      h(
+        'span',
+        { class: 'row-line sub' },
+        h(
+          'span',
+          { class: 'row-reclaimable', 'data-testid': 'producer-reclaimable' },
+          reclaimText(p),
+        ),
+      ),
+    ),
+    chart,
+  );
+  return h(
+    'li',
+    { class: `row${expanded ? ' open' : ''}`, 'data-producer': p.id },
+    summary,
+    expanded ? renderDetails(p, detailsId, actions) : null,
+  );
+}
+
+function reclaimText(p: ProducerDto): string {
+  if (p.reclaim === 'never' || p.kind === 'system') return 'never reclaimed';
+  const text = `${formatBytes(p.reclaimable_bytes)} reclaimable`;
+  return p.reclaim === 'manual' ? `${text} (manual)` : text;
+}
+
+function growthClass(bytesPerDay: number | null): string {
+  if (bytesPerDay === null || bytesPerDay === 0) return 'growth';
+  return bytesPerDay > 0 ? 'growth up' : 'growth down';
+}
+
+function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HTMLElement {
+  const items = h('ol', { class: 'items', 'aria-label': `Largest items of ${p.name}` });
+  for (const item of p.top_items) {
+    items.appendChild(
+      h(
+        'li',
+        { title: item.path },
+        h('span', { class: 'item-name' }, baseName(item.path)),
+        h('span', { class: 'item-bytes' }, formatBytes(item.allocated_bytes)),
+        h('span', { class: 'item-age' }, formatDuration(item.age_secs)),
+      ),
+    );
+  }
+  const evidence = h('p', { class: 'evidence' });
+  p.evidence.forEach((url, index) => {
+    if (index > 0) evidence.appendChild(document.createTextNode(' · '));
+    evidence.appendChild(
+      h(
+        'a',
+        {
+          href: url,
+          'data-key': `evidence-${p.id}-${index}`,
+          rel: 'noreferrer',
+          title: url,
+          onclick: (event: Event) => {
+            event.preventDefault();
+            actions.openEvidence(url);
+          },
+        },
+        evidenceLabel(url),
+      ),
+    );
+  });
+  const canReclaim = p.reclaim !== 'never' && p.kind !== 'system';
+  return h(
+    'div',
+    { class: 'row-details', id },
+    p.notes ? h('p', { class: 'notes' }, p.notes) : null,
+    p.evidence.length > 0 ? evidence : null,
+    h(
+      'p',
+      { class: 'facts' },
+      `${formatCount(p.files, 'file')} · ${formatBytes(p.apparent_bytes)} apparent`,
+      p.orphan_bytes > 0 ? ` · ${formatBytes(p.orphan_bytes)} orphaned` : '',
+    ),
+    p.top_items.length > 0 ? h('h3', {}, 'Largest items') : null,
+    p.top_items.length > 0 ? items : null,
+    canReclaim
+      ? h(
+          'button',
+          {
+            type: 'button',
+            class: 'link-button',
+            'data-key': `only-${p.id}`,
+            onclick: () => actions.reclaimOnly(p.id),
+          },
+          `Preview reclaim of ${p.name} only`,
+        )
+      : null,
+  );
+}
+
+/** A short label for an evidence URL: `github.com/owner/repo#123` style. */
+export function evidenceLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const parts = parsed.pathname.split('/').filter(Boolean);
+    const issue = parts.length >= 4 && /^(issues|pull|discussions)$/.test(parts[2]);
+    if (parsed.hostname === 'github.com' && issue) {
+      return `${parts[0]}/${parts[1]}#${parts[3]}`;
+    }
+    return parsed.hostname + (parts.length > 0 ? `/${parts[parts.length - 1]}` : '');
+  } catch {
+    return url;
+  }
+}
+
+/** Enter and Space act on a row; ArrowUp/ArrowDown move between rows. */
+export function onRowKey(event: KeyboardEvent, act: () => void): void {
+  if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault();
+    act();
+    return;
+  }
+  if (event.key !== 'ArrowDown' && event.key !== 'ArrowUp') return;
+  const rows = Array.from(document.querySelectorAll<HTMLElement>('.row-summary'));
+  const index = rows.indexOf(event.currentTarget as HTMLElement);
+  const next = rows[index + (event.key === 'ArrowDown' ? 1 : -1)];
+  if (next) {
+    event.preventDefault();
+    next.focus();
+  }
+}

@@ -1,0 +1,187 @@
+// The settings dialog: default threshold, alert limits (whatever fields `AlertsConfig` has),
+// open at login.
+import { h, replaceChildren } from '../dom';
+import { formatDuration } from '../format';
+import { parseThreshold } from '../threshold';
+import type { IpcError, SettingValue, Settings } from '../types';
+
+/** `producer_growth_bytes_per_hour` → `Producer growth bytes per hour`. */
+export function humanizeKey(key: string): string {
+  const words = key.replace(/[._-]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * Reads the form back into a copy of `base`: each field keeps its type (a number field left empty
+ * becomes `null`; a text that is not a number in a number field is an error naming the field).
+ */
+export function readAlerts(
+  base: { [key: string]: SettingValue },
+  read: (path: string) => string | boolean,
+  prefix = 'alerts',
+): { [key: string]: SettingValue } {
+  const out: { [key: string]: SettingValue } = {};
+  for (const [key, value] of Object.entries(base)) {
+    const path = `${prefix}.${key}`;
+    if (value !== null && typeof value === 'object') {
+      out[key] = readAlerts(value, read, path);
+    } else if (typeof value === 'boolean') {
+      out[key] = read(path) === true;
+    } else if (typeof value === 'number' || value === null) {
+      const text = String(read(path)).trim();
+      if (text === '') {
+        out[key] = null;
+        continue;
+      }
+      const number = Number(text);
+      if (!Number.isFinite(number)) throw new Error(`"${text}" is not a number (${humanizeKey(key)})`);
+      out[key] = number;
+    } else {
+      out[key] = String(read(path));
+    }
+  }
+  return out;
+}
+
+/** The dialog; `open()` loads the settings, Save sends them. */
+export class SettingsDialog {
+  private settings: Settings | null = null;
+
+  constructor(
+    private readonly dialog: HTMLDialogElement,
+    private readonly load: () => Promise<Settings>,
+    private readonly save: (settings: Settings) => Promise<void>,
+  ) {
+    dialog.addEventListener('cancel', (event) => {
+      event.preventDefault();
+      this.close();
+    });
+  }
+
+  /** Loads the settings and shows the form (or the error). */
+  async open(): Promise<void> {
+    replaceChildren(this.dialog, h('h2', { id: 'settings-title' }, 'Settings'), h('p', { class: 'muted' }, 'Loading…'));
+    this.dialog.setAttribute('aria-labelledby', 'settings-title');
+    if (!this.dialog.open) this.dialog.showModal();
+    try {
+      this.settings = await this.load();
+      this.renderForm(this.settings, null);
+    } catch (error) {
+      this.renderError(error as IpcError);
+    }
+  }
+
+  /** Closes without saving. */
+  close(): void {
+    if (this.dialog.open) this.dialog.close();
+    document.querySelector<HTMLElement>('[data-key="settings"]')?.focus();
+  }
+
+  private renderError(error: IpcError): void {
+    replaceChildren(
+      this.dialog,
+      h('h2', { id: 'settings-title' }, 'Settings'),
+      h('p', { class: 'error-text', role: 'alert' }, error.message),
+      h('div', { class: 'dialog-buttons' }, h('button', { type: 'button', onclick: () => this.close() }, 'Close')),
+    );
+  }
+
+  private renderForm(settings: Settings, message: string | null): void {
+    const form = h('form', { class: 'settings', method: 'dialog' });
+    const threshold = h('input', {
+      type: 'text',
+      name: 'default_threshold',
+      id: 'set-threshold',
+      value: formatDuration(settings.default_threshold_secs).replace(/ /g, ''),
+      autocomplete: 'off',
+      spellcheck: 'false',
+    });
+    const login = h('input', { type: 'checkbox', id: 'set-login', name: 'open_at_login' });
+    login.checked = settings.open_at_login;
+    form.append(
+      h('label', { class: 'field', for: 'set-threshold' }, h('span', {}, 'Default threshold'), threshold),
+      h('label', { class: 'check' }, login, h('span', {}, 'Open at login')),
+      h('h3', {}, 'Alert limits'),
+    );
+    appendFields(form, settings.alerts, 'alerts');
+    const error = h('p', { class: 'error-text', role: 'alert' }, message ?? '');
+    form.append(
+      error,
+      h(
+        'div',
+        { class: 'dialog-buttons' },
+        h('button', { type: 'button', onclick: () => this.close() }, 'Cancel'),
+        h('button', { type: 'submit', class: 'primary' }, 'Save'),
+      ),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      void this.submit(form, settings, error);
+    });
+    replaceChildren(this.dialog, h('h2', { id: 'settings-title' }, 'Settings'), form);
+    threshold.focus();
+  }
+
+  private async submit(form: HTMLFormElement, base: Settings, error: HTMLElement): Promise<void> {
+    const field = (name: string) => form.elements.namedItem(name) as HTMLInputElement | null;
+    const secs = parseThreshold(field('default_threshold')?.value ?? '');
+    if (secs === null) {
+      error.textContent = 'Default threshold: type a duration such as 1d or 12h.';
+      return;
+    }
+    let next: Settings;
+    try {
+      next = {
+        default_threshold_secs: secs,
+        open_at_login: field('open_at_login')?.checked ?? false,
+        alerts: readAlerts(base.alerts, (path) => {
+          const input = field(path);
+          if (!input) return '';
+          return input.type === 'checkbox' ? input.checked : input.value;
+        }),
+      };
+    } catch (e) {
+      error.textContent = (e as Error).message;
+      return;
+    }
+    try {
+      await this.save(next);
+      this.settings = next;
+      this.close();
+    } catch (e) {
+      error.textContent = (e as IpcError).message;
+    }
+  }
+}
+
+function appendFields(form: HTMLElement, values: { [key: string]: SettingValue }, prefix: string): void {
+  for (const [key, value] of Object.entries(values)) {
+    const path = `${prefix}.${key}`;
+    const id = `set-${path.replace(/\./g, '-')}`;
+    if (value !== null && typeof value === 'object') {
+      form.appendChild(h('h4', {}, humanizeKey(key)));
+      appendFields(form, value, path);
+    } else if (typeof value === 'boolean') {
+      const input = h('input', { type: 'checkbox', id, name: path });
+      input.checked = value;
+      form.appendChild(h('label', { class: 'check' }, input, h('span', {}, humanizeKey(key))));
+    } else {
+      const numeric = typeof value === 'number' || value === null;
+      form.appendChild(
+        h(
+          'label',
+          { class: 'field', for: id },
+          h('span', {}, humanizeKey(key)),
+          h('input', {
+            type: 'text',
+            inputmode: numeric ? 'numeric' : null,
+            id,
+            name: path,
+            value: value === null ? '' : String(value),
+            autocomplete: 'off',
+          }),
+        ),
+      );
+    }
+  }
+}
