@@ -16,7 +16,7 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit += 1;
   }
-  let text = value < 100 ? value.toFixed(1) : Math.round(value).toString();
+  let text = Math.round(value * 10) / 10 < 100 ? value.toFixed(1) : Math.round(value).toString();
   if (Number(text) >= 1024 && unit < UNITS.length - 1) {
     unit += 1;
     text = (Number(text) / 1024).toFixed(1);

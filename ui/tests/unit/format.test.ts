@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import {
+  baseName,
+  formatAgo,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatEta,
+  formatGrowthPerDay,
+  formatSignedBytes,
+} from '../../src/format';
+
+describe('formatBytes (binary units)', () => {
+  it('keeps bytes below one KiB whole', () => {
+    expect(formatBytes(0)).toBe('0 B');
+    expect(formatBytes(1)).toBe('1 B');
+    expect(formatBytes(1023)).toBe('1023 B');
+  });
+  it('uses 1024, not 1000, per step', () => {
+    expect(formatBytes(1024)).toBe('1.0 KiB');
+    expect(formatBytes(1000)).toBe('1000 B');
+    expect(formatBytes(1536)).toBe('1.5 KiB'); // 1536 / 1024 = 1.5
+    expect(formatBytes(1048576)).toBe('1.0 MiB'); // 1024²
+    expect(formatBytes(1073741824)).toBe('1.0 GiB'); // 1024³
+    expect(formatBytes(1099511627776)).toBe('1.0 TiB'); // 1024⁴
+  });
+  it('drops the decimal from 100 of a unit up', () => {
+    expect(formatBytes(150 * 1048576)).toBe('150 MiB');
+    expect(formatBytes(99.94 * 1048576)).toBe('99.9 MiB');
+    expect(formatBytes(99.96 * 1048576)).toBe('100 MiB'); // rounds to 100.0: no decimal
+  });
+  it('moves up a unit when rounding reaches 1024', () => {
+    // 1023.7 KiB rounds to 1024 KiB, which is shown as 1.0 MiB.
+    expect(formatBytes(Math.round(1023.7 * 1024))).toBe('1.0 MiB');
+  });
+  it('formats a real du -k figure', () => {
+    // 10 GiB + 256 MiB = 10.25 GiB = 11005853696 bytes.
+    expect(formatBytes(11005853696)).toBe('10.3 GiB');
+    // 4 KiB blocks: 3 blocks as du -k reports them.
+    expect(formatBytes(3 * 4096)).toBe('12.0 KiB');
+  });
+  it('signs growth', () => {
+    expect(formatSignedBytes(1610612736)).toBe('+1.5 GiB');
+    expect(formatSignedBytes(-200 * 1048576)).toBe('−200 MiB');
+    expect(formatSignedBytes(0)).toBe('0 B');
+  });
+  it('says — for a value that is not a number', () => {
+    expect(formatBytes(Number.NaN)).toBe('—');
+  });
+});
+
+describe('formatDuration', () => {
+  it('uses at most two adjacent units, rounded down', () => {
+    expect(formatDuration(0)).toBe('0 s');
+    expect(formatDuration(45)).toBe('45 s');
+    expect(formatDuration(300)).toBe('5 min');
+    expect(formatDuration(3600)).toBe('1 h');
+    expect(formatDuration(5400)).toBe('1 h 30 min');
+    expect(formatDuration(5459)).toBe('1 h 30 min');
+    expect(formatDuration(86400)).toBe('1 d');
+    expect(formatDuration(2 * 86400 + 4 * 3600 + 59)).toBe('2 d 4 h');
+    expect(formatDuration(86400 + 300)).toBe('1 d'); // 5 min is not adjacent to days
+    expect(formatDuration(7 * 86400)).toBe('7 d');
+    expect(formatDuration(30 * 86400)).toBe('30 d');
+  });
+  it('says — for a negative duration', () => {
+    expect(formatDuration(-1)).toBe('—');
+  });
+});
+
+describe('formatEta', () => {
+  it('says when the disk is full', () => {
+    expect(formatEta(null)).toBe('not filling');
+    expect(formatEta(30)).toBe('full in < 1 min');
+    expect(formatEta(3 * 86400 + 4 * 3600)).toBe('full in 3 d 4 h');
+    expect(formatEta(90 * 60)).toBe('full in 1 h 30 min');
+  });
+});
+
+describe('formatGrowthPerDay and counts', () => {
+  it('formats growth rates', () => {
+    expect(formatGrowthPerDay(null)).toBe('no history');
+    expect(formatGrowthPerDay(1288490189)).toBe('+1.2 GiB/day'); // 1.2 × 1024³ rounded
+    expect(formatGrowthPerDay(-3 * 1048576)).toBe('−3.0 MiB/day');
+    expect(formatGrowthPerDay(0)).toBe('0 B/day');
+  });
+  it('formats counts with separators and plurals', () => {
+    expect(formatCount(1, 'item')).toBe('1 item');
+    expect(formatCount(0, 'item')).toBe('0 items');
+    expect(formatCount(12345, 'item')).toBe('12,345 items');
+  });
+  it('formats how long ago', () => {
+    expect(formatAgo(1000, 1030)).toBe('just now');
+    expect(formatAgo(1000, 1000 + 300)).toBe('5 min ago');
+    expect(formatAgo(0, 2 * 86400 + 3 * 3600)).toBe('2 d 3 h ago');
+  });
+  it('takes the last path component', () => {
+    expect(baseName('/var/folders/x/T/gpuarchiver-123/')).toBe('gpuarchiver-123');
+    expect(baseName('/tmp/a.onnx')).toBe('a.onnx');
+    expect(baseName('plain')).toBe('plain');
+  });
+});
