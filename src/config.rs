@@ -1,3 +1,346 @@
-//! The user's configuration (TOML).
+//! The user's configuration: one TOML file, every section optional.
 //!
-//! SKELETON — owned by the CLI/config helper.
+//! Where: `--config PATH`, else the platform config dir
+//! (`~/.config/cachewatch/config.toml` on Linux,
+//! `~/Library/Application Support/dev.cachewatch.cachewatch/config.toml` on macOS).
+//! A missing file means the defaults; an invalid one is an error naming the file and the line.
+//!
+//! ```toml
+//! roots = [{ kind = "temp", path = "/tmp" }]
+//!
+//! [reclaim]
+//! older_than = "3d"      # humantime: 5m, 12h, 3d
+//!
+//! [watch]
+//! debounce_ms = 500
+//!
+//! [[producer]]           # user rules, same schema as the built-in catalogue
+//! id = "my-tool"
+//! name = "My tool's scratch dirs"
+//! root = "temp"
+//! item = "my-tool-*"
+//! kind = "leak"
+//! reclaim = "auto"
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::alerts::AlertsConfig;
+use crate::catalogue::{Catalogue, CatalogueError};
+use crate::roots::{Root, RootError, RootKind};
+
+/// The config file's name inside the config dir.
+pub const CONFIG_FILE_NAME: &str = "config.toml";
+
+/// The history database's file name inside the data dir.
+pub const DB_FILE_NAME: &str = "cachewatch.db";
+
+/// Errors loading the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but could not be read.
+    #[error("cannot read config {path:?}: {source}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or does not fit the schema.
+    #[error("invalid config {path:?}, line {line}: {message}")]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the error (1 when the parser gives no position).
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `roots` entry names a dir that cannot be used.
+    #[error("config {path:?}: {source}")]
+    Root {
+        /// The config file.
+        path: PathBuf,
+        /// Why the root cannot be used.
+        source: RootError,
+    },
+    /// A `[[producer]]` rule is invalid (the error names the file and the line).
+    #[error(transparent)]
+    Catalogue(#[from] CatalogueError),
+    /// Neither `--config` nor a home directory to find the platform config dir.
+    #[error("no home directory to find the config and data dirs: pass --config and --data-dir")]
+    NoHome,
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Roots to watch instead of the platform defaults (`roots = [{ kind, path }]`); empty = defaults.
+    pub roots: Vec<RootConfig>,
+    /// `[reclaim]`: reclaim defaults.
+    pub reclaim: ReclaimConfig,
+    /// `[watch]`: the file-system watcher.
+    pub watch: WatchConfig,
+    /// `[monitor]`: the background monitor.
+    pub monitor: MonitorConfig,
+    /// `[alerts]`: alert rules (see [`crate::alerts`]).
+    pub alerts: AlertsConfig,
+    /// `[[producer]]`: user catalogue rules. Kept raw here; validated by [`Config::catalogue`].
+    #[serde(rename = "producer")]
+    pub producers: Vec<toml::Table>,
+}
+
+/// One `roots` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RootConfig {
+    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    pub kind: RootKind,
+    /// The directory.
+    pub path: PathBuf,
+}
+
+/// The `[reclaim]` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReclaimConfig {
+    /// Default age threshold (`older_than = "3d"`, humantime); items younger are kept.
+    #[serde(with = "humantime_duration")]
+    pub older_than: Duration,
+}
+
+impl Default for ReclaimConfig {
+    fn default() -> Self {
+        ReclaimConfig {
+            older_than: Duration::from_secs(3 * 24 * 3600),
+        }
+    }
+}
+
+/// The `[watch]` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WatchConfig {
+    /// Quiet time after the last event before an item is re-measured, milliseconds.
+    pub debounce_ms: u64,
+}
+
+impl Default for WatchConfig {
+    fn default() -> Self {
+        WatchConfig { debounce_ms: 500 }
+    }
+}
+
+/// The `[monitor]` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MonitorConfig {
+    /// Interval between history samples, seconds.
+    pub sample_interval_secs: u64,
+}
+
+impl Default for MonitorConfig {
+    fn default() -> Self {
+        MonitorConfig {
+            sample_interval_secs: 300,
+        }
+    }
+}
+
+/// A loaded configuration with where it came from, so later errors can name the file.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    /// The parsed configuration.
+    pub config: Config,
+    /// The file it was read from (it may not exist: then `config` is the defaults).
+    pub path: PathBuf,
+    /// The file's text (empty when it does not exist); user rules are compiled from it so their
+    /// errors carry the file's own line numbers.
+    pub text: String,
+}
+
+impl LoadedConfig {
+    /// The built-in catalogue plus the file's `[[producer]]` rules.
+    ///
+    /// # Errors
+    /// [`ConfigError::Catalogue`] naming this file and the line of the bad rule.
+    pub fn catalogue(&self) -> Result<Catalogue, ConfigError> {
+        if self.config.producers.is_empty() {
+            Ok(Catalogue::builtin())
+        } else {
+            Ok(Catalogue::with_extra(&self.text, &self.path)?)
+        }
+    }
+
+    /// The configured roots (`roots = [...]`), resolved; empty when the file names none.
+    ///
+    /// # Errors
+    /// [`ConfigError::Root`] naming this file and the root that cannot be used.
+    pub fn roots(&self) -> Result<Vec<Root>, ConfigError> {
+        self.config
+            .roots
+            .iter()
+            .map(|r| {
+                Root::new(r.kind, &r.path).map_err(|source| ConfigError::Root {
+                    path: self.path.clone(),
+                    source,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The platform's config file path: `<config dir>/config.toml`.
+///
+/// # Errors
+/// [`ConfigError::NoHome`] when no home directory is known.
+pub fn default_config_path() -> Result<PathBuf, ConfigError> {
+    project_dirs().map(|d| d.config_dir().join(CONFIG_FILE_NAME))
+}
+
+/// The platform's data dir (`~/.local/share/cachewatch` on Linux,
+/// `~/Library/Application Support/dev.cachewatch.cachewatch` on macOS).
+///
+/// # Errors
+/// [`ConfigError::NoHome`] when no home directory is known.
+pub fn default_data_dir() -> Result<PathBuf, ConfigError> {
+    project_dirs().map(|d| d.data_dir().to_path_buf())
+}
+
+fn project_dirs() -> Result<directories::ProjectDirs, ConfigError> {
+    directories::ProjectDirs::from("dev", "cachewatch", "cachewatch").ok_or(ConfigError::NoHome)
+}
+
+/// Reads the config at `path`; a missing file gives the defaults.
+///
+/// # Errors
+/// [`ConfigError::Read`] when the file exists but cannot be read, [`ConfigError::Invalid`] with the
+/// line when it is not valid.
+pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        }
+    };
+    let config = parse(&text, path)?;
+    Ok(LoadedConfig {
+        config,
+        path: path.to_owned(),
+        text,
+    })
+}
+
+/// Parses config text; `origin` names the file in errors.
+///
+/// # Errors
+/// [`ConfigError::Invalid`] with the 1-based line of the problem.
+pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Invalid {
+        path: origin.to_owned(),
+        line: e.span().map_or(1, |s| line_of(text, s.start)),
+        message: e.message().trim().to_owned(),
+    })
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Serde for a `Duration` written as a humantime string (`"3d"`, `"90m"`).
+mod humantime_duration {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "bad duration {s:?}: {e} (write e.g. \"30m\", \"12h\", \"3d\")"
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_file_gives_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let loaded = load(&dir.path().join("none.toml")).unwrap();
+        assert_eq!(loaded.config, Config::default());
+        assert_eq!(loaded.config.reclaim.older_than, Duration::from_secs(259_200));
+        assert_eq!(loaded.config.watch.debounce_ms, 500);
+    }
+
+    #[test]
+    fn full_file_parses() {
+        let text = r#"
+roots = [{ kind = "temp", path = "/tmp" }, { kind = "cache", path = "/var/cache" }]
+
+[reclaim]
+older_than = "90m"
+
+[watch]
+debounce_ms = 250
+
+[[producer]]
+id = "x"
+"#;
+        let c = parse(text, Path::new("c.toml")).unwrap();
+        assert_eq!(c.roots.len(), 2);
+        assert_eq!(c.roots[1].kind, RootKind::Cache);
+        assert_eq!(c.reclaim.older_than, Duration::from_secs(5400));
+        assert_eq!(c.watch.debounce_ms, 250);
+        assert_eq!(c.producers.len(), 1);
+    }
+
+    #[test]
+    fn unknown_key_names_its_line() {
+        // Line 1 is empty, line 2 the table header, line 3 the bad key.
+        let text = "\n[watch]\ndebounce_msec = 3\n";
+        match parse(text, Path::new("/x/c.toml")) {
+            Err(ConfigError::Invalid { path, line, message }) => {
+                assert_eq!(path, Path::new("/x/c.toml"));
+                assert_eq!(line, 3);
+                assert!(message.contains("debounce_msec"), "{message}");
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_duration_names_its_line() {
+        let text = "[reclaim]\n\nolder_than = \"three days\"\n";
+        match parse(text, Path::new("c.toml")) {
+            Err(ConfigError::Invalid { line, message, .. }) => {
+                assert_eq!(line, 3);
+                assert!(message.contains("three days"), "{message}");
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn line_of_counts_newlines_before_offset() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 4), 3);
+        assert_eq!(line_of("a", 99), 1);
+    }
+}
