@@ -2,6 +2,7 @@
 import { h, replaceChildren } from '../dom';
 import { formatBytes, formatEta } from '../format';
 import type { Snapshot } from '../types';
+import { icon } from './icons';
 
 /** What the header's buttons do. */
 export interface HeaderActions {
@@ -64,7 +65,7 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
             'aria-label': paused ? 'Resume watching' : 'Pause watching',
             onclick: () => actions.togglePause(!paused),
           },
-          paused ? '▶' : '⏸',
+          icon(paused ? 'play' : 'pause'),
         ),
         h(
           'button',
@@ -76,7 +77,7 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
             'aria-label': 'Rescan now',
             onclick: () => actions.rescan(),
           },
-          '↻',
+          icon('rescan'),
         ),
         h(
           'button',
@@ -88,7 +89,7 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
             'aria-label': 'Settings',
             onclick: () => actions.openSettings(),
           },
-          '⚙',
+          icon('settings'),
         ),
       ),
     ),

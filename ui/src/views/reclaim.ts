@@ -152,7 +152,8 @@ export class ReclaimPanel {
     } else {
       replaceChildren(this.preview, h('span', { class: 'muted' }, loading ? 'Computing preview…' : ''));
     }
-    this.button.disabled = !canReclaim(state);
+    // aria-disabled, not disabled: the button keeps the focus (e.g. after the result closes).
+    this.button.setAttribute('aria-disabled', String(!canReclaim(state)));
     this.renderDialog(state);
   }
 

@@ -1,0 +1,343 @@
+// Browser tests: the built window (`dist/`, served by `vite preview` on 127.0.0.1 under a strict
+// CSP) in Debian's headless Chromium, with the Tauri IPC replaced by `mock-ipc.js`.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { preview, type PreviewServer } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureSnapshot, NOW } from './fixture';
+
+const UI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const MOCK_IPC = readFileSync(join(UI_DIR, 'tests', 'e2e', 'mock-ipc.js'), 'utf8');
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'";
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+let server: PreviewServer;
+let browser: Browser;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = await preview({
+    root: UI_DIR,
+    logLevel: 'warn',
+    preview: { host: '127.0.0.1', port: 4173, strictPort: false, headers: { 'Content-Security-Policy': CSP } },
+  });
+  const url = server.resolvedUrls?.local[0];
+  if (!url) throw new Error('vite preview gave no URL');
+  baseUrl = url;
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => server?.httpServer.close(() => resolve()));
+});
+
+/**
+ * The shell stand-in's command handlers, run in the page. Item ages 400000 s, 200000 s and
+ * 7200 s with 1 GiB, 1 GiB and 512 MiB: a threshold keeps the younger ones as too young, and one
+ * more item is always kept as in use. `execute_reclaim` waits for `__releaseExecute()`.
+ */
+function installHandlers(args: { snapshot: unknown; gib: number; mib: number }): void {
+  const w = window as unknown as Record<string, unknown>;
+  const items = [
+    { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-1', age_secs: 400000, allocated_bytes: args.gib },
+    { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-2', age_secs: 200000, allocated_bytes: args.gib },
+    { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-3', age_secs: 7200, allocated_bytes: 512 * args.mib },
+  ];
+  const plans = new Map<string, unknown>();
+  let release: () => void = () => {};
+  w.__snapshot = args.snapshot;
+  w.__releaseExecute = () => release();
+  w.__settings = {
+    default_threshold_secs: 86400,
+    open_at_login: false,
+    alerts: { producer_growth_bytes: 1073741824, producer_growth_items: 5000, free_disk_min_bytes: 10737418240, cooldown: '6h', enabled: true },
+  };
+  w.__mock = {
+    get_snapshot: () => w.__snapshot,
+    plan_reclaim: ({ producers, thresholdSecs }: { producers: string[]; thresholdSecs: number }) => {
+      const planned = items.filter((i) => i.age_secs >= thresholdSecs);
+      const kept = items
+        .filter((i) => i.age_secs < thresholdSecs)
+        .map((i) => ({ path: i.path, producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: i.age_secs, needed_secs: thresholdSecs }));
+      kept.push({ path: '/tmp/katago-coreml-222.mlmodelc', producer: 'katago-coreml', reason: 'in-use', pid: 77 } as never);
+      const plan = {
+        id: `plan-${thresholdSecs}-${producers.join('+')}`,
+        items: planned.map((i) => ({ ...i, producer: 'metal-gpuarchiver' })),
+        kept,
+        planned_bytes: planned.reduce((sum, i) => sum + i.allocated_bytes, 0),
+      };
+      plans.set(plan.id, plan);
+      return plan;
+    },
+    execute_reclaim: ({ planId }: { planId: string }) =>
+      new Promise((resolve, reject) => {
+        const plan = plans.get(planId) as { items: { path: string; producer: string; allocated_bytes: number }[]; kept: unknown[] } | undefined;
+        if (!plan) {
+          reject({ code: 'plan-unknown', message: `plan "${planId}" is unknown: preview again` });
+          return;
+        }
+        release = () =>
+          resolve({
+            deleted: plan.items.map((i) => ({ path: i.path, producer: i.producer, allocated_bytes: i.allocated_bytes })),
+            kept: plan.kept.slice(-1),
+            freed_bytes: plan.items.reduce((sum, i) => sum + i.allocated_bytes, 0),
+            errors: [],
+          });
+      }),
+    set_threshold: () => null,
+    set_paused: () => null,
+    rescan: () => null,
+    open_evidence: () => null,
+    get_settings: () => w.__settings,
+    set_settings: ({ settings }: { settings: unknown }) => {
+      w.__settings = settings;
+      return null;
+    },
+  };
+  w.__csp = [];
+  document.addEventListener('securitypolicyviolation', (e) => (w.__csp as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
+}
+
+async function openApp(
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 380, height: 560 }, colorScheme });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  await page.addInitScript({ content: MOCK_IPC });
+  await page.addInitScript(installHandlers, { snapshot: fixtureSnapshot(), gib: GIB, mib: MIB });
+  await page.goto(baseUrl);
+  await page.locator('[data-testid="producer-bytes"]').first().waitFor();
+  await page.locator('[data-testid="preview-frees"]').waitFor();
+  return { context, page, errors };
+}
+
+const calls = (page: Page) => page.evaluate(() => (window as unknown as { __calls: [string, Record<string, unknown>][] }).__calls);
+
+describe('the window', () => {
+  it('renders the fixture snapshot: totals, producers largest first, unattributed, alerts', async () => {
+    const { context, page, errors } = await openApp();
+    expect(await page.getByTestId('total').textContent()).toBe('4.0 GiB');
+    expect(await page.getByTestId('free').textContent()).toBe('50.0 GiB'); // the smaller of 50 and 100 GiB
+    expect(await page.getByTestId('eta').textContent()).toBe('full in 3 d 4 h');
+    expect(await page.getByTestId('state').textContent()).toBe('Watching');
+    const names = await page.locator('.row-name').allTextContents();
+    expect(names).toEqual(['Metal gpuarchiver', 'KataGo CoreML bundles', 'ONNX Runtime']);
+    expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
+    expect(await page.getByTestId('producer-reclaimable').allTextContents()).toEqual([
+      '2.0 GiB reclaimable',
+      '100 MiB reclaimable',
+      '0 B reclaimable (manual)',
+    ]);
+    const facts = await page.locator('.row-facts').allTextContents();
+    expect(facts[0]).toBe('12,000 items · +1.2 GiB/day');
+    expect(facts[2]).toBe('1 item · 0 B/day');
+    expect(await page.locator('.spark canvas').count()).toBe(3);
+    const unattributed = await page.getByTestId('unattributed').allTextContents();
+    expect(unattributed).toEqual(['pipcache300 MiB', 'mystery-dirtemp200 MiB']);
+    expect(await page.getByTestId('alert').first().textContent()).toContain('Metal gpuarchiver is growing10 min ago');
+    // The first call is the snapshot, then the preview at the snapshot's threshold (1 d).
+    const sent = await calls(page);
+    expect(sent[0]).toEqual(['get_snapshot', {}]);
+    expect(sent).toContainEqual(['plan_reclaim', { producers: [], thresholdSecs: 86400 }]);
+    expect(await page.getByTestId('preview-frees').textContent()).toBe('Frees 2.0 GiB · 2 items');
+    expect(await page.getByTestId('preview-keeps').textContent()).toBe('Keeps 2 items: 1 too young, 1 in use');
+    expect(await page.locator('input[name="threshold"]:checked').getAttribute('value')).toBe('86400');
+    expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('previews again when the threshold changes, preset or custom', async () => {
+    const { context, page } = await openApp();
+    await page.locator('#reclaim').getByText('3 d', { exact: true }).click();
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 1.0 GiB · 1 item');
+    expect(await page.getByTestId('preview-keeps').textContent()).toBe('Keeps 3 items: 2 too young, 1 in use');
+    await page.locator('#reclaim').getByText('1 h', { exact: true }).click();
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 2.5 GiB · 3 items');
+    await page.locator('#reclaim').getByText('7 d', { exact: true }).click();
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Nothing to reclaim at this threshold');
+    expect(await page.locator('[data-key="reclaim"]').getAttribute('aria-disabled')).toBe('true');
+    await page.locator('[data-key="reclaim"]').click({ force: true }); // aria-disabled: the click does nothing
+    expect(await page.locator('#reclaim-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    await page.locator('#reclaim').getByText('Custom', { exact: true }).click();
+    const custom = page.locator('#custom-threshold');
+    await custom.fill('2d 12h'); // 216000 s: only the 400000 s item is older
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 1.0 GiB · 1 item');
+    expect(await page.locator('#custom-hint').textContent()).toBe('= 2 d 12 h');
+    await custom.fill('soon');
+    expect(await custom.getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'set_threshold').at(-1)).toEqual([
+      'set_threshold',
+      { thresholdSecs: 216000 },
+    ]);
+    const thresholds = (await calls(page)).filter(([c]) => c === 'plan_reclaim').map(([, a]) => a.thresholdSecs);
+    expect(thresholds).toEqual([86400, 259200, 3600, 604800, 216000]);
+    await context.close();
+  });
+
+  it('runs the reclaim flow by plan id: confirm, progress, result', async () => {
+    const { context, page } = await openApp();
+    await page.locator('[data-key="reclaim"]').click();
+    const dialog = page.locator('#reclaim-dialog');
+    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items (2.0 GiB) older than 1 d.');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await dialog.getByText('Delete 2 items').click();
+    expect(await dialog.locator('h2').textContent()).toBe('Reclaiming…');
+    expect(await dialog.locator('progress').count()).toBe(1);
+    await page.evaluate(() => (window as unknown as { __releaseExecute: () => void }).__releaseExecute());
+    await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 1 kept · 0 errors');
+    const executes = (await calls(page)).filter(([c]) => c === 'execute_reclaim');
+    expect(executes).toEqual([['execute_reclaim', { planId: 'plan-86400-' }]]); // an id, never paths
+    await dialog.getByText('Done').click();
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key)).toBe('reclaim');
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await context.close();
+  });
+
+  it('previews one producer only from its expanded row', async () => {
+    const { context, page } = await openApp();
+    await page.locator('[data-key="producer-metal-gpuarchiver"]').click();
+    await page.getByText('Preview reclaim of Metal gpuarchiver only').click();
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)).toEqual([
+      'plan_reclaim',
+      { producers: ['metal-gpuarchiver'], thresholdSecs: 86400 },
+    ]);
+    expect(await page.locator('.scope strong').textContent()).toBe('Metal gpuarchiver');
+    await page.locator('[data-key="scope-clear"]').click();
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)?.[1]).toEqual({ producers: [], thresholdSecs: 86400 });
+    await context.close();
+  });
+
+  it('shows new values when a snapshot event and an alert event arrive', async () => {
+    const { context, page } = await openApp();
+    const next = fixtureSnapshot();
+    next.taken_at_unix_secs = NOW + 60;
+    next.total_allocated_bytes = 2 * GIB;
+    next.state = 'scanning';
+    next.scan_progress = { roots_done: 1, roots_total: 2 };
+    const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
+    if (!gpu) throw new Error('fixture lacks gpuarchiver');
+    gpu.allocated_bytes = 100 * MIB; // now smaller than KataGo's 150 MiB: the order flips
+    gpu.reclaimable_bytes = 0;
+    gpu.reclaimable_items = 0;
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
+    await expect.poll(() => page.getByTestId('total').textContent()).toBe('2.0 GiB');
+    expect(await page.getByTestId('state').textContent()).toBe('Scanning 1/2');
+    expect(await page.locator('.scan-progress').getAttribute('value')).toBe('1');
+    expect(await page.locator('.row-name').allTextContents()).toEqual(['KataGo CoreML bundles', 'Metal gpuarchiver', 'ONNX Runtime']);
+    expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['150 MiB', '100 MiB', '5.5 MiB']);
+    // Reclaimable figures changed: the preview is asked for again.
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await page.evaluate(
+      (alert) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('alert', alert),
+      { id: 8, time_unix_secs: NOW + 120, rule: 'free-disk', producer: null, title: 'Disk almost full', message: '9.5 GiB free.' },
+    );
+    await expect.poll(() => page.getByTestId('alert').first().locator('strong').textContent()).toBe('Disk almost full');
+    expect(await page.getByTestId('alert').count()).toBe(2);
+    await context.close();
+  });
+
+  it('is keyboard usable: focus order, Enter/Space/arrows on rows, Escape closes dialogs', async () => {
+    const { context, page } = await openApp();
+    const focused = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key ?? document.activeElement?.tagName);
+    const order: (string | undefined)[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      await page.keyboard.press('Tab');
+      order.push(await focused());
+    }
+    expect(order).toEqual(['pause', 'rescan', 'settings', 'range-24h', 'range-7d', 'producer-metal-gpuarchiver']);
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle);
+    expect(outline).toBe('solid'); // a visible focus ring
+    await page.keyboard.press('Enter');
+    const row = page.locator('[data-key="producer-metal-gpuarchiver"]');
+    expect(await row.getAttribute('aria-expanded')).toBe('true');
+    expect(await page.locator('.notes').first().textContent()).toBe('Metal leaves a gpuarchiver-* dir per process.');
+    expect(await focused()).toBe('producer-metal-gpuarchiver'); // focus survives the re-render
+    await page.keyboard.press('ArrowDown');
+    expect(await focused()).toBe('producer-katago-coreml');
+    await page.keyboard.press(' ');
+    expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('true');
+    await page.keyboard.press('Enter');
+    expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('false');
+    // Escape closes the reclaim confirmation without deleting.
+    await page.locator('[data-key="reclaim"]').focus();
+    await page.keyboard.press('Enter');
+    expect(await page.locator('#reclaim-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(true);
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#reclaim-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    expect((await calls(page)).filter(([c]) => c === 'execute_reclaim')).toEqual([]);
+    // Escape closes settings too.
+    await page.locator('[data-key="settings"]').click();
+    await page.locator('#set-threshold').waitFor();
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#settings-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    await context.close();
+  });
+
+  it('opens evidence through the shell and saves settings', async () => {
+    const { context, page } = await openApp();
+    await page.locator('[data-key="producer-katago-coreml"]').click();
+    await page.getByText('lightvector/KataGo#1234').click();
+    expect((await calls(page)).filter(([c]) => c === 'open_evidence')).toEqual([
+      ['open_evidence', { url: 'https://github.com/lightvector/KataGo/issues/1234' }],
+    ]);
+    expect(page.url()).toBe(baseUrl); // no navigation
+    await page.locator('[data-key="settings"]').click();
+    await page.locator('#set-threshold').fill('3d');
+    await page.locator('#set-alerts-producer_growth_items').fill('2000');
+    await page.getByText('Open at login').click();
+    await page.getByText('Save').click();
+    await expect.poll(() => page.locator('#settings-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    const saved = (await calls(page)).filter(([c]) => c === 'set_settings');
+    expect(saved).toEqual([
+      [
+        'set_settings',
+        {
+          settings: {
+            default_threshold_secs: 259200,
+            open_at_login: true,
+            alerts: { producer_growth_bytes: 1073741824, producer_growth_items: 2000, free_disk_min_bytes: 10737418240, cooldown: '6h', enabled: true },
+          },
+        },
+      ],
+    ]);
+    await context.close();
+  });
+
+  it('saves light and dark screenshots', async () => {
+    const out = join(UI_DIR, 'screenshots');
+    mkdirSync(out, { recursive: true });
+    for (const scheme of ['light', 'dark'] as const) {
+      const { context, page, errors } = await openApp(scheme);
+      await page.locator('[data-key="producer-metal-gpuarchiver"]').click();
+      await page.locator('.notes').waitFor();
+      const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+      expect(bg).toBe(scheme === 'light' ? 'rgb(245, 245, 247)' : 'rgb(30, 30, 30)');
+      await page.screenshot({ path: join(out, `${scheme}.png`) });
+      expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+});

@@ -1,0 +1,88 @@
+// The snapshot the browser tests render, with sizes chosen so the expected texts are known:
+// 3 GiB = 3221225472, 150 MiB = 157286400, 5.5 MiB = 5767168.
+import type { ProducerDto, Snapshot } from '../../src/types';
+
+export const NOW = 1_760_000_000;
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+function history(bytesNow: number, growthPerDay: number): [number, number][] {
+  // One sample an hour for 7 days, growing linearly to `bytesNow`.
+  const out: [number, number][] = [];
+  for (let hour = 7 * 24; hour >= 0; hour -= 1) {
+    out.push([NOW - hour * 3600, Math.max(0, Math.round(bytesNow - (growthPerDay * hour) / 24))]);
+  }
+  return out;
+}
+
+function producer(over: Partial<ProducerDto> & Pick<ProducerDto, 'id' | 'name'>): ProducerDto {
+  return {
+    kind: 'leak',
+    reclaim: 'auto',
+    allocated_bytes: 0,
+    apparent_bytes: 0,
+    items: 0,
+    files: 0,
+    growth_bytes_per_hour: null,
+    growth_bytes_per_day: null,
+    growth_items_per_day: null,
+    orphan_bytes: 0,
+    reclaimable_bytes: 0,
+    reclaimable_items: 0,
+    evidence: [],
+    notes: '',
+    top_items: [],
+    history: [],
+    ...over,
+  };
+}
+
+export function fixtureSnapshot(): Snapshot {
+  return {
+    taken_at_unix_secs: NOW,
+    state: 'watching',
+    scan_progress: { roots_done: 2, roots_total: 2 },
+    threshold_secs: 86400,
+    total_allocated_bytes: 4 * GIB,
+    total_apparent_bytes: 4 * GIB - 10 * MIB,
+    disk_full_eta_secs: 3 * 86400 + 4 * 3600,
+    roots: [
+      { kind: 'temp', path: '/tmp', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, volume_bytes: 500 * GIB, watch_mode: 'events', watch_error: null, unreadable: 0 },
+      { kind: 'cache', path: '/home/u/.cache', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, volume_bytes: 1000 * GIB, watch_mode: 'events', watch_error: null, unreadable: 0 },
+    ],
+    // Deliberately not in size order: the window sorts.
+    producers: [
+      producer({
+        id: 'katago-coreml', name: 'KataGo CoreML bundles', allocated_bytes: 150 * MIB, apparent_bytes: 149 * MIB,
+        items: 3, files: 30, growth_bytes_per_day: 50 * MIB, reclaimable_bytes: 100 * MIB, reclaimable_items: 2,
+        notes: 'KataGo writes a compiled CoreML model per run and never deletes it.',
+        evidence: ['https://github.com/lightvector/KataGo/issues/1234'],
+        top_items: [
+          { path: '/tmp/katago-coreml-111.mlmodelc', allocated_bytes: 50 * MIB, age_secs: 2 * 86400 },
+          { path: '/tmp/katago-coreml-222.mlmodelc', allocated_bytes: 50 * MIB, age_secs: 3 * 3600 },
+        ],
+        history: history(150 * MIB, 50 * MIB),
+      }),
+      producer({
+        id: 'onnxruntime', name: 'ONNX Runtime', kind: 'cache', reclaim: 'manual', allocated_bytes: 5767168, apparent_bytes: 5767168,
+        items: 1, files: 4, growth_bytes_per_day: 0, history: history(5767168, 0),
+      }),
+      producer({
+        id: 'metal-gpuarchiver', name: 'Metal gpuarchiver', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB,
+        items: 12000, files: 36000, growth_bytes_per_day: 1288490189, reclaimable_bytes: 2 * GIB, reclaimable_items: 8000,
+        orphan_bytes: GIB, notes: 'Metal leaves a gpuarchiver-* dir per process.',
+        evidence: ['https://developer.apple.com/forums/thread/12345'],
+        top_items: [{ path: '/tmp/com.apple.gpuarchiver/gpuarchiver-4242', allocated_bytes: 4 * MIB, age_secs: 5 * 86400 }],
+        history: history(3 * GIB, 1288490189),
+      }),
+    ],
+    unattributed: [
+      { path: '/tmp/mystery-dir', root_kind: 'temp', allocated_bytes: 200 * MIB, apparent_bytes: 200 * MIB },
+      { path: '/home/u/.cache/pip', root_kind: 'cache', allocated_bytes: 300 * MIB, apparent_bytes: 300 * MIB },
+    ],
+    alerts: [
+      { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: '+1.2 GiB in the last day. Run cachewatch reclaim --producer metal-gpuarchiver --older-than 1d.' },
+    ],
+    errors: [],
+  };
+}
