@@ -34,6 +34,7 @@ pub mod reclaim;
 pub mod roots;
 pub mod scan;
 pub mod snapshot;
+pub mod watch;
 
 pub use catalogue::Catalogue;
 pub use inventory::Inventory;

@@ -1,0 +1,106 @@
+//! Watching the roots: `notify` events (FSEvents on macOS, inotify on Linux) mapped to items.
+//!
+//! One [`RootWatcher`] per root sends every event (or watcher error) into a channel as a
+//! [`WatchMsg`]; the monitor maps each event path to its item ([`map::target_of`]), debounces, and
+//! re-measures only the dirty items, keeping an incremental [`state::RootState`] per root.
+//!
+//! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`), the root
+//! falls back to periodic rescans ([`crate::snapshot::WatchMode::Polling`]).
+
+pub mod map;
+pub mod state;
+
+use std::path::PathBuf;
+
+use notify::{RecursiveMode, Watcher};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::roots::Root;
+
+/// Errors of the watcher.
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    /// The OS watcher could not be created.
+    #[error("cannot create a file watcher: {source}")]
+    Create {
+        /// The error from `notify`.
+        source: notify::Error,
+    },
+    /// A root could not be watched (e.g. the inotify watch limit was reached).
+    #[error("cannot watch root {path:?}: {source}; falling back to periodic rescans")]
+    Watch {
+        /// The root's canonical path.
+        path: PathBuf,
+        /// The error from `notify`.
+        source: notify::Error,
+    },
+}
+
+impl WatchError {
+    /// True when the error is the OS limit on watches (`ENOSPC` from `inotify_add_watch`).
+    pub fn is_watch_limit(&self) -> bool {
+        match self {
+            WatchError::Create { source } | WatchError::Watch { source, .. } => {
+                is_watch_limit(source)
+            }
+        }
+    }
+}
+
+/// True when `e` is the OS limit on watches.
+pub fn is_watch_limit(e: &notify::Error) -> bool {
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => true,
+        notify::ErrorKind::Io(io) => io.raw_os_error() == Some(libc::ENOSPC),
+        _ => false,
+    }
+}
+
+/// One message from a root's watcher.
+#[derive(Debug)]
+pub struct WatchMsg {
+    /// Index of the root in the monitor's list.
+    pub root: usize,
+    /// The event, or the watcher's error.
+    pub event: notify::Result<notify::Event>,
+}
+
+/// A live recursive watch on one root. Dropping it stops the watch.
+pub struct RootWatcher {
+    _watcher: notify::RecommendedWatcher,
+}
+
+impl std::fmt::Debug for RootWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RootWatcher")
+    }
+}
+
+impl RootWatcher {
+    /// Starts a recursive watch on `root` (its canonical path), sending every event and error to
+    /// `tx` tagged with `index`.
+    ///
+    /// # Errors
+    /// [`WatchError::Create`] when the OS watcher cannot be made, [`WatchError::Watch`] when the
+    /// root cannot be watched (see [`WatchError::is_watch_limit`]).
+    pub fn start(
+        index: usize,
+        root: &Root,
+        tx: UnboundedSender<WatchMsg>,
+    ) -> Result<RootWatcher, WatchError> {
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if tx.send(WatchMsg { root: index, event }).is_err() {
+                    tracing::debug!(root = index, "watch event after the monitor stopped");
+                }
+            })
+            .map_err(|source| WatchError::Create { source })?;
+        watcher
+            .watch(&root.canonical, RecursiveMode::Recursive)
+            .map_err(|source| WatchError::Watch {
+                path: root.canonical.clone(),
+                source,
+            })?;
+        Ok(RootWatcher { _watcher: watcher })
+    }
+}
