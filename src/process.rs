@@ -1,10 +1,20 @@
 //! Is a process alive, when did it start, which files are open: `sysinfo` and the platform facade
 //! behind one trait, so reclaim can be tested with a fake.
 //!
-//! SKELETON — owned by the reclaim helper; the signatures below are the agreed interface.
+//! [`SystemProbe`] is snapshot-based: [`ProcessProbe::refresh`] gathers every process (pid, name,
+//! start time) and every open or mapped file once; the queries then look them up without touching
+//! the OS, so a plan or an execute over 100k items costs one snapshot, not one `/proc` scan per item.
+//!
+//! Processes of other users whose open files cannot be read are skipped (counted in
+//! [`SystemProbe::skipped_pids`]): an item held open only by another user's process is not seen as
+//! in use. Their liveness and names are still seen (sysinfo lists every pid).
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::sync::RwLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 /// What reclaim needs to know about a live process.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,11 +23,12 @@ pub struct ProcessInfo {
     pub pid: u32,
     /// Executable name (as `ps -o comm` shows it).
     pub name: String,
-    /// When the process started.
+    /// When the process started. Whole seconds from `sysinfo` (rounded down), so it may read up to
+    /// one second early.
     pub start_time: SystemTime,
 }
 
-/// A file some process holds open (or has mapped).
+/// A file some process holds open (or has mapped, or uses as its working dir).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenFile {
     /// The process holding it.
@@ -27,16 +38,222 @@ pub struct OpenFile {
 }
 
 /// Liveness and open-file queries. [`SystemProbe`] asks the OS; tests use fakes.
-pub trait ProcessProbe {
+///
+/// `Sync` so reclaim can query it from worker threads.
+pub trait ProcessProbe: Sync {
     /// The live process with this pid, or `None` when none runs.
     fn process(&self, pid: u32) -> Option<ProcessInfo>;
     /// True when a process with this executable name runs.
     fn is_running(&self, name: &str) -> bool;
-    /// The first open (or mapped) file under `dir` (canonical path), if any.
+    /// The first open (or mapped) file under `dir` (canonical path), `dir` itself included, if any.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile>;
+    /// Takes a fresh snapshot of processes and open files (reclaim calls it once at the start of
+    /// `plan` and of `execute`). Fakes keep the default, which does nothing.
+    fn refresh(&self) {}
 }
 
-/// The real probe: `sysinfo` for processes, `/proc` (Linux) or `libproc` (macOS) for open files.
+/// Open files indexed by path: a sorted map with a prefix range query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenFileIndex {
+    by_path: BTreeMap<PathBuf, u32>,
+}
+
+impl OpenFileIndex {
+    /// Builds the index from `(pid, path)` pairs; for a path open in several processes the lowest
+    /// pid is kept.
+    pub fn new(files: impl IntoIterator<Item = (u32, PathBuf)>) -> OpenFileIndex {
+        let mut by_path = BTreeMap::new();
+        for (pid, path) in files {
+            by_path
+                .entry(path)
+                .and_modify(|p: &mut u32| *p = (*p).min(pid))
+                .or_insert(pid);
+        }
+        OpenFileIndex { by_path }
+    }
+
+    /// The first open file at `dir` or under it, in path order. `Path` orders by components, so
+    /// every descendant of `dir` sorts right after it (`dir/x` before `dir-x`): one range lookup.
+    pub fn first_under(&self, dir: &Path) -> Option<OpenFile> {
+        self.by_path
+            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .next()
+            .filter(|(p, _)| p.starts_with(dir))
+            .map(|(p, pid)| OpenFile {
+                pid: *pid,
+                path: p.clone(),
+            })
+    }
+
+    /// Number of distinct open paths.
+    pub fn len(&self) -> usize {
+        self.by_path.len()
+    }
+
+    /// True when no open file was seen.
+    pub fn is_empty(&self) -> bool {
+        self.by_path.is_empty()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Snapshot {
+    taken: bool,
+    processes: HashMap<u32, ProcessInfo>,
+    names: HashSet<String>,
+    open: OpenFileIndex,
+    skipped_pids: usize,
+}
+
+/// The real probe: `sysinfo` for processes, `/proc` (Linux) or `libproc` (macOS) for open files,
+/// gathered into one snapshot per [`ProcessProbe::refresh`].
+#[derive(Debug, Default)]
 pub struct SystemProbe {
-    _private: (),
+    snapshot: RwLock<Snapshot>,
+}
+
+impl SystemProbe {
+    /// A probe with no snapshot yet: the first query (or [`ProcessProbe::refresh`]) takes one.
+    pub fn new() -> SystemProbe {
+        SystemProbe::default()
+    }
+
+    /// A probe with a snapshot taken now.
+    pub fn snapshot() -> SystemProbe {
+        let probe = SystemProbe::new();
+        probe.refresh();
+        probe
+    }
+
+    /// Processes whose open files could not be read in the current snapshot (other users').
+    pub fn skipped_pids(&self) -> usize {
+        self.with(|s| s.skipped_pids)
+    }
+
+    /// Number of distinct open paths in the current snapshot.
+    pub fn open_paths(&self) -> usize {
+        self.with(|s| s.open.len())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Snapshot) -> T) -> T {
+        {
+            let s = self.snapshot.read().unwrap_or_else(|e| e.into_inner());
+            if s.taken {
+                return f(&s);
+            }
+        }
+        self.refresh();
+        let s = self.snapshot.read().unwrap_or_else(|e| e.into_inner());
+        f(&s)
+    }
+}
+
+fn take_snapshot() -> Snapshot {
+    let mut processes = HashMap::new();
+    let mut names = HashSet::new();
+    if let Ok(mut sys) = System::new() {
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing().with_exe(UpdateKind::OnlyIfNotSet),
+        );
+        for (pid, p) in sys.processes() {
+            // Threads show up as processes on Linux; they share the open files of their process.
+            if p.thread_kind().is_some() {
+                continue;
+            }
+            let name = p.name().to_string_lossy().into_owned();
+            if let Some(exe_name) = p.exe().and_then(Path::file_name) {
+                names.insert(exe_name.to_string_lossy().into_owned());
+            }
+            names.insert(name.clone());
+            let info = ProcessInfo {
+                pid: pid.as_u32(),
+                name,
+                start_time: UNIX_EPOCH + Duration::from_secs(p.start_time()),
+            };
+            processes.insert(pid.as_u32(), info);
+        }
+    }
+    let files = crate::platform::open_files();
+    Snapshot {
+        taken: true,
+        processes,
+        names,
+        open: OpenFileIndex::new(files.files),
+        skipped_pids: files.skipped_pids,
+    }
+}
+
+/// Linux truncates `comm` to 15 bytes; a name that long may be the start of a longer one.
+const COMM_LEN: usize = 15;
+
+impl ProcessProbe for SystemProbe {
+    fn process(&self, pid: u32) -> Option<ProcessInfo> {
+        self.with(|s| s.processes.get(&pid).cloned())
+    }
+
+    fn is_running(&self, name: &str) -> bool {
+        self.with(|s| {
+            s.names.contains(name)
+                || (name.len() > COMM_LEN
+                    && name.is_char_boundary(COMM_LEN)
+                    && s.names.contains(&name[..COMM_LEN]))
+        })
+    }
+
+    fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {
+        self.with(|s| s.open.first_under(dir))
+    }
+
+    fn refresh(&self) {
+        let fresh = take_snapshot();
+        let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        *s = fresh;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_query_finds_descendants_not_siblings() {
+        let idx = OpenFileIndex::new([
+            (7, PathBuf::from("/r/item-x/f")),
+            (5, PathBuf::from("/r/item/a/b")),
+            (3, PathBuf::from("/r/item/a/b")),
+            (9, PathBuf::from("/r/itemz")),
+        ]);
+        assert_eq!(idx.len(), 3);
+        let hit = idx.first_under(Path::new("/r/item")).unwrap();
+        assert_eq!(hit.pid, 3);
+        assert_eq!(hit.path, PathBuf::from("/r/item/a/b"));
+        assert!(idx.first_under(Path::new("/r/ite")).is_none());
+        assert!(idx.first_under(Path::new("/r/item/a/c")).is_none());
+        assert_eq!(idx.first_under(Path::new("/r/itemz")).unwrap().pid, 9);
+        assert_eq!(
+            idx.first_under(Path::new("/r")).unwrap().path,
+            PathBuf::from("/r/item/a/b")
+        );
+    }
+
+    #[test]
+    fn system_probe_sees_own_process_and_open_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let canon = std::fs::canonicalize(dir.path()).unwrap();
+        let path = canon.join("held");
+        let _f = std::fs::File::create(&path).unwrap();
+        let probe = SystemProbe::snapshot();
+        let me = probe.process(std::process::id()).unwrap();
+        assert!(me.start_time <= SystemTime::now());
+        assert!(
+            probe.is_running(&me.name),
+            "own name {:?} not running",
+            me.name
+        );
+        let open = probe.open_file_under(&canon).unwrap();
+        assert_eq!(open.path, path);
+        assert_eq!(open.pid, std::process::id());
+    }
 }

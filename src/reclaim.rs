@@ -1,11 +1,26 @@
-//! Safe reclaim: `plan` then `execute`, under the safety rules of `../shared/DESIGN.md`.
+//! Safe reclaim: [`plan`] then [`execute`], under the safety rules of `../shared/DESIGN.md`.
 //!
-//! SKELETON — owned by the reclaim helper; the signatures below are the agreed interface.
+//! A plan lists the claimed items that may go (with their device, inode, sizes and age) and the
+//! items kept with the reason why. Execute re-checks every planned item just before deleting it
+//! (still inside its root, same device and inode, not modified since the plan, still old enough,
+//! owner still dead, not in use) and deletes with `remove_dir_all` / `remove_file`, so a symlink is
+//! removed as a link and never followed.
+//!
+//! Age is `now − max(newest mtime in the item, the name's `ts` capture)`: the younger reading wins,
+//! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
+//! recent write protects an item whose name says it is old.
+
+mod execute;
+mod measure;
+mod plan;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
+
+pub use execute::execute;
+pub use plan::plan;
 
 /// What the user asked to reclaim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +68,28 @@ pub enum KeepReason {
         /// What changed.
         what: String,
     },
+    /// The item's producer id is not in the catalogue (e.g. a rule removed from the config).
+    UnknownProducer,
+}
+
+impl std::fmt::Display for KeepReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeepReason::TooYoung {
+                age_secs,
+                needed_secs,
+            } => write!(f, "too young: {age_secs} s old, needs {needed_secs} s"),
+            KeepReason::OwnerAlive { pid } => write!(f, "owner pid {pid} is alive"),
+            KeepReason::InUse { pid, path } => {
+                write!(f, "in use: pid {pid} has {} open", path.display())
+            }
+            KeepReason::AppRunning { name } => write!(f, "{name} is running"),
+            KeepReason::Never => f.write_str("the rule never reclaims"),
+            KeepReason::Manual => f.write_str("the rule is manual and was not named"),
+            KeepReason::Changed { what } => write!(f, "changed: {what}"),
+            KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
+        }
+    }
 }
 
 /// The audit record of one deletion attempt, for the history DB.
@@ -68,4 +105,228 @@ pub struct AuditRecord {
     pub allocated_bytes: u64,
     /// `deleted`, `already-gone`, `skipped: <reason>` or `error: <message>`.
     pub outcome: String,
+}
+
+/// One item a plan would delete.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedItem {
+    /// Absolute path of the item, under `root`.
+    pub path: PathBuf,
+    /// Canonical path of the root the item lies in; execute refuses anything not strictly inside it.
+    pub root: PathBuf,
+    /// Rule id.
+    pub producer: String,
+    /// Allocated bytes at scan time (`st_blocks * 512`, hard links once).
+    pub allocated_bytes: u64,
+    /// Apparent bytes at scan time (`st_size` summed).
+    pub apparent_bytes: u64,
+    /// Age at plan time, seconds (see the module docs for how age is read).
+    pub age_secs: u64,
+    /// Device id of the item (`st_dev`).
+    pub dev: u64,
+    /// Inode of the item (`st_ino`).
+    pub ino: u64,
+    /// True when the item is a symlink (the link goes, the target stays).
+    pub is_symlink: bool,
+    /// Newest mtime in the item at scan time; anything newer at execute keeps the item.
+    pub newest_mtime: Option<SystemTime>,
+    /// The name's `ts` capture, when the rule has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_ts: Option<SystemTime>,
+    /// The owner pid from the name, when the rule has `owner.pid_in_name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_pid: Option<u32>,
+    /// The item's birth (the name's `ts` when captured, else the scan's birth time); an owner pid
+    /// that started after it is a reused pid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub birth_time: Option<SystemTime>,
+}
+
+/// An item kept, with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptItem {
+    /// Absolute path of the item.
+    pub path: PathBuf,
+    /// Rule id.
+    pub producer: String,
+    /// Why it is kept (serialized inline: `"reason": "too-young", "age_secs": ...`).
+    #[serde(flatten)]
+    pub reason: KeepReason,
+}
+
+/// What [`plan`] decided: the items to delete and the items kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReclaimPlan {
+    /// Stable id: 32 hex digits hashed from the policy and every planned item's path, device and
+    /// inode (not from the time), so the same state gives the same id.
+    pub id: String,
+    /// When the plan was made (the `now` given to [`plan`]).
+    pub created: SystemTime,
+    /// The policy it was made under.
+    pub policy: Policy,
+    /// Items to delete, in path order.
+    pub items: Vec<PlannedItem>,
+    /// Items kept, in path order.
+    pub kept: Vec<KeptItem>,
+    /// Sum of the planned items' allocated bytes.
+    pub planned_bytes: u64,
+}
+
+/// An item execute deleted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletedItem {
+    /// Absolute path it had.
+    pub path: PathBuf,
+    /// Rule id.
+    pub producer: String,
+    /// Allocated bytes re-measured just before deleting (hard links shared with another deleted
+    /// item counted in the first one only).
+    pub allocated_bytes: u64,
+}
+
+/// An item execute could not handle, as `{path, message}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReclaimErrorEntry {
+    /// The item (empty for an error about the whole plan).
+    pub path: PathBuf,
+    /// The error, as [`ReclaimError`] displays it.
+    pub message: String,
+}
+
+/// What [`execute`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReclaimReport {
+    /// Items deleted, in plan order.
+    pub deleted: Vec<DeletedItem>,
+    /// Items skipped at the re-check, with why.
+    pub kept: Vec<KeptItem>,
+    /// Items that were gone before execute reached them (not an error).
+    pub already_gone: Vec<PathBuf>,
+    /// Sum of the deleted items' re-measured allocated bytes.
+    pub freed_bytes: u64,
+    /// Items that failed.
+    pub errors: Vec<ReclaimErrorEntry>,
+}
+
+/// Errors of one item's re-check or deletion.
+#[derive(Debug, thiserror::Error)]
+pub enum ReclaimError {
+    /// The plan's id does not match its contents: it was edited or corrupted.
+    #[error("plan id {found:?} does not match its items (expected {expected:?}); make a new plan")]
+    PlanMismatch {
+        /// The id the plan carries.
+        found: String,
+        /// The id its contents hash to.
+        expected: String,
+    },
+    /// The path is not a plain absolute path with a final name (`..`, a root, empty).
+    #[error("refusing {path:?}: not an absolute path ending in a plain name")]
+    BadPath {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The item does not lie strictly inside its root (after resolving its parent).
+    #[error("refusing {path:?}: it resolves to {resolved:?}, not inside root {root:?}")]
+    OutsideRoot {
+        /// The path in the plan.
+        path: PathBuf,
+        /// Where its parent resolves to, joined with its name.
+        resolved: PathBuf,
+        /// The root.
+        root: PathBuf,
+    },
+    /// Resolving the item's parent dir failed.
+    #[error("cannot resolve the parent of {path:?}: {source}")]
+    Canonicalize {
+        /// The item.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// `lstat` of the item or an entry in it failed.
+    #[error("cannot stat {path:?}: {source}")]
+    Stat {
+        /// The entry.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Listing a dir inside the item failed (so its age cannot be checked).
+    #[error("cannot list {path:?}: {source}")]
+    ReadDir {
+        /// The dir.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Deleting the item failed (part of it may be gone).
+    #[error("cannot delete {path:?}: {source}")]
+    Remove {
+        /// The item.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl ReclaimError {
+    fn entry(&self, path: &std::path::Path) -> ReclaimErrorEntry {
+        ReclaimErrorEntry {
+            path: path.to_path_buf(),
+            message: self.to_string(),
+        }
+    }
+}
+
+/// Whole seconds from `earlier` to `now`, 0 when `earlier` is in the future.
+fn secs_between(earlier: SystemTime, now: SystemTime) -> u64 {
+    now.duration_since(earlier).map_or(0, |d| d.as_secs())
+}
+
+/// The reading of an item's age: `now − max(newest mtime, name ts)`, seconds; 0 when neither is
+/// known (an item of unknown age is treated as brand new).
+fn age_secs(newest_mtime: Option<SystemTime>, name_ts: Option<SystemTime>, now: SystemTime) -> u64 {
+    match newest_mtime.into_iter().chain(name_ts).max() {
+        Some(t) => secs_between(t, now),
+        None => 0,
+    }
+}
+
+/// Slack when comparing a process start time (whole seconds from sysinfo) with an item's birth: an
+/// owner that started up to this long after the birth is still taken as the owner (keeps the item).
+const START_TIME_SLACK: Duration = Duration::from_secs(2);
+
+/// Why the owner pid keeps the item, if it does: alive and started at or before the birth (with
+/// [`START_TIME_SLACK`]). Unknown birth: any live pid keeps it.
+fn owner_keeps(
+    probe: &dyn crate::process::ProcessProbe,
+    pid: u32,
+    birth: Option<SystemTime>,
+) -> Option<KeepReason> {
+    let p = probe.process(pid)?;
+    let reused = birth.is_some_and(|b| p.start_time > b + START_TIME_SLACK);
+    (!reused).then_some(KeepReason::OwnerAlive { pid })
+}
+
+/// The first of the rule's named processes that runs.
+fn app_running(
+    probe: &dyn crate::process::ProcessProbe,
+    rule: &crate::catalogue::Rule,
+) -> Option<KeepReason> {
+    rule.owner
+        .processes
+        .iter()
+        .find(|n| probe.is_running(n))
+        .map(|n| KeepReason::AppRunning { name: n.clone() })
+}
+
+/// Needed age, seconds: max(threshold, the rule's floor).
+fn needed_secs(policy: &Policy, rule: &crate::catalogue::Rule) -> u64 {
+    policy.older_than.as_secs().max(rule.min_age_secs)
+}
+
+/// True when the rule forbids deleting (`reclaim = "never"` or `kind = "system"`).
+fn rule_forbids(rule: &crate::catalogue::Rule) -> bool {
+    rule.reclaim == crate::catalogue::ReclaimMode::Never
+        || rule.kind == crate::catalogue::ProducerKind::System
 }

@@ -37,3 +37,188 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     }
     out
 }
+
+/// `struct proc_fileinfo` of `<sys/proc_info.h>`.
+#[repr(C)]
+#[derive(Default)]
+#[allow(dead_code)] // filled by the kernel; only some fields are read
+struct ProcFileInfo {
+    fi_openflags: u32,
+    fi_status: u32,
+    fi_offset: i64,
+    fi_type: i32,
+    fi_guardflags: u32,
+}
+
+/// `struct vnode_fdinfowithpath` of `<sys/proc_info.h>` (flavor `PROC_PIDFDVNODEPATHINFO`); the
+/// `vnode_info` part is kept as bytes, only the path is read.
+#[repr(C)]
+#[allow(dead_code)] // filled by the kernel; only some fields are read
+struct VnodeFdInfoWithPath {
+    pfi: ProcFileInfo,
+    vip_vi: [u8; std::mem::size_of::<libc::vnode_info>()],
+    vip_path: [libc::c_char; libc::MAXPATHLEN as usize],
+}
+
+impl Default for VnodeFdInfoWithPath {
+    fn default() -> Self {
+        VnodeFdInfoWithPath {
+            pfi: ProcFileInfo::default(),
+            vip_vi: [0; std::mem::size_of::<libc::vnode_info>()],
+            vip_path: [0; libc::MAXPATHLEN as usize],
+        }
+    }
+}
+
+impl libproc::libproc::file_info::PIDFDInfo for VnodeFdInfoWithPath {
+    fn flavor() -> libproc::libproc::file_info::PIDFDInfoFlavor {
+        libproc::libproc::file_info::PIDFDInfoFlavor::VNodePathInfo
+    }
+}
+
+/// `struct proc_regioninfo` of `<sys/proc_info.h>`.
+#[repr(C)]
+#[derive(Default)]
+#[allow(dead_code)] // filled by the kernel; only some fields are read
+struct ProcRegionInfo {
+    pri_protection: u32,
+    pri_max_protection: u32,
+    pri_inheritance: u32,
+    pri_flags: u32,
+    pri_offset: u64,
+    pri_behavior: u32,
+    pri_user_wired_count: u32,
+    pri_user_tag: u32,
+    pri_pages_resident: u32,
+    pri_pages_shared_now_private: u32,
+    pri_pages_swapped_out: u32,
+    pri_pages_dirtied: u32,
+    pri_ref_count: u32,
+    pri_shadow_depth: u32,
+    pri_share_mode: u32,
+    pri_private_pages_resident: u32,
+    pri_shared_pages_resident: u32,
+    pri_obj_id: u32,
+    pri_depth: u32,
+    pri_address: u64,
+    pri_size: u64,
+}
+
+/// `struct proc_regionwithpathinfo` (flavor `PROC_PIDREGIONPATHINFO`).
+#[repr(C)]
+#[allow(dead_code)] // filled by the kernel; only some fields are read
+struct ProcRegionWithPathInfo {
+    prp_prinfo: ProcRegionInfo,
+    prp_vip: libc::vnode_info_path,
+}
+
+/// `PROC_PIDREGIONPATHINFO` of `<sys/proc_info.h>` (not in `libc`).
+const PROC_PIDREGIONPATHINFO: libc::c_int = 8;
+
+fn c_path(raw: &[libc::c_char]) -> Option<PathBuf> {
+    // SAFETY: c_char and u8 have the same size and alignment; the slice stays borrowed.
+    let bytes = unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<u8>(), raw.len()) };
+    let s = CStr::from_bytes_until_nul(bytes).ok()?;
+    if s.to_bytes().first() != Some(&b'/') {
+        return None;
+    }
+    Some(PathBuf::from(OsStr::from_bytes(s.to_bytes())))
+}
+
+/// Open vnodes (`PROC_PIDLISTFDS` + `PROC_PIDFDVNODEPATHINFO`), the working dir
+/// (`PROC_PIDVNODEPATHINFO`) and file-backed regions (`PROC_PIDREGIONPATHINFO`) of every pid that
+/// `proc_listallpids` returns. Pids we may not inspect (other users') are skipped and counted.
+pub(super) fn open_files() -> super::OpenFiles {
+    use libproc::libproc::bsd_info::BSDInfo;
+    use libproc::libproc::file_info::{pidfdinfo, ListFDs, ProcFDType};
+    use libproc::libproc::proc_pid::{listpidinfo, pidinfo};
+
+    let mut out = super::OpenFiles::default();
+    let Ok(pids) = libproc::processes::pids_by_type(libproc::processes::ProcFilter::All) else {
+        return out;
+    };
+    for pid in pids {
+        let Ok(ipid) = i32::try_from(pid) else {
+            continue;
+        };
+        if ipid == 0 {
+            continue;
+        }
+        let Ok(info) = pidinfo::<BSDInfo>(ipid, 0) else {
+            out.skipped_pids += 1;
+            continue;
+        };
+        if let Ok(fds) = listpidinfo::<ListFDs>(ipid, info.pbi_nfiles as usize) {
+            for fd in fds {
+                if !matches!(ProcFDType::from(fd.proc_fdtype), ProcFDType::VNode) {
+                    continue;
+                }
+                if let Ok(v) = pidfdinfo::<VnodeFdInfoWithPath>(ipid, fd.proc_fd) {
+                    if let Some(p) = c_path(&v.vip_path) {
+                        out.files.push((pid, p));
+                    }
+                }
+            }
+        }
+        // SAFETY: all-zero bytes are a valid proc_vnodepathinfo (integers and char arrays).
+        let mut vpi: libc::proc_vnodepathinfo = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::proc_vnodepathinfo>() as libc::c_int;
+        // SAFETY: the buffer is a proc_vnodepathinfo of `size` bytes, as the flavor expects.
+        let n = unsafe {
+            libc::proc_pidinfo(
+                ipid,
+                libc::PROC_PIDVNODEPATHINFO,
+                0,
+                (&mut vpi as *mut libc::proc_vnodepathinfo).cast(),
+                size,
+            )
+        };
+        if n == size {
+            if let Some(p) = c_path(&vpi.pvi_cdir.vip_path) {
+                out.files.push((pid, p));
+            }
+        }
+        push_regions(&mut out.files, pid, ipid);
+    }
+    out
+}
+
+/// File-backed memory regions of `ipid` (mapped models, libraries), one entry per distinct path run.
+fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
+    let size = std::mem::size_of::<ProcRegionWithPathInfo>() as libc::c_int;
+    let mut address: u64 = 0;
+    let mut last: Option<PathBuf> = None;
+    // A process has at most a few thousand regions; the cap guards against a kernel that never
+    // advances.
+    for _ in 0..100_000 {
+        // SAFETY: all-zero bytes are a valid ProcRegionWithPathInfo (integers and char arrays).
+        let mut info: ProcRegionWithPathInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: the buffer is a proc_regionwithpathinfo of `size` bytes, as the flavor expects.
+        let n = unsafe {
+            libc::proc_pidinfo(
+                ipid,
+                PROC_PIDREGIONPATHINFO,
+                address,
+                (&mut info as *mut ProcRegionWithPathInfo).cast(),
+                size,
+            )
+        };
+        if n != size {
+            break;
+        }
+        if let Some(p) = c_path(&info.prp_vip.vip_path) {
+            if last.as_ref() != Some(&p) {
+                files.push((pid, p.clone()));
+                last = Some(p);
+            }
+        }
+        let next = info
+            .prp_prinfo
+            .pri_address
+            .saturating_add(info.prp_prinfo.pri_size);
+        if next <= address {
+            break;
+        }
+        address = next;
+    }
+}

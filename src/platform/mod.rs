@@ -23,3 +23,23 @@ use crate::roots::RootKind;
 pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     imp::default_root_paths()
 }
+
+/// Files that processes hold open or mapped, gathered once (see [`open_files`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenFiles {
+    /// `(pid, path)` of every open file descriptor, working dir and file mapping seen, paths as the
+    /// kernel reports them (absolute, symlinks resolved). Unsorted; may hold duplicates.
+    pub files: Vec<(u32, PathBuf)>,
+    /// Processes that could not be inspected (other users', or exited meanwhile).
+    pub skipped_pids: usize,
+}
+
+/// The open files, working dirs and mapped files of every process this user may inspect.
+///
+/// Linux: `/proc/<pid>/fd/*`, `/proc/<pid>/cwd` and `/proc/<pid>/maps`. macOS: `libproc`
+/// (`proc_pidinfo(PROC_PIDLISTFDS)` and `proc_pidfdinfo(PROC_PIDFDVNODEPATHINFO)` per fd, the
+/// working dir, and the file-backed regions). Processes of other users that cannot be read are
+/// skipped and counted in [`OpenFiles::skipped_pids`]; never an error.
+pub fn open_files() -> OpenFiles {
+    imp::open_files()
+}

@@ -1,5 +1,6 @@
 //! Linux and other Unix twins of `macos.rs`.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::roots::RootKind;
@@ -15,4 +16,75 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
         out.push((RootKind::Cache, dirs.cache_dir().to_path_buf()));
     }
     out
+}
+
+/// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link,
+/// the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes whose entries cannot be
+/// read (other users', or gone meanwhile) are skipped and counted.
+pub(super) fn open_files() -> super::OpenFiles {
+    let mut out = super::OpenFiles::default();
+    let Ok(proc_dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in proc_dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let base = entry.path();
+        let mut readable = false;
+        if let Ok(fds) = std::fs::read_dir(base.join("fd")) {
+            readable = true;
+            for fd in fds.flatten() {
+                if let Ok(target) = std::fs::read_link(fd.path()) {
+                    push_path(&mut out.files, pid, target);
+                }
+            }
+        }
+        if let Ok(cwd) = std::fs::read_link(base.join("cwd")) {
+            push_path(&mut out.files, pid, cwd);
+        }
+        if let Ok(maps) = std::fs::read(base.join("maps")) {
+            readable = true;
+            let mut seen: Option<Vec<u8>> = None;
+            for line in maps.split(|b| *b == b'\n') {
+                // address perms offset dev inode pathname; the path starts at the first '/'
+                // after the five fixed fields (paths may contain spaces).
+                let Some(slash) = line.iter().position(|b| *b == b'/') else {
+                    continue;
+                };
+                let path = &line[slash..];
+                if seen.as_deref() == Some(path) {
+                    continue;
+                }
+                seen = Some(path.to_vec());
+                push_path(
+                    &mut out.files,
+                    pid,
+                    PathBuf::from(std::ffi::OsStr::from_bytes(path)),
+                );
+            }
+        }
+        if !readable {
+            out.skipped_pids += 1;
+        }
+    }
+    out
+}
+
+/// Keeps absolute paths only (not `socket:[…]`, `pipe:[…]`, `anon_inode:…`), without the kernel's
+/// ` (deleted)` suffix.
+fn push_path(files: &mut Vec<(u32, PathBuf)>, pid: u32, path: PathBuf) {
+    if !path.is_absolute() {
+        return;
+    }
+    let bytes = path.as_os_str().as_bytes();
+    let path = match bytes.strip_suffix(b" (deleted)") {
+        Some(stem) => PathBuf::from(std::ffi::OsStr::from_bytes(stem)),
+        None => path,
+    };
+    files.push((pid, path));
 }

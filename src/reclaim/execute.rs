@@ -1,0 +1,274 @@
+//! Executing a [`ReclaimPlan`]: re-check each item, then delete it, in parallel; audit on the
+//! calling thread.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::mpsc;
+use std::time::SystemTime;
+
+use rayon::prelude::*;
+
+use super::measure::{remeasure, Remeasure};
+use super::plan::plan_id;
+use super::{
+    age_secs, app_running, needed_secs, owner_keeps, rule_forbids, AuditRecord, DeletedItem,
+    KeepReason, KeptItem, PlannedItem, ReclaimError, ReclaimPlan, ReclaimReport,
+};
+use crate::catalogue::Catalogue;
+use crate::process::ProcessProbe;
+
+/// What happened to one planned item.
+enum Outcome {
+    Deleted(Remeasure),
+    Kept(KeepReason),
+    AlreadyGone,
+    Failed(ReclaimError),
+}
+
+/// Executes `plan`: re-checks every planned item just before deleting it and deletes those that
+/// pass, items in parallel (rayon). `audit` is called once per item attempted, on the calling
+/// thread, as items finish.
+///
+/// The re-check, per item: the path is absolute and ends in a plain name; its parent resolves
+/// (canonicalize) to a dir inside the plan's root, so the item is never the root nor outside it;
+/// the rule still exists and still allows deletion; `lstat` gives the planned device and inode
+/// (and the same symlink-ness); the owner pid is still not a live owner, the rule's processes
+/// still do not run, and no open or mapped file lies under it (one probe snapshot for the whole
+/// execute); one walk of the item finds nothing modified after the plan's newest mtime, no other
+/// filesystem mounted inside, and an age still at least max(threshold, rule floor). Then the item
+/// goes: `remove_dir_all` for a dir, `remove_file` for a file or a symlink (the target stays).
+/// `NotFound` at any step means already gone (in `already_gone`, audit outcome `already-gone`).
+///
+/// Freed bytes are the re-measured allocated bytes of what was deleted, an inode with several
+/// links counted once across the whole execute.
+///
+/// A plan whose id does not match its contents (edited or corrupted) deletes nothing: the report
+/// carries one [`ReclaimError::PlanMismatch`] with an empty path and no audit call is made.
+pub fn execute(
+    plan: &ReclaimPlan,
+    catalogue: &Catalogue,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+    audit: &mut dyn FnMut(&AuditRecord),
+) -> ReclaimReport {
+    let mut report = ReclaimReport::default();
+    let expected = plan_id(&plan.policy, &plan.items);
+    if expected != plan.id {
+        let e = ReclaimError::PlanMismatch {
+            found: plan.id.clone(),
+            expected,
+        };
+        report.errors.push(e.entry(Path::new("")));
+        return report;
+    }
+    probe.refresh();
+
+    let mut deleted: Vec<(usize, DeletedItem)> = Vec::new();
+    let mut seen_inodes: HashSet<(u64, u64)> = HashSet::new();
+    let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            plan.items
+                .par_iter()
+                .enumerate()
+                .for_each_with(tx, |tx, (i, item)| {
+                    let outcome = attempt(item, plan, catalogue, probe, now);
+                    // The receiver lives until every sender is dropped; a send cannot fail.
+                    tx.send((i, outcome)).ok();
+                });
+        });
+        for (i, outcome) in rx {
+            let item = &plan.items[i];
+            let text = match outcome {
+                Outcome::Deleted(m) => {
+                    let shared: u64 = m
+                        .multi_link
+                        .iter()
+                        .filter(|(dev, ino, _)| seen_inodes.insert((*dev, *ino)))
+                        .map(|(_, _, bytes)| bytes)
+                        .sum();
+                    let bytes = m.single_link_bytes + shared;
+                    report.freed_bytes += bytes;
+                    deleted.push((
+                        i,
+                        DeletedItem {
+                            path: item.path.clone(),
+                            producer: item.producer.clone(),
+                            allocated_bytes: bytes,
+                        },
+                    ));
+                    "deleted".to_owned()
+                }
+                Outcome::Kept(reason) => {
+                    let text = format!("skipped: {reason}");
+                    report.kept.push(KeptItem {
+                        path: item.path.clone(),
+                        producer: item.producer.clone(),
+                        reason,
+                    });
+                    text
+                }
+                Outcome::AlreadyGone => {
+                    report.already_gone.push(item.path.clone());
+                    "already-gone".to_owned()
+                }
+                Outcome::Failed(e) => {
+                    report.errors.push(e.entry(&item.path));
+                    format!("error: {e}")
+                }
+            };
+            audit(&AuditRecord {
+                time: now,
+                path: item.path.clone(),
+                producer: item.producer.clone(),
+                allocated_bytes: item.allocated_bytes,
+                outcome: text,
+            });
+        }
+    });
+    deleted.sort_by_key(|(i, _)| *i);
+    report.deleted = deleted.into_iter().map(|(_, d)| d).collect();
+    report.kept.sort_by(|a, b| a.path.cmp(&b.path));
+    report.already_gone.sort();
+    report.errors.sort_by(|a, b| a.path.cmp(&b.path));
+    report
+}
+
+fn is_not_found(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound
+}
+
+fn changed(what: impl Into<String>) -> Outcome {
+    Outcome::Kept(KeepReason::Changed { what: what.into() })
+}
+
+/// Re-checks one item and deletes it when every check passes.
+fn attempt(
+    item: &PlannedItem,
+    plan: &ReclaimPlan,
+    catalogue: &Catalogue,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+) -> Outcome {
+    let resolved = match resolve_inside_root(item) {
+        Ok(Some(p)) => p,
+        Ok(None) => return Outcome::AlreadyGone,
+        Err(e) => return Outcome::Failed(e),
+    };
+    if resolved != item.path {
+        return changed(format!("path now resolves to {}", resolved.display()));
+    }
+    let Some(rule) = catalogue.rule(&item.producer) else {
+        return Outcome::Kept(KeepReason::UnknownProducer);
+    };
+    if rule_forbids(rule) {
+        return Outcome::Kept(KeepReason::Never);
+    }
+    let md = match std::fs::symlink_metadata(&resolved) {
+        Ok(md) => md,
+        Err(e) if is_not_found(&e) => return Outcome::AlreadyGone,
+        Err(source) => {
+            return Outcome::Failed(ReclaimError::Stat {
+                path: resolved,
+                source,
+            })
+        }
+    };
+    if md.dev() != item.dev || md.ino() != item.ino {
+        return changed(format!(
+            "replaced since the plan: device/inode {}/{} is now {}/{}",
+            item.dev,
+            item.ino,
+            md.dev(),
+            md.ino()
+        ));
+    }
+    if md.file_type().is_symlink() != item.is_symlink {
+        return changed("symlink-ness changed since the plan");
+    }
+    if let Some(reason) = item
+        .owner_pid
+        .and_then(|pid| owner_keeps(probe, pid, item.birth_time))
+    {
+        return Outcome::Kept(reason);
+    }
+    if let Some(reason) = app_running(probe, rule) {
+        return Outcome::Kept(reason);
+    }
+    if let Some(open) = probe.open_file_under(&resolved) {
+        return Outcome::Kept(KeepReason::InUse {
+            pid: open.pid,
+            path: open.path,
+        });
+    }
+    let m = match remeasure(&resolved, &md) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Failed(e),
+    };
+    if m.other_device {
+        return changed("another filesystem is mounted inside");
+    }
+    if let (Some(now_newest), Some(planned)) = (m.newest_mtime, item.newest_mtime) {
+        if now_newest > planned {
+            return changed("modified after the plan (newer mtime inside)");
+        }
+    }
+    let age = age_secs(m.newest_mtime, item.name_ts, now);
+    let needed = needed_secs(&plan.policy, rule);
+    if age < needed {
+        return Outcome::Kept(KeepReason::TooYoung {
+            age_secs: age,
+            needed_secs: needed,
+        });
+    }
+    let removed = if md.is_dir() {
+        std::fs::remove_dir_all(&resolved)
+    } else {
+        std::fs::remove_file(&resolved)
+    };
+    match removed {
+        Ok(()) => Outcome::Deleted(m),
+        Err(e) if is_not_found(&e) => Outcome::AlreadyGone,
+        Err(source) => Outcome::Failed(ReclaimError::Remove {
+            path: resolved,
+            source,
+        }),
+    }
+}
+
+/// The item's path with its parent resolved, `Ok(None)` when the parent is gone.
+///
+/// # Errors
+/// [`ReclaimError::BadPath`] for a path that is relative, has `.`/`..` or no final name;
+/// [`ReclaimError::OutsideRoot`] when the resolved parent is not the root or inside it (so the
+/// item is strictly inside); [`ReclaimError::Canonicalize`] when resolving fails otherwise.
+fn resolve_inside_root(item: &PlannedItem) -> Result<Option<PathBuf>, ReclaimError> {
+    let path = &item.path;
+    let plain = path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+    let (Some(parent), Some(name), true) = (path.parent(), path.file_name(), plain) else {
+        return Err(ReclaimError::BadPath { path: path.clone() });
+    };
+    let canon_parent = match std::fs::canonicalize(parent) {
+        Ok(p) => p,
+        Err(e) if is_not_found(&e) => return Ok(None),
+        Err(source) => {
+            return Err(ReclaimError::Canonicalize {
+                path: path.clone(),
+                source,
+            })
+        }
+    };
+    let resolved = canon_parent.join(name);
+    if !item.root.is_absolute() || !canon_parent.starts_with(&item.root) || resolved == item.root {
+        return Err(ReclaimError::OutsideRoot {
+            path: path.clone(),
+            resolved,
+            root: item.root.clone(),
+        });
+    }
+    Ok(Some(resolved))
+}

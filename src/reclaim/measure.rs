@@ -1,0 +1,90 @@
+//! The re-measure walk of one item just before deleting it: one pass that yields its allocated
+//! bytes and its newest mtime, never following symlinks.
+
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::ReclaimError;
+
+/// What one walk of an item found.
+#[derive(Debug, Default)]
+pub(super) struct Remeasure {
+    /// Allocated bytes (`st_blocks * 512`) of entries with one link.
+    pub single_link_bytes: u64,
+    /// `(dev, ino, allocated bytes)` of entries with more than one link (non-dirs): the caller
+    /// counts each inode once across every deleted item.
+    pub multi_link: Vec<(u64, u64, u64)>,
+    /// Newest mtime of any entry, the item itself included.
+    pub newest_mtime: Option<SystemTime>,
+    /// An entry on another device than the item (a mount point inside it).
+    pub other_device: bool,
+}
+
+impl Remeasure {
+    fn add(&mut self, md: &Metadata, item_dev: u64) {
+        let bytes = md.blocks() * 512;
+        if md.nlink() > 1 && !md.is_dir() {
+            self.multi_link.push((md.dev(), md.ino(), bytes));
+        } else {
+            self.single_link_bytes += bytes;
+        }
+        if let Ok(m) = md.modified() {
+            self.newest_mtime = Some(self.newest_mtime.map_or(m, |n| n.max(m)));
+        }
+        if md.dev() != item_dev {
+            self.other_device = true;
+        }
+    }
+}
+
+/// Walks the item at `path` whose `lstat` is `top`. Entries that vanish during the walk are left
+/// out (their parent's mtime shows the change).
+///
+/// # Errors
+/// [`ReclaimError::ReadDir`] when a dir in the item cannot be listed and [`ReclaimError::Stat`]
+/// when an entry cannot be stat'ed (other than `NotFound`): its age cannot be known.
+pub(super) fn remeasure(path: &Path, top: &Metadata) -> Result<Remeasure, ReclaimError> {
+    let mut out = Remeasure::default();
+    out.add(top, top.dev());
+    if top.is_dir() {
+        walk_dir(path, top.dev(), &mut out)?;
+    }
+    Ok(out)
+}
+
+fn walk_dir(dir: &Path, item_dev: u64, out: &mut Remeasure) -> Result<(), ReclaimError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(ReclaimError::ReadDir {
+                path: dir.to_path_buf(),
+                source,
+            })
+        }
+    };
+    for entry in entries {
+        let entry = entry.map_err(|source| ReclaimError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        // `DirEntry::metadata` does not follow symlinks (fstatat with AT_SYMLINK_NOFOLLOW).
+        let md = match entry.metadata() {
+            Ok(md) => md,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(ReclaimError::Stat {
+                    path: entry.path(),
+                    source,
+                })
+            }
+        };
+        out.add(&md, item_dev);
+        if md.is_dir() && md.dev() == item_dev {
+            walk_dir(&entry.path(), item_dev, out)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Building a [`ReclaimPlan`] from an inventory: which claimed items may go, which stay and why.
+
+use std::time::SystemTime;
+
+use super::{
+    age_secs, app_running, needed_secs, owner_keeps, rule_forbids, KeepReason, KeptItem,
+    PlannedItem, Policy, ReclaimPlan,
+};
+use crate::catalogue::{Catalogue, ReclaimMode, Rule};
+use crate::inventory::{Inventory, Item};
+use crate::process::ProcessProbe;
+use crate::roots::Root;
+
+/// Plans a reclaim of `inv` under `policy`, at time `now`.
+///
+/// Candidates are claimed items only (unattributed entries are never planned) of the rules the
+/// policy selects: with an empty `policy.producers`, every rule; otherwise only the named ones.
+/// Items are kept, each with its [`KeepReason`], when the rule is `reclaim = "never"` or `kind =
+/// "system"` (`Never`), `reclaim = "manual"` and not named (`Manual`), younger than max(threshold,
+/// `min_age_secs`) (`TooYoung`), the owner pid in the name is alive and started at or before the
+/// item's birth (`OwnerAlive`), one of the rule's `owner.processes` runs (`AppRunning`), or a
+/// process holds a file under it open or mapped (`InUse`). Rules selected but unknown to the
+/// catalogue keep their items (`UnknownProducer`).
+///
+/// Calls `probe.refresh()` once, then only looks the snapshot up.
+pub fn plan(
+    inv: &Inventory,
+    catalogue: &Catalogue,
+    policy: &Policy,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+) -> ReclaimPlan {
+    probe.refresh();
+    let mut items = Vec::new();
+    let mut kept = Vec::new();
+    for (root, item) in inv.items() {
+        let Some(id) = item.producer.as_deref() else {
+            continue;
+        };
+        if !root.contains(&item.path) {
+            continue;
+        }
+        let named = policy.producers.iter().any(|p| p == id);
+        if !policy.producers.is_empty() && !named {
+            continue;
+        }
+        let decision = match catalogue.rule(id) {
+            None => Err(KeepReason::UnknownProducer),
+            Some(rule) => decide(root, item, rule, named, policy, probe, now),
+        };
+        match decision {
+            Ok(p) => items.push(p),
+            Err(reason) => kept.push(KeptItem {
+                path: item.path.clone(),
+                producer: id.to_owned(),
+                reason,
+            }),
+        }
+    }
+    items.sort_by(|a, b| a.path.cmp(&b.path));
+    kept.sort_by(|a, b| a.path.cmp(&b.path));
+    let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
+    ReclaimPlan {
+        id: plan_id(policy, &items),
+        created: now,
+        policy: policy.clone(),
+        items,
+        kept,
+        planned_bytes,
+    }
+}
+
+fn decide(
+    root: &Root,
+    item: &Item,
+    rule: &Rule,
+    named: bool,
+    policy: &Policy,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+) -> Result<PlannedItem, KeepReason> {
+    if rule_forbids(rule) {
+        return Err(KeepReason::Never);
+    }
+    if rule.reclaim == ReclaimMode::Manual && !named {
+        return Err(KeepReason::Manual);
+    }
+    let name_ts = item.captures.ts;
+    let age = age_secs(item.measure.newest_mtime, name_ts, now);
+    let needed = needed_secs(policy, rule);
+    if age < needed {
+        return Err(KeepReason::TooYoung {
+            age_secs: age,
+            needed_secs: needed,
+        });
+    }
+    let owner_pid = item.captures.pid.filter(|_| rule.owner.pid_in_name);
+    let birth_time = name_ts.or(item.measure.birth_time);
+    if let Some(reason) = owner_pid.and_then(|pid| owner_keeps(probe, pid, birth_time)) {
+        return Err(reason);
+    }
+    if let Some(reason) = app_running(probe, rule) {
+        return Err(reason);
+    }
+    if let Some(open) = probe.open_file_under(&item.path) {
+        return Err(KeepReason::InUse {
+            pid: open.pid,
+            path: open.path,
+        });
+    }
+    Ok(PlannedItem {
+        path: item.path.clone(),
+        root: root.canonical.clone(),
+        producer: rule.id.clone(),
+        allocated_bytes: item.measure.allocated_bytes,
+        apparent_bytes: item.measure.apparent_bytes,
+        age_secs: age,
+        dev: item.dev,
+        ino: item.ino,
+        is_symlink: item.is_symlink,
+        newest_mtime: item.measure.newest_mtime,
+        name_ts,
+        owner_pid,
+        birth_time,
+    })
+}
+
+/// FNV-1a, 64 bits, from a given offset basis.
+struct Fnv(u64);
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// The plan id: two FNV-1a hashes (different bases) over the policy and every planned item's path,
+/// root, producer, device, inode, symlink flag, owner pid and times, as 32 hex digits. Stable across runs and Rust
+/// versions (no `DefaultHasher`).
+pub(super) fn plan_id(policy: &Policy, items: &[PlannedItem]) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut a = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut b = Fnv(0x6c62_272e_07bb_0142);
+    let mut both = |bytes: &[u8]| {
+        a.write(bytes);
+        b.write(bytes);
+    };
+    both(&policy.older_than.as_secs().to_le_bytes());
+    both(&policy.older_than.subsec_nanos().to_le_bytes());
+    for p in &policy.producers {
+        both(p.as_bytes());
+        both(&[0]);
+    }
+    both(&[0xff]);
+    for i in items {
+        both(i.path.as_os_str().as_bytes());
+        both(&[0]);
+        both(i.root.as_os_str().as_bytes());
+        both(&[0]);
+        both(i.producer.as_bytes());
+        both(&[0]);
+        both(&i.dev.to_le_bytes());
+        both(&i.ino.to_le_bytes());
+        both(&[u8::from(i.is_symlink)]);
+        both(&i.owner_pid.map_or([0; 5], |pid| {
+            let mut v = [1; 5];
+            v[1..].copy_from_slice(&pid.to_le_bytes());
+            v
+        }));
+        for t in [i.newest_mtime, i.name_ts, i.birth_time] {
+            both(&time_bytes(t));
+        }
+    }
+    format!("{:016x}{:016x}", a.0, b.0)
+}
+
+/// A tag byte and the nanoseconds since the epoch (negative before it).
+fn time_bytes(t: Option<SystemTime>) -> [u8; 17] {
+    let mut out = [0u8; 17];
+    if let Some(t) = t {
+        let nanos: i128 = match t.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        };
+        out[0] = 1;
+        out[1..].copy_from_slice(&nanos.to_le_bytes());
+    }
+    out
+}
