@@ -110,7 +110,24 @@ export function describeKeepReason(reason: string): string {
       return 'manual only';
     case 'changed':
       return 'changed since plan';
+    case 'unknown-producer':
+      return 'unknown producer';
     default:
       return reason;
+  }
+}
+
+/** A short label for an evidence URL: `github.com/owner/repo#123` style. */
+export function evidenceLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const parts = parsed.pathname.split('/').filter(Boolean);
+    const issue = parts.length >= 4 && /^(issues|pull|discussions)$/.test(parts[2]);
+    if (parsed.hostname === 'github.com' && issue) {
+      return `${parts[0]}/${parts[1]}#${parts[3]}`;
+    }
+    return parsed.hostname + (parts.length > 0 ? `/${parts[parts.length - 1]}` : '');
+  } catch {
+    return url;
   }
 }

@@ -106,7 +106,8 @@ export type KeepReason =
   | { reason: 'app-running'; name: string }
   | { reason: 'never' }
   | { reason: 'manual' }
-  | { reason: 'changed'; what: string };
+  | { reason: 'changed'; what: string }
+  | { reason: 'unknown-producer' };
 
 /** The reason words alone. */
 export type KeepReasonKind = KeepReason['reason'];
@@ -148,7 +149,7 @@ export interface DeletedItem {
   allocated_bytes: number;
 }
 
-/** A deletion that failed (`reclaim::ReclaimError` as `{path, message}`). */
+/** A deletion that failed (`reclaim::ReclaimErrorEntry`). */
 export interface ReclaimErrorDto {
   path: string;
   message: string;
@@ -158,6 +159,8 @@ export interface ReclaimErrorDto {
 export interface ReclaimReport {
   deleted: DeletedItem[];
   kept: KeptItem[];
+  /** Items that were gone already (not errors). */
+  already_gone?: string[];
   freed_bytes: number;
   errors: ReclaimErrorDto[];
 }

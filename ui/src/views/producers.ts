@@ -3,6 +3,7 @@
 import { h, replaceChildren } from '../dom';
 import {
   baseName,
+  evidenceLabel,
   formatBytes,
   formatCount,
   formatDuration,
@@ -209,21 +210,6 @@ function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HT
         )
       : null,
   );
-}
-
-/** A short label for an evidence URL: `github.com/owner/repo#123` style. */
-export function evidenceLabel(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const parts = parsed.pathname.split('/').filter(Boolean);
-    const issue = parts.length >= 4 && /^(issues|pull|discussions)$/.test(parts[2]);
-    if (parsed.hostname === 'github.com' && issue) {
-      return `${parts[0]}/${parts[1]}#${parts[3]}`;
-    }
-    return parsed.hostname + (parts.length > 0 ? `/${parts[parts.length - 1]}` : '');
-  } catch {
-    return url;
-  }
 }
 
 /** Enter and Space act on a row; ArrowUp/ArrowDown move between rows. */

@@ -28,14 +28,21 @@ export function previewText(plan: ReclaimPlan): { frees: string; keeps: string }
   return { frees, keeps: `Keeps ${formatCount(plan.kept.length, 'item')}: ${reasons}` };
 }
 
-/** The result in one line: `Freed 1.2 GiB · 340 deleted · 2 kept · 1 error`. */
+/**
+ * The result in one line: `Freed 1.2 GiB · 340 deleted · 2 kept · 1 error`, with
+ * `· 3 already gone` before the errors when some were.
+ */
 export function reportText(report: ReclaimReport): string {
+  const gone = report.already_gone?.length ?? 0;
   return [
     `Freed ${formatBytes(report.freed_bytes)}`,
     `${report.deleted.length.toLocaleString('en-US')} deleted`,
     `${report.kept.length.toLocaleString('en-US')} kept`,
+    gone > 0 ? `${gone.toLocaleString('en-US')} already gone` : null,
     formatCount(report.errors.length, 'error'),
-  ].join(' · ');
+  ]
+    .filter((part) => part !== null)
+    .join(' · ');
 }
 
 /** The panel; `render(state)` after each controller change. */

@@ -103,6 +103,9 @@ export class SettingsDialog {
       h('label', { class: 'check' }, login, h('span', {}, 'Open at login')),
       h('h3', {}, 'Alert limits'),
     );
+    if (Object.keys(settings.alerts).length === 0) {
+      form.append(h('p', { class: 'muted' }, 'This version has no alert limits to set.'));
+    }
     appendFields(form, settings.alerts, 'alerts');
     const error = h('p', { class: 'error-text', role: 'alert' }, message ?? '');
     form.append(

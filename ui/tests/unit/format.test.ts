@@ -100,3 +100,13 @@ describe('formatGrowthPerDay and counts', () => {
     expect(baseName('plain')).toBe('plain');
   });
 });
+
+describe('evidenceLabel', () => {
+  it('shortens GitHub issues and other URLs', async () => {
+    const { evidenceLabel } = await import('../../src/format');
+    expect(evidenceLabel('https://github.com/lightvector/KataGo/issues/1234')).toBe('lightvector/KataGo#1234');
+    expect(evidenceLabel('https://github.com/microsoft/onnxruntime/pull/99')).toBe('microsoft/onnxruntime#99');
+    expect(evidenceLabel('https://developer.apple.com/forums/thread/12345')).toBe('developer.apple.com/12345');
+    expect(evidenceLabel('not a url')).toBe('not a url');
+  });
+});
