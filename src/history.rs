@@ -1,3 +1,135 @@
-//! Growth history and the reclaim audit trail, in SQLite.
+//! Growth history, the reclaim audit trail and the alert log, in one SQLite file.
 //!
-//! SKELETON — owned by the history/monitor helper.
+//! Shape of the database (schema version [`SCHEMA_VERSION`], kept in `PRAGMA user_version`):
+//! - `series`: one row per thing measured: a producer, a root or the total.
+//! - `samples`: `(series, unix secs) -> allocated bytes, apparent bytes, items`, bounded by
+//!   [`History::compact`] (see there for the bound).
+//! - `reclaims`: one row per deletion attempt ([`reclaim::AuditRecord`](crate::reclaim::AuditRecord)).
+//! - `alerts`: one row per alert that fired ([`AlertDto`](crate::snapshot::AlertDto)).
+//!
+//! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy
+//! timeout, so a locked or corrupt database is reported quickly with its path, and never deleted.
+
+mod error;
+mod reclaims;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use error::HistoryError;
+pub use schema::SCHEMA_VERSION;
+
+/// How long a statement waits for another process's lock before failing with
+/// [`HistoryError::Locked`].
+pub const BUSY_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// An open history database.
+#[derive(Debug)]
+pub struct History {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl History {
+    /// Opens the history database at `path`, creating the file and its parent dir if missing, and
+    /// migrating its schema to [`SCHEMA_VERSION`].
+    ///
+    /// # Errors
+    /// [`HistoryError::CreateDir`] when the parent dir cannot be created;
+    /// [`HistoryError::Corrupt`] when the file is not a SQLite database or is damaged (the file is
+    /// left as it was); [`HistoryError::Locked`] when another process holds a lock for longer than
+    /// [`BUSY_TIMEOUT`]; [`HistoryError::TooNew`] when the file was written by a newer cachewatch;
+    /// [`HistoryError::Sql`] for any other SQLite failure.
+    pub fn open(path: &Path) -> Result<History, HistoryError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| HistoryError::CreateDir {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        Self::open_with(path, flags, true)
+    }
+
+    /// Opens an existing history database read-only (for `cachewatch history`); never creates or
+    /// migrates anything.
+    ///
+    /// # Errors
+    /// As [`History::open`], plus [`HistoryError::Sql`] when the file does not exist, and
+    /// [`HistoryError::TooOld`] when its schema is older than this cachewatch reads.
+    pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        Self::open_with(path, flags, false)
+    }
+
+    fn open_with(path: &Path, flags: OpenFlags, writable: bool) -> Result<History, HistoryError> {
+        let err = |op| sql_err(path, op);
+        let conn = Connection::open_with_flags(path, flags).map_err(err("open"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(err("set busy timeout"))?;
+        let mut history = History {
+            conn,
+            path: path.to_path_buf(),
+        };
+        if writable {
+            // The first statement that reads the file: a file that is not a database fails here.
+            history
+                .conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+                .map_err(err("switch to WAL"))?;
+            history
+                .conn
+                .pragma_update(None, "synchronous", "NORMAL")
+                .map_err(err("set synchronous"))?;
+            schema::migrate(&mut history)?;
+        } else {
+            schema::check_readable(&history)?;
+        }
+        Ok(history)
+    }
+
+    /// The path of the database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Maps a SQLite error of operation `op` to a [`HistoryError`] naming this database.
+    fn err(&self, op: &'static str) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
+        sql_err(&self.path, op)
+    }
+}
+
+/// A mapper of SQLite errors of operation `op` on the database at `path`.
+pub(crate) fn sql_err<'a>(
+    path: &'a Path,
+    op: &'static str,
+) -> impl Fn(rusqlite::Error) -> HistoryError + 'a {
+    move |e| HistoryError::from_sql(path, op, e)
+}
+
+/// Unix seconds of `t`, clamped to `0..=i64::MAX` (times before 1970 become 0).
+pub(crate) fn unix_secs(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The time `secs` Unix seconds (negative values become the epoch).
+pub(crate) fn from_unix_secs(secs: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(u64::try_from(secs).unwrap_or(0))
+}
+
+/// A `u64` count as SQLite's `i64`, saturating.
+pub(crate) fn to_sql_u64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// An `i64` read from SQLite as `u64` (negative values become 0).
+pub(crate) fn from_sql_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
