@@ -144,7 +144,8 @@ export class ReclaimPanel {
 
   /** Renders the preview, the button and the dialog for `state`. */
   render(state: ReclaimState): void {
-    const plan = planOf(state);
+    // After a reclaim the plan is spent: show none until the next preview.
+    const plan = state.phase === 'done' || state.phase === 'failed' ? null : planOf(state);
     const loading = state.phase === 'previewing';
     this.preview.classList.toggle('loading', loading);
     if (state.phase === 'preview-failed') {

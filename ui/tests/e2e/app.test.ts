@@ -207,6 +207,8 @@ describe('the window', () => {
     expect(await dialog.locator('progress').count()).toBe(1);
     await page.evaluate(() => (window as unknown as { __releaseExecute: () => void }).__releaseExecute());
     await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 1 kept · 0 errors');
+    mkdirSync(join(UI_DIR, 'screenshots'), { recursive: true });
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'light-result.png') });
     const executes = (await calls(page)).filter(([c]) => c === 'execute_reclaim');
     expect(executes).toEqual([['execute_reclaim', { planId: 'plan-86400-' }]]); // an id, never paths
     await dialog.getByText('Done').click();
@@ -336,6 +338,9 @@ describe('the window', () => {
       const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
       expect(bg).toBe(scheme === 'light' ? 'rgb(245, 245, 247)' : 'rgb(30, 30, 30)');
       await page.screenshot({ path: join(out, `${scheme}.png`) });
+      // The lower sections (unattributed, alerts), scrolled into view.
+      await page.locator('.main').evaluate((m) => m.scrollTo(0, m.scrollHeight));
+      await page.screenshot({ path: join(out, `${scheme}-lists.png`) });
       expect(errors).toEqual([]);
       await context.close();
     }
