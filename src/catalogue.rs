@@ -1,15 +1,35 @@
 //! The producer catalogue: rules that name who leaves what where.
 //!
-//! SKELETON — owned by the catalogue helper; the signatures below are the agreed interface.
-//! Data file: `catalogue/producers.toml`, compiled into the binary with `include_str!`, extendable by
-//! `[[producer]]` tables in the user's config. Schema: see `../shared/DESIGN.md` ("Catalogue schema").
+//! The data file `catalogue/producers.toml` (one `[[producer]]` table per rule, sorted by id) is
+//! compiled into the binary with `include_str!` and can be extended by `[[producer]]` tables in the
+//! user's config ([`Catalogue::with_extra`]). Each rule names a root kind and fixed-depth item globs
+//! relative to that root (`*` never crosses `/`, no `**`), optionally narrowed by regexes on the
+//! item's file name (`name_regex`) or its whole relative path (`path_regex`) whose named captures
+//! `pid`, `ts` and `bundle` become [`Captures`].
+//!
+//! Rules are compiled once into one [`globset::GlobSet`] per (root kind, depth). A path maps to at
+//! most one rule: loading fails when two rules claim the same example path, or when an example of
+//! one rule lies inside an item of another.
+
+mod explain;
+mod load;
+mod matcher;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::inventory::Captures;
 use crate::roots::RootKind;
+
+pub use explain::{Explanation, NearMiss, Verdict};
+
+/// The compiled-in data file.
+const BUILTIN_TOML: &str = include_str!("../catalogue/producers.toml");
+
+/// The origin named in errors about the compiled-in rules.
+pub const BUILTIN_ORIGIN: &str = "<builtin>";
 
 /// What kind of thing a producer leaves behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -44,7 +64,7 @@ pub struct Owner {
     /// The name carries the owner pid (`pid` capture): alive and started before the item's birth
     /// keeps it.
     pub pid_in_name: bool,
-    /// Process names that, while any is running, keep every item of the rule.
+    /// Executable names that, while any is running, keep every item of the rule.
     pub processes: Vec<String>,
 }
 
@@ -59,10 +79,17 @@ pub struct Rule {
     /// The root kind the globs are relative to.
     pub root: RootKind,
     /// Item globs relative to the root, fixed depth (no `**`), e.g. `com.apple.gpuarchiver/gpuarchiver-*`.
+    /// In TOML: one string or an array of strings.
+    #[serde(deserialize_with = "load::one_or_many")]
     pub item: Vec<String>,
-    /// Optional regex on the item's file name with named captures `pid`, `ts`, `bundle`.
+    /// Optional regex on the item's file name (last component) with named captures `pid`, `ts`,
+    /// `bundle`. When set, an item must match a glob and this regex.
     #[serde(default)]
     pub name_regex: Option<String>,
+    /// Optional regex on the item's whole path relative to the root (`/`-separated), same captures
+    /// as `name_regex` (useful to capture `bundle` from a parent dir). When set, it must match too.
+    #[serde(default)]
+    pub path_regex: Option<String>,
     /// What kind of producer it is.
     pub kind: ProducerKind,
     /// Whether reclaim may delete its items.
@@ -79,10 +106,10 @@ pub struct Rule {
     /// Free text.
     #[serde(default)]
     pub notes: String,
-    /// Paths relative to the root that must match (tests).
+    /// Paths relative to the root that must match (checked at load time).
     #[serde(default)]
     pub examples: Vec<String>,
-    /// Paths relative to the root that must not match (tests).
+    /// Paths relative to the root that must not match (checked at load time).
     #[serde(default)]
     pub counter_examples: Vec<String>,
 }
@@ -94,17 +121,94 @@ pub struct Match<'a> {
     pub rule: &'a Rule,
     /// The item's path relative to the root (a prefix of the path asked about, or the path itself).
     pub item: PathBuf,
-    /// What the rule's regex captured from the item's name.
+    /// What the rule's regexes captured from the item's name or path.
     pub captures: Captures,
 }
 
-/// Errors loading a catalogue.
+/// Errors loading a catalogue. Every variant names the file (`origin`, [`BUILTIN_ORIGIN`] for the
+/// compiled-in rules) and the 1-based line of the offending text.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogueError {
-    /// Placeholder until the catalogue helper lands its errors.
-    #[error("{origin}:{line}: {message}")]
+    /// TOML syntax error, unknown field, wrong type or bad enum word (root kind, kind, reclaim).
+    #[error("{}:{line}: invalid producer table: {message}", origin.display())]
+    Toml {
+        /// File the rule came from.
+        origin: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// An item glob that is empty, uses `**`, is not relative, or does not compile.
+    #[error("{}:{line}: producer {id:?}: item glob {glob:?} {problem}", origin.display())]
+    BadGlob {
+        /// File the rule came from.
+        origin: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// Rule id.
+        id: String,
+        /// The glob as written.
+        glob: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// A `name_regex` or `path_regex` that does not compile.
+    #[error("{}:{line}: producer {id:?}: regex {regex:?} does not compile: {message}", origin.display())]
+    BadRegex {
+        /// File the rule came from.
+        origin: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// Rule id.
+        id: String,
+        /// The regex as written.
+        regex: String,
+        /// The regex compiler's message.
+        message: String,
+    },
+    /// Two rules with the same id in one file.
+    #[error("{}:{line}: duplicate producer id {id:?} (first defined on line {first_line}); ids must be unique", origin.display())]
+    DuplicateId {
+        /// File the rule came from.
+        origin: PathBuf,
+        /// 1-based line of the second definition.
+        line: usize,
+        /// The id.
+        id: String,
+        /// 1-based line of the first definition.
+        first_line: usize,
+    },
+    /// Two rules claim the same path, or a path of one rule lies inside an item of another.
+    #[error("{}:{line}: path {path:?} is claimed by both {first:?} and {second:?}; a path maps to at most one rule: narrow the globs or regexes", origin.display())]
+    Overlap {
+        /// File of the rule whose example revealed the overlap.
+        origin: PathBuf,
+        /// 1-based line of that example.
+        line: usize,
+        /// The example path (relative to the root).
+        path: PathBuf,
+        /// One rule id.
+        first: String,
+        /// The other rule id.
+        second: String,
+    },
+    /// A rule's own example does not match it, or a counter-example does.
+    #[error("{}:{line}: producer {id:?}: {message}", origin.display())]
+    Example {
+        /// File the rule came from.
+        origin: PathBuf,
+        /// 1-based line of the example.
+        line: usize,
+        /// Rule id.
+        id: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Anything else wrong with a rule (empty id, no item glob).
+    #[error("{}:{line}: {message}", origin.display())]
     Invalid {
-        /// File the rule came from (`<builtin>` for the compiled-in one).
+        /// File the rule came from.
         origin: PathBuf,
         /// 1-based line.
         line: usize,
@@ -113,25 +217,82 @@ pub enum CatalogueError {
     },
 }
 
+impl CatalogueError {
+    /// The 1-based line the error points at.
+    pub fn line(&self) -> usize {
+        match self {
+            CatalogueError::Toml { line, .. }
+            | CatalogueError::BadGlob { line, .. }
+            | CatalogueError::BadRegex { line, .. }
+            | CatalogueError::DuplicateId { line, .. }
+            | CatalogueError::Overlap { line, .. }
+            | CatalogueError::Example { line, .. }
+            | CatalogueError::Invalid { line, .. } => *line,
+        }
+    }
+
+    /// The file the error is about.
+    pub fn origin(&self) -> &Path {
+        match self {
+            CatalogueError::Toml { origin, .. }
+            | CatalogueError::BadGlob { origin, .. }
+            | CatalogueError::BadRegex { origin, .. }
+            | CatalogueError::DuplicateId { origin, .. }
+            | CatalogueError::Overlap { origin, .. }
+            | CatalogueError::Example { origin, .. }
+            | CatalogueError::Invalid { origin, .. } => origin,
+        }
+    }
+}
+
 /// The compiled set of rules.
 #[derive(Debug, Clone)]
 pub struct Catalogue {
     rules: Vec<Rule>,
+    compiled: matcher::Compiled,
 }
 
 impl Catalogue {
-    /// The catalogue compiled into the binary.
+    /// The catalogue compiled into the binary (parsed and compiled once per process, then cloned).
+    ///
+    /// # Panics
+    /// Never in a tested build: the built-in data is validated by the crate's tests.
     pub fn builtin() -> Catalogue {
-        todo!("catalogue helper")
+        static BUILTIN: OnceLock<Catalogue> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                Catalogue::from_toml(BUILTIN_TOML, Path::new(BUILTIN_ORIGIN))
+                    .unwrap_or_else(|e| panic!("built-in catalogue is invalid: {e}"))
+            })
+            .clone()
     }
 
-    /// The built-in rules plus `[[producer]]` tables parsed from `extra` (read from `origin`).
+    /// The rules of one TOML text only (its `[[producer]]` tables; other keys are ignored).
     ///
     /// # Errors
     /// [`CatalogueError`] naming `origin`, the line and what is wrong.
+    pub fn from_toml(text: &str, origin: &Path) -> Result<Catalogue, CatalogueError> {
+        let parsed = load::parse(text, origin)?;
+        load::build(parsed)
+    }
+
+    /// The built-in rules plus `[[producer]]` tables parsed from `extra` (read from `origin`, e.g.
+    /// the user's config file; other keys are ignored). A user rule whose id equals a built-in one
+    /// replaces it.
+    ///
+    /// # Errors
+    /// [`CatalogueError`] naming `origin`, the line and what is wrong: TOML syntax, unknown field,
+    /// bad root kind, a glob that does not compile or uses `**`, a regex that does not compile, a
+    /// duplicate id within `extra`, rules that overlap (on any rule's examples).
     pub fn with_extra(extra: &str, origin: &Path) -> Result<Catalogue, CatalogueError> {
-        let _ = (extra, origin);
-        todo!("catalogue helper")
+        let user = load::parse(extra, origin)?;
+        let builtin = load::parse(BUILTIN_TOML, Path::new(BUILTIN_ORIGIN))?;
+        let mut all: Vec<load::Loaded> = builtin
+            .into_iter()
+            .filter(|b| !user.iter().any(|u| u.rule.id == b.rule.id))
+            .collect();
+        all.extend(user);
+        load::build(all)
     }
 
     /// All rules, sorted by id.
@@ -141,26 +302,44 @@ impl Catalogue {
 
     /// The rule with this id.
     pub fn rule(&self, id: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id == id)
+        self.rules
+            .binary_search_by(|r| r.id.as_str().cmp(id))
+            .ok()
+            .map(|i| &self.rules[i])
     }
 
-    /// The rule whose item glob matches `rel` itself (a path relative to a root of `kind`), if any.
+    /// The rule whose item glob (and regexes) match `rel` itself (a path relative to a root of
+    /// `kind`, `/`-separated, no `.` or `..`), if any. Cheap on misses: no allocation.
     pub fn classify(&self, kind: RootKind, rel: &Path) -> Option<Match<'_>> {
-        let _ = (kind, rel);
-        todo!("catalogue helper")
+        let (index, captures) = self.compiled.classify(kind, rel)?;
+        Some(Match {
+            rule: &self.rules[index],
+            item: rel.to_path_buf(),
+            captures,
+        })
     }
 
     /// The item that `rel` (any path inside a root of `kind`) belongs to: the shortest prefix of `rel`
     /// that a rule claims. `None` when no prefix is claimed (then the item is the unattributed
     /// top-level entry, `rel`'s first component).
     pub fn item_of(&self, kind: RootKind, rel: &Path) -> Option<Match<'_>> {
-        let _ = (kind, rel);
-        todo!("catalogue helper")
+        let max = self.max_depth(kind);
+        let mut prefixes: Vec<&Path> = rel
+            .ancestors()
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        prefixes.reverse();
+        prefixes
+            .into_iter()
+            .take(max)
+            .find_map(|p| self.classify(kind, p))
     }
 
     /// The deepest item glob for roots of `kind` (number of path components); 0 when no rule applies.
     pub fn max_depth(&self, kind: RootKind) -> usize {
-        let _ = kind;
-        todo!("catalogue helper")
+        self.compiled.max_depth(kind)
     }
 }
+
+#[cfg(test)]
+mod tests;

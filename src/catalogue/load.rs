@@ -1,0 +1,350 @@
+//! Parsing `[[producer]]` tables and validating them into a [`Catalogue`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use regex::Regex;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::matcher::{self, Compiled, RuleRegex};
+use super::{Catalogue, CatalogueError, Owner, ProducerKind, ReclaimMode, Rule};
+use crate::roots::RootKind;
+
+/// A parsed rule with where each part of it was written.
+#[derive(Debug, Clone)]
+pub(super) struct Loaded {
+    pub(super) rule: Rule,
+    origin: PathBuf,
+    id_line: usize,
+    glob_lines: Vec<usize>,
+    name_regex_line: usize,
+    path_regex_line: usize,
+    example_lines: Vec<usize>,
+    counter_example_lines: Vec<usize>,
+}
+
+/// The file: only `[[producer]]` matters; other tables (a user config's) are ignored.
+#[derive(Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    producer: Vec<RawRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: Spanned<String>,
+    name: String,
+    root: RootKind,
+    item: Spanned<OneOrMany>,
+    #[serde(default)]
+    name_regex: Option<Spanned<String>>,
+    #[serde(default)]
+    path_regex: Option<Spanned<String>>,
+    kind: ProducerKind,
+    reclaim: ReclaimMode,
+    #[serde(default)]
+    min_age_secs: u64,
+    #[serde(default)]
+    owner: Owner,
+    #[serde(default)]
+    evidence: Vec<String>,
+    #[serde(default)]
+    notes: String,
+    #[serde(default)]
+    examples: Vec<Spanned<String>>,
+    #[serde(default)]
+    counter_examples: Vec<Spanned<String>>,
+}
+
+/// One string or an array of strings.
+struct OneOrMany(Vec<String>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        one_or_many(d).map(OneOrMany)
+    }
+}
+
+/// Deserializes one string or an array of strings into a `Vec<String>` (the `item` field).
+///
+/// # Errors
+/// A serde error when the value is neither.
+pub(super) fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a glob string or an array of glob strings")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(vec![v.to_owned()])
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(s);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// 1-based line of byte `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Line of `needle` written inside `span` of `text` (for one entry of a multi-line array), falling
+/// back to the span's first line.
+fn line_within(text: &str, span: Range<usize>, needle: &str) -> usize {
+    let at = text
+        .get(span.clone())
+        .and_then(|s| s.find(needle))
+        .map_or(span.start, |i| span.start + i);
+    line_at(text, at)
+}
+
+/// Parses the `[[producer]]` tables of `text` (nothing validated beyond types).
+///
+/// # Errors
+/// [`CatalogueError::Toml`] with the line of the parser's span.
+pub(super) fn parse(text: &str, origin: &Path) -> Result<Vec<Loaded>, CatalogueError> {
+    let raw: RawFile = toml::from_str(text).map_err(|e| CatalogueError::Toml {
+        origin: origin.to_path_buf(),
+        line: e.span().map_or(1, |s| line_at(text, s.start)),
+        message: e.message().trim().to_owned(),
+    })?;
+    Ok(raw
+        .producer
+        .into_iter()
+        .map(|r| loaded(text, origin, r))
+        .collect())
+}
+
+fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
+    let item_span = r.item.span();
+    let globs = r.item.into_inner().0;
+    let glob_lines = globs
+        .iter()
+        .map(|g| line_within(text, item_span.clone(), g))
+        .collect();
+    let spanned_line = |s: &Spanned<String>| line_at(text, s.span().start);
+    let id_line = spanned_line(&r.id);
+    let name_regex_line = r.name_regex.as_ref().map_or(id_line, spanned_line);
+    let path_regex_line = r.path_regex.as_ref().map_or(id_line, spanned_line);
+    let example_lines = r.examples.iter().map(spanned_line).collect();
+    let counter_example_lines = r.counter_examples.iter().map(spanned_line).collect();
+    let strings = |v: Vec<Spanned<String>>| v.into_iter().map(Spanned::into_inner).collect();
+    Loaded {
+        rule: Rule {
+            id: r.id.into_inner(),
+            name: r.name,
+            root: r.root,
+            item: globs,
+            name_regex: r.name_regex.map(Spanned::into_inner),
+            path_regex: r.path_regex.map(Spanned::into_inner),
+            kind: r.kind,
+            reclaim: r.reclaim,
+            min_age_secs: r.min_age_secs,
+            owner: r.owner,
+            evidence: r.evidence,
+            notes: r.notes,
+            examples: strings(r.examples),
+            counter_examples: strings(r.counter_examples),
+        },
+        origin: origin.to_path_buf(),
+        id_line,
+        glob_lines,
+        name_regex_line,
+        path_regex_line,
+        example_lines,
+        counter_example_lines,
+    }
+}
+
+/// Validates and compiles loaded rules (ids unique per origin, globs and regexes compile, examples
+/// match their own rule only and lie in no other rule's item, counter-examples do not match).
+///
+/// # Errors
+/// The first [`CatalogueError`] found, in file order.
+pub(super) fn build(mut all: Vec<Loaded>) -> Result<Catalogue, CatalogueError> {
+    check_ids(&all)?;
+    let mut regexes = Vec::with_capacity(all.len());
+    for l in &all {
+        check_globs(l)?;
+    }
+    all.sort_by(|a, b| a.rule.id.cmp(&b.rule.id));
+    for l in &all {
+        regexes.push(RuleRegex {
+            name: compile_regex(l, l.rule.name_regex.as_deref(), l.name_regex_line)?,
+            path: compile_regex(l, l.rule.path_regex.as_deref(), l.path_regex_line)?,
+        });
+    }
+    let rules: Vec<Rule> = all.iter().map(|l| l.rule.clone()).collect();
+    let compiled = Compiled::new(&rules, regexes).map_err(|(ri, gi, e)| {
+        let l = &all[ri];
+        CatalogueError::BadGlob {
+            origin: l.origin.clone(),
+            line: l.glob_lines.get(gi).copied().unwrap_or(l.id_line),
+            id: l.rule.id.clone(),
+            glob: l.rule.item.get(gi).cloned().unwrap_or_default(),
+            problem: format!("does not compile: {e}"),
+        }
+    })?;
+    check_examples(&all, &compiled)?;
+    Ok(Catalogue { rules, compiled })
+}
+
+fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
+    let mut seen: HashMap<(&Path, &str), usize> = HashMap::new();
+    for l in all {
+        if l.rule.id.is_empty() {
+            return Err(CatalogueError::Invalid {
+                origin: l.origin.clone(),
+                line: l.id_line,
+                message: "producer id is empty: give a slug such as \"my-app-temp\"".into(),
+            });
+        }
+        if let Some(&first_line) = seen.get(&(l.origin.as_path(), l.rule.id.as_str())) {
+            return Err(CatalogueError::DuplicateId {
+                origin: l.origin.clone(),
+                line: l.id_line,
+                id: l.rule.id.clone(),
+                first_line,
+            });
+        }
+        seen.insert((l.origin.as_path(), l.rule.id.as_str()), l.id_line);
+    }
+    Ok(())
+}
+
+fn check_globs(l: &Loaded) -> Result<(), CatalogueError> {
+    if l.rule.item.is_empty() {
+        return Err(CatalogueError::Invalid {
+            origin: l.origin.clone(),
+            line: l.id_line,
+            message: format!("producer {:?} has no item glob", l.rule.id),
+        });
+    }
+    for (gi, glob) in l.rule.item.iter().enumerate() {
+        let problem = if glob.is_empty() {
+            Some("is empty".to_owned())
+        } else if glob.contains("**") {
+            Some("uses `**`: item globs are fixed depth, write one `*` per level".to_owned())
+        } else if glob.starts_with('/') || glob.ends_with('/') {
+            Some("must be relative to the root, without a leading or trailing `/`".to_owned())
+        } else if glob
+            .split('/')
+            .any(|c| c.is_empty() || c == "." || c == "..")
+        {
+            Some("has an empty, `.` or `..` component".to_owned())
+        } else if matcher::glob_depth(glob).is_none() {
+            Some("has a `/` inside `{...}` or `[...]`: the depth must be fixed".to_owned())
+        } else {
+            matcher::compile_glob(glob)
+                .err()
+                .map(|e| format!("does not compile: {e}"))
+        };
+        if let Some(problem) = problem {
+            return Err(CatalogueError::BadGlob {
+                origin: l.origin.clone(),
+                line: l.glob_lines[gi],
+                id: l.rule.id.clone(),
+                glob: glob.clone(),
+                problem,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn compile_regex(
+    l: &Loaded,
+    rx: Option<&str>,
+    line: usize,
+) -> Result<Option<Regex>, CatalogueError> {
+    let Some(rx) = rx else { return Ok(None) };
+    Regex::new(rx)
+        .map(Some)
+        .map_err(|e| CatalogueError::BadRegex {
+            origin: l.origin.clone(),
+            line,
+            id: l.rule.id.clone(),
+            regex: rx.to_owned(),
+            message: e.to_string(),
+        })
+}
+
+/// Every example is claimed by its own rule and no other, and lies inside no other rule's item;
+/// no counter-example is claimed by its rule.
+fn check_examples(all: &[Loaded], compiled: &Compiled) -> Result<(), CatalogueError> {
+    for (ri, l) in all.iter().enumerate() {
+        let kind = l.rule.root;
+        for (ex, &line) in l.rule.examples.iter().zip(&l.example_lines) {
+            let path = Path::new(ex);
+            let err = |message: String| CatalogueError::Example {
+                origin: l.origin.clone(),
+                line,
+                id: l.rule.id.clone(),
+                message,
+            };
+            if matcher::depth_of(path).is_none() {
+                return Err(err(format!("example {ex:?} is not a plain relative path")));
+            }
+            let claimants = compiled.claimants(kind, path);
+            if !claimants.contains(&ri) {
+                return Err(err(format!(
+                    "example {ex:?} is not matched by its own item globs and regexes"
+                )));
+            }
+            if let Some(&other) = claimants.iter().find(|&&o| o != ri) {
+                return Err(overlap(l, line, path, &all[other].rule.id));
+            }
+            for prefix in path.ancestors().skip(1) {
+                if prefix.as_os_str().is_empty() {
+                    break;
+                }
+                if let Some(&outer) = compiled.claimants(kind, prefix).first() {
+                    return Err(overlap(l, line, path, &all[outer].rule.id));
+                }
+            }
+        }
+        for (ex, &line) in l.rule.counter_examples.iter().zip(&l.counter_example_lines) {
+            if compiled.claimants(kind, Path::new(ex)).contains(&ri) {
+                return Err(CatalogueError::Example {
+                    origin: l.origin.clone(),
+                    line,
+                    id: l.rule.id.clone(),
+                    message: format!("counter-example {ex:?} is matched by the rule"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+fn overlap(l: &Loaded, line: usize, path: &Path, other: &str) -> CatalogueError {
+    let (first, second) = if other < l.rule.id.as_str() {
+        (other.to_owned(), l.rule.id.clone())
+    } else {
+        (l.rule.id.clone(), other.to_owned())
+    };
+    CatalogueError::Overlap {
+        origin: l.origin.clone(),
+        line,
+        path: path.to_path_buf(),
+        first,
+        second,
+    }
+}

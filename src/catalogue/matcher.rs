@@ -1,0 +1,222 @@
+//! The compiled form of the rules: one `GlobSet` per (root kind, depth), plus the rules' regexes.
+
+use std::path::{Component, Path};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+
+use super::Rule;
+use crate::inventory::Captures;
+use crate::roots::RootKind;
+
+/// Above this a `ts` capture is read as milliseconds (10^11 s is the year 5138).
+const TS_MILLIS_ABOVE: u64 = 100_000_000_000;
+
+/// The globs of one depth of one root kind.
+#[derive(Debug, Clone)]
+struct DepthSet {
+    set: GlobSet,
+    /// Glob index in `set` → rule index.
+    rule_of: Vec<usize>,
+}
+
+/// Everything compiled for one root kind.
+#[derive(Debug, Clone, Default)]
+struct KindSet {
+    /// `depths[d - 1]` holds the globs of `d` components.
+    depths: Vec<Option<DepthSet>>,
+}
+
+/// A rule's compiled regexes.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RuleRegex {
+    pub(super) name: Option<Regex>,
+    pub(super) path: Option<Regex>,
+}
+
+/// The matcher for all rules.
+#[derive(Debug, Clone)]
+pub(super) struct Compiled {
+    kinds: Vec<KindSet>,
+    regexes: Vec<RuleRegex>,
+}
+
+fn kind_index(kind: RootKind) -> usize {
+    match kind {
+        RootKind::Temp => 0,
+        RootKind::Cache => 1,
+        RootKind::LibraryCaches => 2,
+        RootKind::DiagnosticReports => 3,
+    }
+}
+
+/// Number of components of `rel` when it is a plain relative path (only normal components), else
+/// `None` (empty, absolute, `.` or `..`).
+pub(super) fn depth_of(rel: &Path) -> Option<usize> {
+    let mut depth = 0;
+    for c in rel.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            _ => return None,
+        }
+    }
+    (depth > 0).then_some(depth)
+}
+
+/// Number of components of a glob: `/` outside `[...]` plus one. `None` when a `/` sits inside
+/// `{...}` or `[...]`, which would make the depth vary.
+pub(super) fn glob_depth(glob: &str) -> Option<usize> {
+    let mut depth = 1;
+    let (mut braces, mut brackets, mut escaped) = (0usize, false, false);
+    for ch in glob.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match ch {
+            '\\' => escaped = true,
+            '[' if !brackets => brackets = true,
+            ']' if brackets => brackets = false,
+            '{' if !brackets => braces += 1,
+            '}' if !brackets => braces = braces.saturating_sub(1),
+            '/' if brackets || braces > 0 => return None,
+            '/' => depth += 1,
+            _ => {}
+        }
+    }
+    Some(depth)
+}
+
+/// Compiles one glob the way the catalogue matches: `*` never crosses `/`.
+pub(super) fn compile_glob(glob: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(glob).literal_separator(true).build()
+}
+
+impl Compiled {
+    /// Compiles validated rules (globs known to compile, with their depth) and their regexes.
+    pub(super) fn new(
+        rules: &[Rule],
+        regexes: Vec<RuleRegex>,
+    ) -> Result<Compiled, (usize, usize, globset::Error)> {
+        let mut builders: Vec<Vec<Option<(GlobSetBuilder, Vec<usize>)>>> =
+            (0..RootKind::ALL.len()).map(|_| Vec::new()).collect();
+        for (ri, rule) in rules.iter().enumerate() {
+            let per_kind = &mut builders[kind_index(rule.root)];
+            for (gi, glob) in rule.item.iter().enumerate() {
+                let depth = glob_depth(glob).unwrap_or(1);
+                if per_kind.len() < depth {
+                    per_kind.resize_with(depth, || None);
+                }
+                let slot =
+                    per_kind[depth - 1].get_or_insert_with(|| (GlobSetBuilder::new(), vec![]));
+                slot.0.add(compile_glob(glob).map_err(|e| (ri, gi, e))?);
+                slot.1.push(ri);
+            }
+        }
+        let mut kinds = Vec::with_capacity(builders.len());
+        for per_kind in builders {
+            let mut depths = Vec::with_capacity(per_kind.len());
+            for slot in per_kind {
+                depths.push(match slot {
+                    None => None,
+                    Some((builder, rule_of)) => {
+                        let first = rule_of.first().copied().unwrap_or(0);
+                        let set = builder.build().map_err(|e| (first, 0, e))?;
+                        Some(DepthSet { set, rule_of })
+                    }
+                });
+            }
+            kinds.push(KindSet { depths });
+        }
+        Ok(Compiled { kinds, regexes })
+    }
+
+    /// The deepest glob of `kind`, 0 when none.
+    pub(super) fn max_depth(&self, kind: RootKind) -> usize {
+        self.kinds[kind_index(kind)].depths.len()
+    }
+
+    /// The first rule (lowest index) claiming `rel` exactly, with its captures.
+    pub(super) fn classify(&self, kind: RootKind, rel: &Path) -> Option<(usize, Captures)> {
+        let ds = self.depth_set(kind, rel)?;
+        let candidate = Candidate::new(rel);
+        if !ds.set.is_match_candidate(&candidate) {
+            return None;
+        }
+        ds.set
+            .matches_candidate(&candidate)
+            .into_iter()
+            .map(|g| ds.rule_of[g])
+            .find_map(|ri| self.captures(ri, rel).map(|c| (ri, c)))
+    }
+
+    /// Every rule claiming `rel` exactly (glob and regexes), in rule order, deduplicated.
+    pub(super) fn claimants(&self, kind: RootKind, rel: &Path) -> Vec<usize> {
+        let mut out = self.glob_claimants(kind, rel);
+        out.retain(|&ri| self.captures(ri, rel).is_some());
+        out
+    }
+
+    /// Every rule one of whose globs matches `rel` (regexes not checked), deduplicated.
+    pub(super) fn glob_claimants(&self, kind: RootKind, rel: &Path) -> Vec<usize> {
+        let Some(ds) = self.depth_set(kind, rel) else {
+            return Vec::new();
+        };
+        let mut out: Vec<usize> = ds
+            .set
+            .matches(rel)
+            .into_iter()
+            .map(|g| ds.rule_of[g])
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    fn depth_set(&self, kind: RootKind, rel: &Path) -> Option<&DepthSet> {
+        let depth = depth_of(rel)?;
+        self.kinds[kind_index(kind)].depths.get(depth - 1)?.as_ref()
+    }
+
+    /// Applies rule `ri`'s regexes to `rel`: `None` when one does not match, else the captures.
+    pub(super) fn captures(&self, ri: usize, rel: &Path) -> Option<Captures> {
+        let rx = &self.regexes[ri];
+        let mut out = Captures::default();
+        if let Some(name_rx) = &rx.name {
+            let name = rel.file_name()?.to_string_lossy();
+            let caps = name_rx.captures(&name)?;
+            fill(&mut out, name_rx, &caps);
+        }
+        if let Some(path_rx) = &rx.path {
+            let path = rel.to_string_lossy();
+            let caps = path_rx.captures(&path)?;
+            fill(&mut out, path_rx, &caps);
+        }
+        Some(out)
+    }
+}
+
+/// Copies the `pid`, `ts`, `bundle` captures that matched into `out`.
+fn fill(out: &mut Captures, rx: &Regex, caps: &regex::Captures<'_>) {
+    for name in rx.capture_names().flatten() {
+        let Some(m) = caps.name(name) else { continue };
+        match name {
+            "pid" => out.pid = m.as_str().parse().ok().or(out.pid),
+            "ts" => out.ts = parse_ts(m.as_str()).or(out.ts),
+            "bundle" => out.bundle = Some(m.as_str().to_owned()),
+            _ => {}
+        }
+    }
+}
+
+/// A `ts` capture: decimal epoch seconds, or milliseconds when above 10^11.
+pub(super) fn parse_ts(digits: &str) -> Option<SystemTime> {
+    let n: u64 = digits.parse().ok()?;
+    let since_epoch = if n > TS_MILLIS_ABOVE {
+        Duration::from_millis(n)
+    } else {
+        Duration::from_secs(n)
+    };
+    UNIX_EPOCH.checked_add(since_epoch)
+}
