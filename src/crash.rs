@@ -1,0 +1,186 @@
+//! Crash reports: parse macOS `.ips` reports, classify them with the crash signatures
+//! (`catalogue/signatures.toml`), group them by process and signature, and raise one alert per
+//! crash loop (N reports of the same process within a window), with a cooldown.
+//!
+//! The monitor owns a [`CrashWatch`] over the `diagnostic-reports` roots and calls
+//! [`CrashWatch::update`] after each inventory update; `cachewatch crashes` uses the same parts
+//! once.
+//!
+//! Why: a process that dies the same way again and again (e.g. Apple's CoreAI runtime killing it
+//! after 16384 output NDArray allocations) leaves one report after another in
+//! `~/Library/Logs/DiagnosticReports`; bytes are small, the signal is the rate.
+
+mod group;
+mod ips;
+mod signature;
+mod store;
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+pub use group::{
+    crash_loop_alert, group_reports, unix_secs, CrashGroup, CrashLoopConfig, CrashLoopDetector,
+    CRASH_LOOP_RULE,
+};
+pub use ips::{parse_ips_time, parse_report, read_report, CrashReport, MAX_REPORT_BYTES};
+pub use signature::{Signature, SignatureMatch, Signatures, BUILTIN_SIGNATURES};
+pub use store::{ReportStore, Unreadable, RETIRED_DIR};
+
+use crate::roots::{Root, RootKind};
+use crate::snapshot::AlertDto;
+
+/// Errors reading crash reports and signatures.
+#[derive(Debug, thiserror::Error)]
+pub enum CrashError {
+    /// The report cannot be opened or read.
+    #[error("cannot read crash report {path:?}: {source}")]
+    Read {
+        /// The report.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The report is larger than [`MAX_REPORT_BYTES`]; it is not read.
+    #[error("crash report {path:?} is {bytes} bytes, more than the {max_bytes} read: skipped")]
+    TooLarge {
+        /// The report.
+        path: PathBuf,
+        /// Its size, bytes.
+        bytes: u64,
+        /// The cap, bytes.
+        max_bytes: u64,
+    },
+    /// The report is not a header line plus a JSON body (truncated, not JSON).
+    #[error("unreadable crash report {path:?}: {cause}")]
+    Parse {
+        /// The report.
+        path: PathBuf,
+        /// What is wrong.
+        cause: String,
+    },
+    /// A signatures file is invalid.
+    #[error("invalid crash signatures {path:?}, line {line}: {message}")]
+    Signatures {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A crash group as the snapshot, the CLI's `--json` and the UI show it. Times are Unix seconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashGroupDto {
+    /// The process name.
+    pub process: String,
+    /// The signature id.
+    pub signature: String,
+    /// The signature's title.
+    pub title: String,
+    /// Number of reports.
+    pub count: u64,
+    /// Time of the oldest report, Unix seconds.
+    pub first_unix_secs: u64,
+    /// Time of the newest report, Unix seconds.
+    pub last_unix_secs: u64,
+    /// Bytes of the report files (apparent).
+    pub report_bytes: u64,
+}
+
+impl CrashGroupDto {
+    /// The DTO of `g`, with the title from `signatures`.
+    pub fn from_group(g: &CrashGroup, signatures: &Signatures) -> CrashGroupDto {
+        CrashGroupDto {
+            process: g.process.clone(),
+            signature: g.signature.clone(),
+            title: signatures
+                .get(&g.signature)
+                .map_or_else(|| g.signature.clone(), |s| s.title.clone()),
+            count: g.count,
+            first_unix_secs: unix_secs(g.first),
+            last_unix_secs: unix_secs(g.last),
+            report_bytes: g.report_bytes,
+        }
+    }
+}
+
+/// The monitor's view of crash reports: a [`ReportStore`] over the reports dirs, the signatures
+/// and a [`CrashLoopDetector`].
+#[derive(Debug)]
+pub struct CrashWatch {
+    dirs: Vec<PathBuf>,
+    signatures: Signatures,
+    store: ReportStore,
+    detector: CrashLoopDetector,
+    groups: Vec<CrashGroup>,
+}
+
+impl CrashWatch {
+    /// Watches the `diagnostic-reports` roots among `roots` with the built-in signatures.
+    pub fn new(roots: &[Root], config: CrashLoopConfig) -> CrashWatch {
+        let dirs = roots
+            .iter()
+            .filter(|r| r.kind == RootKind::DiagnosticReports)
+            .map(|r| r.path.clone())
+            .collect();
+        CrashWatch::with_dirs(dirs, Signatures::builtin(), config)
+    }
+
+    /// Watches `dirs` with `signatures`.
+    pub fn with_dirs(
+        dirs: Vec<PathBuf>,
+        signatures: Signatures,
+        config: CrashLoopConfig,
+    ) -> CrashWatch {
+        CrashWatch {
+            dirs,
+            signatures,
+            store: ReportStore::new(),
+            detector: CrashLoopDetector::new(config),
+            groups: Vec::new(),
+        }
+    }
+
+    /// True when there is no reports dir to watch (then [`CrashWatch::update`] does nothing).
+    pub fn is_idle(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    /// Re-reads new and changed reports, regroups, and returns the crash-loop alerts that fire at
+    /// `now` (each loop once per cooldown). Blocking (reads files); cheap when nothing changed.
+    pub fn update(&mut self, now: SystemTime) -> Vec<AlertDto> {
+        if self.dirs.is_empty() {
+            return Vec::new();
+        }
+        self.store.refresh(&self.dirs);
+        self.groups = group_reports(self.store.reports(), &self.signatures);
+        self.detector.evaluate(&self.groups, &self.signatures, now)
+    }
+
+    /// The current groups, newest report first.
+    pub fn groups(&self) -> &[CrashGroup] {
+        &self.groups
+    }
+
+    /// The current groups as DTOs, newest report first.
+    pub fn group_dtos(&self) -> Vec<CrashGroupDto> {
+        self.groups
+            .iter()
+            .map(|g| CrashGroupDto::from_group(g, &self.signatures))
+            .collect()
+    }
+
+    /// Report files that could not be read or parsed.
+    pub fn unreadable(&self) -> Vec<Unreadable> {
+        self.store.unreadable()
+    }
+
+    /// The signatures in use.
+    pub fn signatures(&self) -> &Signatures {
+        &self.signatures
+    }
+}

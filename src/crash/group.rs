@@ -1,0 +1,233 @@
+//! Grouping of classified reports by process and signature, and crash-loop detection with a
+//! cooldown.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::{CrashReport, Signatures};
+use crate::snapshot::AlertDto;
+
+/// The alert rule name of a crash loop.
+pub const CRASH_LOOP_RULE: &str = "crash-loop";
+
+/// Crash-loop settings (the crash part of `[alerts]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CrashLoopConfig {
+    /// Reports of one process (and signature) within [`CrashLoopConfig::crash_loop_window`] that
+    /// make a crash loop; 0 turns crash-loop alerts off.
+    pub crash_loop_reports: u32,
+    /// The window, humantime in the config (`"10m"`).
+    #[serde(with = "humantime_secs")]
+    pub crash_loop_window: Duration,
+    /// After an alert, the same process and signature stay silent this long (`"6h"`).
+    #[serde(with = "humantime_secs")]
+    pub crash_loop_cooldown: Duration,
+}
+
+impl Default for CrashLoopConfig {
+    fn default() -> Self {
+        CrashLoopConfig {
+            crash_loop_reports: 5,
+            crash_loop_window: Duration::from_secs(600),
+            crash_loop_cooldown: Duration::from_secs(6 * 3600),
+        }
+    }
+}
+
+mod humantime_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "bad duration {s:?}: {e} (write e.g. \"10m\", \"6h\")"
+            ))
+        })
+    }
+}
+
+/// Reports of one process that show one signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrashGroup {
+    /// The process name.
+    pub process: String,
+    /// The signature id.
+    pub signature: String,
+    /// Number of reports.
+    pub count: u64,
+    /// Time of the oldest report.
+    pub first: SystemTime,
+    /// Time of the newest report.
+    pub last: SystemTime,
+    /// Bytes of the report files (apparent).
+    pub report_bytes: u64,
+    /// The report times, oldest first.
+    pub times: Vec<SystemTime>,
+    /// The report files, oldest first.
+    pub paths: Vec<PathBuf>,
+}
+
+impl CrashGroup {
+    /// Reports in the `window` that ends at `now` (reports dated after `now` count too: clocks
+    /// of reports and of the monitor may differ slightly).
+    pub fn count_within(&self, window: Duration, now: SystemTime) -> u64 {
+        let from = now.checked_sub(window).unwrap_or(UNIX_EPOCH);
+        self.times.iter().filter(|t| **t >= from).count() as u64
+    }
+}
+
+/// Groups `reports` by process and signature (reports that are not crashes, or that no signature
+/// fits, are left out). Sorted by newest report first, then process and signature.
+pub fn group_reports<'a>(
+    reports: impl IntoIterator<Item = &'a CrashReport>,
+    signatures: &Signatures,
+) -> Vec<CrashGroup> {
+    let mut by_key: BTreeMap<(String, String), Vec<&CrashReport>> = BTreeMap::new();
+    for r in reports {
+        if let Some(sig) = signatures.classify(r) {
+            by_key
+                .entry((r.process.clone(), sig.id.clone()))
+                .or_default()
+                .push(r);
+        }
+    }
+    let mut groups: Vec<CrashGroup> = by_key
+        .into_iter()
+        .map(|((process, signature), mut rs)| {
+            rs.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.path.cmp(&b.path)));
+            CrashGroup {
+                process,
+                signature,
+                count: rs.len() as u64,
+                first: rs.first().map_or(UNIX_EPOCH, |r| r.time),
+                last: rs.last().map_or(UNIX_EPOCH, |r| r.time),
+                report_bytes: rs.iter().map(|r| r.file_bytes).sum(),
+                times: rs.iter().map(|r| r.time).collect(),
+                paths: rs.iter().map(|r| r.path.clone()).collect(),
+            }
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.last
+            .cmp(&a.last)
+            .then_with(|| a.process.cmp(&b.process))
+            .then_with(|| a.signature.cmp(&b.signature))
+    });
+    groups
+}
+
+/// Watches crash groups for loops and says so once per cooldown.
+#[derive(Debug, Clone, Default)]
+pub struct CrashLoopDetector {
+    config: CrashLoopConfig,
+    last_alert: HashMap<(String, String), SystemTime>,
+}
+
+impl CrashLoopDetector {
+    /// A detector with no alert history.
+    pub fn new(config: CrashLoopConfig) -> CrashLoopDetector {
+        CrashLoopDetector {
+            config,
+            last_alert: HashMap::new(),
+        }
+    }
+
+    /// Remembers alerts that fired before, as `(process, signature id, when)` (e.g. read back from
+    /// the history DB), so a restart does not repeat them within the cooldown.
+    pub fn restore(&mut self, fired: impl IntoIterator<Item = (String, String, SystemTime)>) {
+        for (process, signature, at) in fired {
+            let e = self.last_alert.entry((process, signature)).or_insert(at);
+            *e = (*e).max(at);
+        }
+    }
+
+    /// The crash-loop alerts for `groups` at `now`: a group with at least `crash_loop_reports`
+    /// reports in the window ending at `now`, and no alert for it within the cooldown. Each alert is
+    /// remembered for the cooldown.
+    pub fn evaluate(
+        &mut self,
+        groups: &[CrashGroup],
+        signatures: &Signatures,
+        now: SystemTime,
+    ) -> Vec<AlertDto> {
+        let need = u64::from(self.config.crash_loop_reports);
+        if need == 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for g in groups {
+            let n = g.count_within(self.config.crash_loop_window, now);
+            if n < need {
+                continue;
+            }
+            let key = (g.process.clone(), g.signature.clone());
+            if let Some(at) = self.last_alert.get(&key) {
+                let since = now.duration_since(*at).unwrap_or(Duration::ZERO);
+                if since < self.config.crash_loop_cooldown {
+                    continue;
+                }
+            }
+            self.last_alert.insert(key, now);
+            out.push(crash_loop_alert(
+                g,
+                n,
+                self.config.crash_loop_window,
+                signatures,
+                now,
+            ));
+        }
+        out
+    }
+}
+
+/// The alert for a crash loop of `g` with `n` reports in `window`.
+pub fn crash_loop_alert(
+    g: &CrashGroup,
+    n: u64,
+    window: Duration,
+    signatures: &Signatures,
+    now: SystemTime,
+) -> AlertDto {
+    let sig = signatures.get(&g.signature);
+    let title = sig.map_or_else(
+        || "A process keeps crashing".to_owned(),
+        |s| s.title.clone(),
+    );
+    let mut message = format!(
+        "{} crashed {n} times in the last {} ({} reports in all, {}).",
+        g.process,
+        humantime::format_duration(window),
+        g.count,
+        g.signature
+    );
+    if let Some(s) = sig {
+        message.push(' ');
+        message.push_str(&s.explanation);
+        message.push_str(" What to do: ");
+        message.push_str(&s.advice);
+    }
+    AlertDto {
+        id: 0,
+        time_unix_secs: unix_secs(now),
+        rule: CRASH_LOOP_RULE.to_owned(),
+        producer: sig.and_then(|s| s.producer.clone()),
+        title,
+        message,
+    }
+}
+
+/// Whole seconds since the Unix epoch (0 before it).
+pub fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
