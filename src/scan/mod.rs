@@ -1,31 +1,191 @@
 //! The scanner: a parallel walk of a root that measures every item.
 //!
-//! SKELETON — owned by the scan helper; the signatures below are the agreed interface.
+//! Counting follows `du -x` exactly, so totals can be checked against it:
+//! - every entry counts, dirs and symlinks included: allocated bytes are `st_blocks * 512` (as
+//!   `du -B1`), apparent bytes are `st_size` (as `du -b`);
+//! - symlinks are never followed (`lstat`); a symlink counts its own entry only;
+//! - a non-directory with `st_nlink > 1` counts once per scan, at the first link seen;
+//! - entries on another device than the root are neither counted nor entered
+//!   ([`RootScan::other_device`]);
+//! - a dir that cannot be listed still counts its own entry and is reported as a [`ScanIssue`];
+//!   an entry that cannot be `lstat`ed is reported and not counted (`du` does the same);
+//! - an entry that vanishes between listing and `lstat` is counted in [`RootScan::vanished`].
+//!
+//! Attribution: an entry at most [`Classify::max_depth`] deep that a rule claims is an item
+//! (measured whole, no classification inside). Each top-level entry no rule claims is an
+//! unattributed item measuring only what lies outside claimed items inside it. So a root's total is
+//! the sum of its items plus the root dir's own entry.
 
-use std::path::Path;
+mod stat;
+mod walk;
+
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, Item, RootScan};
-use crate::roots::Root;
+use crate::inventory::{Captures, Inventory, IssueKind, Item, RootScan, ScanIssue};
+use crate::roots::{Root, RootKind};
+
+use self::stat::{birth_time, stat_path, Stat};
+use self::walk::{Acc, Walker};
+
+/// A rule's claim on a path: which producer, and what its name regex captured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The producer's rule id.
+    pub producer: String,
+    /// Values captured from the item's name.
+    pub captures: Captures,
+}
+
+/// What the scanner asks of a catalogue. [`Catalogue`] implements it; tests and tools may pass
+/// their own rules.
+pub trait Classify: Sync {
+    /// The deepest level (number of path components below the root) at which a rule for roots of
+    /// `kind` can claim an entry; 0 when none applies.
+    fn max_depth(&self, kind: RootKind) -> usize;
+    /// The claim on `rel` itself (a path relative to a root of `kind`), if a rule claims it.
+    fn classify(&self, kind: RootKind, rel: &Path) -> Option<Claim>;
+    /// The item `rel` (any path inside a root of `kind`) belongs to: the shortest claimed prefix
+    /// of `rel` (relative to the root) and its claim; `None` when no prefix is claimed.
+    fn item_of(&self, kind: RootKind, rel: &Path) -> Option<(PathBuf, Claim)>;
+}
+
+impl Classify for Catalogue {
+    fn max_depth(&self, kind: RootKind) -> usize {
+        Catalogue::max_depth(self, kind)
+    }
+
+    fn classify(&self, kind: RootKind, rel: &Path) -> Option<Claim> {
+        Catalogue::classify(self, kind, rel).map(|m| Claim {
+            producer: m.rule.id.clone(),
+            captures: m.captures,
+        })
+    }
+
+    fn item_of(&self, kind: RootKind, rel: &Path) -> Option<(PathBuf, Claim)> {
+        Catalogue::item_of(self, kind, rel).map(|m| {
+            let claim = Claim {
+                producer: m.rule.id.clone(),
+                captures: m.captures,
+            };
+            (m.item, claim)
+        })
+    }
+}
+
+/// Stack size of the scan threads: recursion follows the tree's depth, and paths can nest about
+/// 2000 levels before `PATH_MAX` stops them.
+const SCAN_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `f` in the scanner's thread pool (one thread per CPU, deep stacks), or on the caller's
+/// thread if the pool could not be started.
+fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("cachewatch-scan-{i}"))
+            .stack_size(SCAN_STACK_BYTES)
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
 
 /// Scans every root and attributes items with `catalogue`. Never fails: unreadable parts are
-/// reported in each [`RootScan`]'s `issues`.
+/// reported in each [`RootScan`]'s `issues`. `now` is recorded as the inventory's scan time.
 pub fn scan(roots: &[Root], catalogue: &Catalogue, now: SystemTime) -> Inventory {
+    scan_with(roots, catalogue, now)
+}
+
+/// [`scan`] with any [`Classify`] implementation.
+pub fn scan_with<C: Classify + ?Sized>(roots: &[Root], rules: &C, now: SystemTime) -> Inventory {
     Inventory {
-        roots: roots.iter().map(|r| scan_root(r, catalogue)).collect(),
+        roots: roots.iter().map(|r| scan_root_with(r, rules)).collect(),
         scanned_at: now,
     }
 }
 
-/// Scans one root.
+/// Scans one root: its total (equal to `du -s -x` of it, allocated and apparent), its items in path
+/// order, and what could not be read. Never fails: a root that vanished gives an empty scan with
+/// one issue.
 pub fn scan_root(root: &Root, catalogue: &Catalogue) -> RootScan {
-    let _ = (root, catalogue);
-    todo!("scan helper")
+    scan_root_with(root, catalogue)
+}
+
+/// [`scan_root`] with any [`Classify`] implementation.
+pub fn scan_root_with<C: Classify + ?Sized>(root: &Root, rules: &C) -> RootScan {
+    let mut scan = RootScan {
+        root: root.clone(),
+        total: Default::default(),
+        items: Vec::new(),
+        issues: Vec::new(),
+        vanished: 0,
+        non_utf8_names: 0,
+        other_device: 0,
+    };
+    let md = match stat_path(&root.canonical) {
+        Stat::Found(md) => md,
+        Stat::Vanished => {
+            scan.issues.push(ScanIssue {
+                path: root.canonical.clone(),
+                kind: IssueKind::Io,
+                message: "root vanished: lstat: no such file or directory".to_owned(),
+            });
+            return scan;
+        }
+        Stat::Failed(issue) => {
+            scan.issues.push(issue);
+            return scan;
+        }
+    };
+    let walker = Walker::new(root.kind, rules, md.dev());
+    let own = walker.own(&md);
+    let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
+    let loose = if md.is_dir() {
+        in_pool(|| walker.children(&root.canonical, top_rel, 0))
+    } else {
+        Acc::default()
+    };
+    scan.vanished = walker.vanished.load(Ordering::Relaxed);
+    scan.non_utf8_names = walker.non_utf8_names.load(Ordering::Relaxed);
+    scan.other_device = walker.other_device.load(Ordering::Relaxed);
+    let (mut items, items_total, mut issues) = walker.into_found();
+    items.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    issues.sort_by(|a, b| a.path.cmp(&b.path));
+    scan.total = own
+        .merge(items_total)
+        .merge(loose)
+        .into_measure(birth_time(&md));
+    scan.items = items;
+    scan.issues = issues;
+    scan
+}
+
+/// One item measured afresh, with what could not be read inside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemScan {
+    /// The item (its path is under the root's canonical path).
+    pub item: Item,
+    /// Parts of the item that could not be read (left out of its measure).
+    pub issues: Vec<ScanIssue>,
+    /// Entries that vanished while it was measured.
+    pub vanished: u64,
 }
 
 /// Measures one item (a path inside `root`) afresh, attributing it with `catalogue`; `Ok(None)` when it
 /// no longer exists. For the watcher's incremental updates.
+///
+/// `path` may be any path inside the item (either spelling of the root): the item is the claimed
+/// prefix of `path`, or else the top-level entry it lies under (unattributed, measured without
+/// what rules claim inside it).
 ///
 /// # Errors
 /// The I/O error of `lstat` on `path` itself (other than `NotFound`).
@@ -34,6 +194,73 @@ pub fn measure_item(
     catalogue: &Catalogue,
     path: &Path,
 ) -> std::io::Result<Option<Item>> {
-    let _ = (root, catalogue, path);
-    todo!("scan helper")
+    Ok(measure_item_with(root, catalogue, path)?.map(|s| s.item))
+}
+
+/// [`measure_item`] with any [`Classify`] implementation, also returning what could not be read.
+///
+/// # Errors
+/// `InvalidInput` when `path` is not inside `root`; the error of `lstat` on the item or the root
+/// (other than `NotFound`, which gives `Ok(None)`), with the path in its message.
+pub fn measure_item_with<C: Classify + ?Sized>(
+    root: &Root,
+    rules: &C,
+    path: &Path,
+) -> io::Result<Option<ItemScan>> {
+    let rel = root
+        .relative(path)
+        .filter(|r| r.components().next().is_some())
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{path:?} is not inside root {:?}", root.canonical),
+            )
+        })?;
+    let (item_rel, claim) = match rules.item_of(root.kind, rel) {
+        Some((item_rel, claim)) => (item_rel, Some(claim)),
+        None => match rel.components().next() {
+            Some(Component::Normal(top)) => (PathBuf::from(top), None),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "{path:?} is not a plain path inside root {:?}",
+                        root.canonical
+                    ),
+                ))
+            }
+        },
+    };
+    let item_path = root.canonical.join(&item_rel);
+    let Some(root_md) = lstat_or_none(&root.canonical)? else {
+        return Ok(None);
+    };
+    let Some(md) = lstat_or_none(&item_path)? else {
+        return Ok(None);
+    };
+    if md.dev() != root_md.dev() {
+        return Ok(None);
+    }
+    let walker = Walker::new(root.kind, rules, root_md.dev());
+    let depth = item_rel.components().count();
+    let inner_rel =
+        Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());
+    in_pool(|| walker.item(item_path, &md, claim, inner_rel, depth));
+    let vanished = walker.vanished.load(Ordering::Relaxed);
+    // Claimed items inside an unattributed one were recorded first; the item itself comes last.
+    let (mut items, _, issues) = walker.into_found();
+    let item = items.pop();
+    Ok(item.map(|item| ItemScan {
+        item,
+        issues,
+        vanished,
+    }))
+}
+
+fn lstat_or_none(path: &Path) -> io::Result<Option<std::fs::Metadata>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(md) => Ok(Some(md)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io::Error::new(e.kind(), format!("lstat {path:?}: {e}"))),
+    }
 }

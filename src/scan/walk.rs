@@ -1,0 +1,249 @@
+//! The parallel walk: lists a dir, `lstat`s its entries relative to the dir's fd, and measures
+//! subtrees in parallel (rayon), accumulating per item instead of keeping per-entry records.
+
+use std::fs::{DirEntry, Metadata};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use rayon::prelude::*;
+
+use super::stat::{birth_time, failure, stat_entry, LinkSet, Stat};
+use super::{Claim, Classify};
+use crate::inventory::{Captures, Item, Measure, ScanIssue};
+use crate::roots::RootKind;
+
+/// Sums over a subtree while it is walked; becomes a [`Measure`] once the item's birth time is known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Acc {
+    allocated_bytes: u64,
+    apparent_bytes: u64,
+    files: u64,
+    dirs: u64,
+    newest_mtime: Option<SystemTime>,
+    oldest_mtime: Option<SystemTime>,
+}
+
+impl Acc {
+    /// The entry's own sizes; nothing when it is a further link of an inode already counted.
+    pub(crate) fn of(md: &Metadata, links: &LinkSet) -> Acc {
+        if !links.first_sight(md) {
+            return Acc::default();
+        }
+        let mtime = md.modified().ok();
+        let is_dir = md.is_dir();
+        Acc {
+            allocated_bytes: md.blocks() * 512,
+            apparent_bytes: md.size(),
+            files: u64::from(!is_dir),
+            dirs: u64::from(is_dir),
+            newest_mtime: mtime,
+            oldest_mtime: mtime,
+        }
+    }
+
+    pub(crate) fn merge(self, o: Acc) -> Acc {
+        Acc {
+            allocated_bytes: self.allocated_bytes + o.allocated_bytes,
+            apparent_bytes: self.apparent_bytes + o.apparent_bytes,
+            files: self.files + o.files,
+            dirs: self.dirs + o.dirs,
+            newest_mtime: pick(self.newest_mtime, o.newest_mtime, SystemTime::max),
+            oldest_mtime: pick(self.oldest_mtime, o.oldest_mtime, SystemTime::min),
+        }
+    }
+
+    /// The measure, with `birth` where the OS gave one, else the oldest mtime seen.
+    pub(crate) fn into_measure(self, birth: Option<SystemTime>) -> Measure {
+        Measure {
+            allocated_bytes: self.allocated_bytes,
+            apparent_bytes: self.apparent_bytes,
+            files: self.files,
+            dirs: self.dirs,
+            newest_mtime: self.newest_mtime,
+            birth_time: birth.or(self.oldest_mtime),
+        }
+    }
+}
+
+fn pick(
+    a: Option<SystemTime>,
+    b: Option<SystemTime>,
+    f: fn(SystemTime, SystemTime) -> SystemTime,
+) -> Option<SystemTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The state of one walk (a root scan, or one item re-measured).
+pub(crate) struct Walker<'a, C: ?Sized> {
+    kind: RootKind,
+    classifier: &'a C,
+    max_depth: usize,
+    dev: u64,
+    links: LinkSet,
+    found: Mutex<Found>,
+    issues: Mutex<Vec<ScanIssue>>,
+    pub(crate) vanished: AtomicU64,
+    pub(crate) non_utf8_names: AtomicU64,
+    pub(crate) other_device: AtomicU64,
+}
+
+#[derive(Default)]
+struct Found {
+    items: Vec<Item>,
+    total: Acc,
+}
+
+impl<'a, C: Classify + ?Sized> Walker<'a, C> {
+    /// A walk of a root of `kind` on device `dev`.
+    pub(crate) fn new(kind: RootKind, classifier: &'a C, dev: u64) -> Walker<'a, C> {
+        Walker {
+            kind,
+            classifier,
+            max_depth: classifier.max_depth(kind),
+            dev,
+            links: LinkSet::new(),
+            found: Mutex::new(Found::default()),
+            issues: Mutex::new(Vec::new()),
+            vanished: AtomicU64::new(0),
+            non_utf8_names: AtomicU64::new(0),
+            other_device: AtomicU64::new(0),
+        }
+    }
+
+    /// Deepest level at which entries are classified.
+    pub(crate) fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    /// The entry's own sizes, hard links counted once per walk.
+    pub(crate) fn own(&self, md: &Metadata) -> Acc {
+        Acc::of(md, &self.links)
+    }
+
+    /// Items found (in no order) and the sum of their accumulators.
+    pub(crate) fn into_found(self) -> (Vec<Item>, Acc, Vec<ScanIssue>) {
+        let found = self.found.into_inner().unwrap_or_else(|p| p.into_inner());
+        let issues = self.issues.into_inner().unwrap_or_else(|p| p.into_inner());
+        (found.items, found.total, issues)
+    }
+
+    fn report(&self, issue: Option<ScanIssue>) {
+        match issue {
+            Some(i) => self
+                .issues
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(i),
+            None => {
+                self.vanished.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Measures the contents of `dir` (at `depth`; the root is 0), not its own entry. `rel` is
+    /// `dir`'s path relative to the root while its children are still to be classified, else `None`.
+    /// Claimed entries and top-level entries become items and are left out of the returned sum.
+    pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
+        let listing = match std::fs::read_dir(dir) {
+            Ok(l) => l,
+            Err(e) => {
+                self.report(failure(dir, "read dir", e));
+                return Acc::default();
+            }
+        };
+        let mut entries = Vec::new();
+        for entry in listing {
+            match entry {
+                Ok(e) => entries.push(e),
+                Err(e) => self.report(failure(dir, "read dir", e)),
+            }
+        }
+        entries
+            .par_iter()
+            .map(|e| self.entry(e, rel, depth + 1))
+            .reduce(Acc::default, Acc::merge)
+    }
+
+    /// One listed entry at `depth`: classified, turned into an item, or summed into its parent.
+    fn entry(&self, e: &DirEntry, parent_rel: Option<&Path>, depth: usize) -> Acc {
+        let name = e.file_name();
+        if name.to_str().is_none() {
+            self.non_utf8_names.fetch_add(1, Ordering::Relaxed);
+        }
+        let md = match stat_entry(e) {
+            Stat::Found(md) => md,
+            Stat::Vanished => {
+                self.vanished.fetch_add(1, Ordering::Relaxed);
+                return Acc::default();
+            }
+            Stat::Failed(issue) => {
+                self.report(Some(issue));
+                return Acc::default();
+            }
+        };
+        if md.dev() != self.dev {
+            self.other_device.fetch_add(1, Ordering::Relaxed);
+            return Acc::default();
+        }
+        let rel = parent_rel
+            .filter(|_| depth <= self.max_depth)
+            .map(|p| p.join(&name));
+        if let Some(claim) = rel
+            .as_deref()
+            .and_then(|r| self.classifier.classify(self.kind, r))
+        {
+            self.item(e.path(), &md, Some(claim), None, depth);
+            return Acc::default();
+        }
+        let inner_rel = rel.as_deref().filter(|_| depth < self.max_depth);
+        if depth == 1 {
+            self.item(e.path(), &md, None, inner_rel, depth);
+            return Acc::default();
+        }
+        let own = self.own(&md);
+        if md.is_dir() {
+            own.merge(self.children(&e.path(), inner_rel, depth))
+        } else {
+            own
+        }
+    }
+
+    /// Measures the item at `path` (whose metadata is `md`, at `depth`) and records it. `claim` is
+    /// the rule claiming it (`None`: an unattributed top-level entry, whose claimed descendants are
+    /// classified through `rel` and left out of its measure).
+    pub(crate) fn item(
+        &self,
+        path: PathBuf,
+        md: &Metadata,
+        claim: Option<Claim>,
+        rel: Option<&Path>,
+        depth: usize,
+    ) {
+        let mut acc = self.own(md);
+        if md.is_dir() {
+            acc = acc.merge(self.children(&path, rel, depth));
+        }
+        let (producer, captures) = match claim {
+            Some(c) => (Some(c.producer), c.captures),
+            None => (None, Captures::default()),
+        };
+        let item = Item {
+            path,
+            producer,
+            captures,
+            measure: acc.into_measure(birth_time(md)),
+            is_symlink: md.file_type().is_symlink(),
+            dev: md.dev(),
+            ino: md.ino(),
+        };
+        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+        found.items.push(item);
+        found.total = found.total.merge(acc);
+    }
+}
