@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::matcher::{self, Compiled, RuleRegex};
-use super::{Catalogue, CatalogueError, Owner, ProducerKind, ReclaimMode, Rule};
+use super::{Catalogue, CatalogueError, Owner, ProducerKind, ReclaimMode, Rule, BUILTIN_ORIGIN};
 use crate::roots::RootKind;
 
 /// A parsed rule with where each part of it was written.
@@ -309,14 +309,14 @@ fn check_examples(all: &[Loaded], compiled: &Compiled) -> Result<(), CatalogueEr
                 )));
             }
             if let Some(&other) = claimants.iter().find(|&&o| o != ri) {
-                return Err(overlap(l, line, path, &all[other].rule.id));
+                return Err(overlap(l, line, path, &all[other]));
             }
             for prefix in path.ancestors().skip(1) {
                 if prefix.as_os_str().is_empty() {
                     break;
                 }
                 if let Some(&outer) = compiled.claimants(kind, prefix).first() {
-                    return Err(overlap(l, line, path, &all[outer].rule.id));
+                    return Err(overlap(l, line, path, &all[outer]));
                 }
             }
         }
@@ -334,14 +334,26 @@ fn check_examples(all: &[Loaded], compiled: &Compiled) -> Result<(), CatalogueEr
     Ok(())
 }
 
-fn overlap(l: &Loaded, line: usize, path: &Path, other: &str) -> CatalogueError {
-    let (first, second) = if other < l.rule.id.as_str() {
-        (other.to_owned(), l.rule.id.clone())
+/// The overlap of `l` (at its example on `line`) with `other`, reported in the user's file when
+/// one of the two rules is built in and the other is not (the user's rule is the one to fix: its
+/// first item glob's line).
+fn overlap(l: &Loaded, line: usize, path: &Path, other: &Loaded) -> CatalogueError {
+    let builtin = Path::new(BUILTIN_ORIGIN);
+    let (origin, line) = if l.origin == builtin && other.origin != builtin {
+        (
+            other.origin.clone(),
+            other.glob_lines.first().copied().unwrap_or(other.id_line),
+        )
     } else {
-        (l.rule.id.clone(), other.to_owned())
+        (l.origin.clone(), line)
+    };
+    let (first, second) = if other.rule.id < l.rule.id {
+        (other.rule.id.clone(), l.rule.id.clone())
+    } else {
+        (l.rule.id.clone(), other.rule.id.clone())
     };
     CatalogueError::Overlap {
-        origin: l.origin.clone(),
+        origin,
         line,
         path: path.to_path_buf(),
         first,

@@ -1,0 +1,917 @@
+//! The producer catalogue: invariants of the built-in data, user rules and their errors, matching
+//! and captures, `explain` on a real tree.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use cachewatch::catalogue::{Catalogue, CatalogueError, ProducerKind, ReclaimMode, Rule, Verdict};
+use cachewatch::{Root, RootKind};
+use globset::GlobBuilder;
+use regex::Regex;
+
+const DATA: &str = include_str!("../catalogue/producers.toml");
+
+/// An independent reading of one rule: its globs compiled here (not by the catalogue), its regexes.
+struct Independent {
+    id: String,
+    root: RootKind,
+    globs: Vec<globset::GlobMatcher>,
+    name_regex: Option<Regex>,
+    path_regex: Option<Regex>,
+}
+
+impl Independent {
+    fn new(rule: &Rule) -> Independent {
+        Independent {
+            id: rule.id.clone(),
+            root: rule.root,
+            globs: rule
+                .item
+                .iter()
+                .map(|g| {
+                    GlobBuilder::new(g)
+                        .literal_separator(true)
+                        .build()
+                        .unwrap_or_else(|e| panic!("{}: glob {g:?}: {e}", rule.id))
+                        .compile_matcher()
+                })
+                .collect(),
+            name_regex: rule
+                .name_regex
+                .as_deref()
+                .map(|r| Regex::new(r).unwrap_or_else(|e| panic!("{}: regex {r:?}: {e}", rule.id))),
+            path_regex: rule
+                .path_regex
+                .as_deref()
+                .map(|r| Regex::new(r).unwrap_or_else(|e| panic!("{}: regex {r:?}: {e}", rule.id))),
+        }
+    }
+
+    fn claims(&self, kind: RootKind, rel: &str) -> bool {
+        let name = rel.rsplit('/').next().unwrap();
+        kind == self.root
+            && self.globs.iter().any(|g| g.is_match(rel))
+            && self.name_regex.as_ref().is_none_or(|r| r.is_match(name))
+            && self.path_regex.as_ref().is_none_or(|r| r.is_match(rel))
+    }
+}
+
+fn independent() -> Vec<Independent> {
+    Catalogue::builtin()
+        .rules()
+        .iter()
+        .map(Independent::new)
+        .collect()
+}
+
+fn err_of(text: &str) -> CatalogueError {
+    match Catalogue::with_extra(text, Path::new("/home/u/.config/cachewatch/config.toml")) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+// ---------------------------------------------------------------- built-in data invariants
+
+#[test]
+fn data_file_ids_are_unique_and_sorted_in_file_order() {
+    let doc: toml::Table = toml::from_str(DATA).unwrap();
+    let ids: Vec<&str> = doc["producer"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.len() >= 25, "only {} rules", ids.len());
+    for pair in ids.windows(2) {
+        assert!(pair[0] < pair[1], "ids not strictly sorted: {pair:?}");
+    }
+    let builtin = Catalogue::builtin();
+    let loaded: Vec<&str> = builtin.rules().iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(loaded, ids);
+}
+
+#[test]
+fn required_rules_are_present() {
+    let c = Catalogue::builtin();
+    for id in [
+        "katago-coreml",
+        "metal-gpuarchiver",
+        "diagnostic-reports",
+        "ort-coreml-ep",
+        "coremltools-tmp-mlpackage",
+        "mpsgraph-scratch",
+        "e5rt-bundlecache",
+        "cfnetwork-download-tmp",
+        "squirrel-shipit-caches",
+        "squirrel-shipit-temp",
+        "swift-driver-tempdir",
+        "clang-modulecache",
+        "metal-shader-cache",
+        "homebrew-cache",
+        "go-build-cache",
+        "playwright-browsers",
+        "cypress-binary-cache",
+        "jetbrains-versioned-caches",
+        "iina-thumb-cache",
+    ] {
+        assert!(c.rule(id).is_some(), "missing rule {id}");
+    }
+    let gpu = c.rule("metal-gpuarchiver").unwrap();
+    assert_eq!(gpu.root, RootKind::Cache);
+    assert_eq!(gpu.min_age_secs, 300);
+    let reports = c.rule("diagnostic-reports").unwrap();
+    assert_eq!(reports.root, RootKind::DiagnosticReports);
+    assert_eq!(reports.kind, ProducerKind::Report);
+    assert_eq!(reports.reclaim, ReclaimMode::Manual);
+    assert_eq!(reports.item, ["*.ips", "Retired/*.ips", "*.diag"]);
+}
+
+#[test]
+fn every_rule_has_evidence_examples_and_consistent_modes() {
+    for rule in Catalogue::builtin().rules() {
+        assert!(!rule.evidence.is_empty(), "{}: no evidence", rule.id);
+        for url in &rule.evidence {
+            assert!(url.starts_with("https://"), "{}: evidence {url:?}", rule.id);
+        }
+        assert!(!rule.examples.is_empty(), "{}: no example", rule.id);
+        assert!(!rule.notes.is_empty(), "{}: no notes", rule.id);
+        assert!(!rule.name.is_empty(), "{}: no name", rule.id);
+        for glob in &rule.item {
+            assert!(!glob.contains("**"), "{}: {glob:?}", rule.id);
+        }
+        if rule.kind == ProducerKind::System {
+            assert_eq!(rule.reclaim, ReclaimMode::Never, "{}", rule.id);
+        }
+        if rule.kind == ProducerKind::Cache {
+            assert_eq!(
+                rule.reclaim,
+                ReclaimMode::Manual,
+                "{}: caches are controls",
+                rule.id
+            );
+        }
+        if rule.owner.pid_in_name {
+            let rx = rule
+                .name_regex
+                .as_deref()
+                .or(rule.path_regex.as_deref())
+                .unwrap();
+            assert!(
+                rx.contains("(?P<pid>"),
+                "{}: pid_in_name without a pid capture",
+                rule.id
+            );
+        }
+        for p in &rule.owner.processes {
+            assert!(
+                !p.is_empty() && !p.contains('/'),
+                "{}: process {p:?}",
+                rule.id
+            );
+        }
+    }
+}
+
+#[test]
+fn every_glob_and_regex_compiles_independently() {
+    // Independent::new panics on the first glob or regex that does not compile.
+    let rules = independent();
+    assert_eq!(rules.len(), Catalogue::builtin().rules().len());
+}
+
+#[test]
+fn every_rule_claims_its_examples_and_none_of_its_counter_examples() {
+    let c = Catalogue::builtin();
+    for rule in c.rules() {
+        for ex in &rule.examples {
+            let m = c
+                .classify(rule.root, Path::new(ex))
+                .unwrap_or_else(|| panic!("{}: example {ex:?} not claimed", rule.id));
+            assert_eq!(m.rule.id, rule.id, "example {ex:?}");
+            assert_eq!(m.item, Path::new(ex));
+            // An example is its own item: no shorter prefix is claimed.
+            assert_eq!(
+                c.item_of(rule.root, Path::new(ex)).unwrap().item,
+                Path::new(ex)
+            );
+        }
+        for ex in &rule.counter_examples {
+            let got = c
+                .classify(rule.root, Path::new(ex))
+                .map(|m| m.rule.id.clone());
+            assert_ne!(
+                got.as_deref(),
+                Some(rule.id.as_str()),
+                "counter-example {ex:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_example_is_claimed_by_two_rules() {
+    let rules = independent();
+    let mut checked = 0;
+    for owner in Catalogue::builtin().rules() {
+        for ex in &owner.examples {
+            let claimants: Vec<&str> = rules
+                .iter()
+                .filter(|r| r.claims(owner.root, ex))
+                .map(|r| r.id.as_str())
+                .collect();
+            assert_eq!(claimants, [owner.id.as_str()], "example {ex:?}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 60, "only {checked} examples");
+}
+
+#[test]
+fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples() {
+    let c = Catalogue::builtin();
+    let rules = independent();
+    for owner in c.rules() {
+        for p in owner.examples.iter().chain(&owner.counter_examples) {
+            for kind in RootKind::ALL {
+                let expected: Vec<&str> = rules
+                    .iter()
+                    .filter(|r| r.claims(kind, p))
+                    .map(|r| r.id.as_str())
+                    .collect();
+                let got = c.classify(kind, Path::new(p)).map(|m| m.rule.id.clone());
+                assert_eq!(got.as_deref(), expected.first().copied(), "{kind} {p:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn max_depth_is_the_deepest_glob_per_root_kind() {
+    let c = Catalogue::builtin();
+    for kind in RootKind::ALL {
+        let expected = c
+            .rules()
+            .iter()
+            .filter(|r| r.root == kind)
+            .flat_map(|r| &r.item)
+            .map(|g| g.split('/').count())
+            .max()
+            .unwrap_or(0);
+        assert_eq!(c.max_depth(kind), expected, "{kind}");
+    }
+    // By hand: katago_coreml/*.mlpackage (temp), com.apple.DeveloperTools/All/Xcode/EmbeddedAppDeltas/*
+    // (cache), */com.apple.e5rt.e5bundlecache/*/* (library-caches), Retired/*.ips.
+    assert_eq!(c.max_depth(RootKind::Temp), 2);
+    assert_eq!(c.max_depth(RootKind::Cache), 5);
+    assert_eq!(c.max_depth(RootKind::LibraryCaches), 4);
+    assert_eq!(c.max_depth(RootKind::DiagnosticReports), 2);
+}
+
+// ---------------------------------------------------------------- matching and captures
+
+#[test]
+fn star_never_crosses_a_separator() {
+    let c = Catalogue::builtin();
+    // `gpuarchiver-*` must not swallow a sub-path, and `*/com.apple.gpuarchiver/...` is one level.
+    assert!(c
+        .classify(
+            RootKind::Cache,
+            Path::new("com.apple.gpuarchiver/gpuarchiver-a/b")
+        )
+        .is_none());
+    assert!(c
+        .classify(
+            RootKind::Cache,
+            Path::new("a/b/com.apple.gpuarchiver/gpuarchiver-1")
+        )
+        .is_none());
+    // The same name under another root kind is not claimed.
+    assert!(c
+        .classify(
+            RootKind::Temp,
+            Path::new("com.apple.gpuarchiver/gpuarchiver-1")
+        )
+        .is_none());
+    // Not a plain relative path.
+    assert!(c.classify(RootKind::Temp, Path::new("")).is_none());
+    assert!(c
+        .classify(RootKind::Temp, Path::new("/model_1_2_3.mlmodelc"))
+        .is_none());
+    assert!(c
+        .classify(RootKind::Temp, Path::new("./model_1_2_3.mlmodelc"))
+        .is_none());
+}
+
+#[test]
+fn item_of_deep_path_in_gpuarchiver_dir_is_the_gpuarchiver_dir() {
+    let c = Catalogue::builtin();
+    let deep =
+        Path::new("julia/com.apple.gpuarchiver/gpuarchiver-XyZ789/PersistentState/a/b/c.bin");
+    let m = c.item_of(RootKind::Cache, deep).unwrap();
+    assert_eq!(m.rule.id, "metal-gpuarchiver");
+    assert_eq!(
+        m.item,
+        Path::new("julia/com.apple.gpuarchiver/gpuarchiver-XyZ789")
+    );
+    assert_eq!(m.captures.bundle.as_deref(), Some("julia"));
+    assert!(c.classify(RootKind::Cache, deep).is_none());
+
+    let m = c
+        .item_of(
+            RootKind::Cache,
+            Path::new("com.apple.gpuarchiver/gpuarchiver-a1B2c3/PersistentState"),
+        )
+        .unwrap();
+    assert_eq!(
+        m.item,
+        Path::new("com.apple.gpuarchiver/gpuarchiver-a1B2c3")
+    );
+    assert_eq!(m.captures.bundle, None);
+
+    // The gpuarchiver dir itself, and paths no rule claims.
+    assert!(c
+        .item_of(RootKind::Cache, Path::new("com.apple.gpuarchiver"))
+        .is_none());
+    assert!(c
+        .item_of(RootKind::Cache, Path::new("unknown/x/y/z/w/v/u"))
+        .is_none());
+}
+
+#[test]
+fn captures_carry_pid_ts_and_bundle() {
+    let c = Catalogue::builtin();
+    let m = c
+        .classify(
+            RootKind::Temp,
+            Path::new("model_4242_1_1718000000.mlmodelc"),
+        )
+        .unwrap();
+    assert_eq!(m.rule.id, "katago-coreml");
+    assert_eq!(m.captures.pid, Some(4242));
+    assert_eq!(
+        m.captures.ts,
+        Some(UNIX_EPOCH + Duration::from_secs(1_718_000_000))
+    );
+    // A ts above 10^11 is milliseconds.
+    let m = c
+        .classify(
+            RootKind::Temp,
+            Path::new("model_77_3_1718000000123.mlmodelc"),
+        )
+        .unwrap();
+    assert_eq!(m.captures.pid, Some(77));
+    assert_eq!(
+        m.captures.ts,
+        Some(UNIX_EPOCH + Duration::from_millis(1_718_000_000_123))
+    );
+    // The mlpackage form has no pid.
+    let m = c
+        .classify(
+            RootKind::Temp,
+            Path::new("katago_coreml/b18c384nbt.mlpackage"),
+        )
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid),
+        ("katago-coreml", None)
+    );
+
+    let ort =
+        "onnxruntime-0ED26B8B-3F3C-4A8E-A0E5-4F0D83B1A5DD-5047-0000005B8E5F4C2E.model.mlmodel";
+    let m = c.classify(RootKind::Temp, Path::new(ort)).unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid),
+        ("ort-coreml-ep", Some(5047))
+    );
+    let m = c
+        .classify(RootKind::Temp, Path::new("onnxruntime-compiled.mlmodelc"))
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid),
+        ("ort-coreml-ep", None)
+    );
+
+    let m = c
+        .classify(
+            RootKind::Temp,
+            Path::new("com.apple.MetalPerformanceShadersGraph/mpsgraph-31337-7-abc"),
+        )
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid),
+        ("mpsgraph-scratch", Some(31337))
+    );
+
+    let m = c
+        .classify(
+            RootKind::Temp,
+            Path::new("yarn--1540372541734-0.6521393655612836"),
+        )
+        .unwrap();
+    assert_eq!(
+        m.captures.ts,
+        Some(UNIX_EPOCH + Duration::from_millis(1_540_372_541_734))
+    );
+
+    let m = c
+        .classify(
+            RootKind::LibraryCaches,
+            Path::new("com.electron.ollama.ShipIt/update.xYz9876"),
+        )
+        .unwrap();
+    assert_eq!(m.captures.bundle.as_deref(), Some("com.electron.ollama"));
+
+    let m = c
+        .classify(
+            RootKind::DiagnosticReports,
+            Path::new("Retired/Google Chrome Helper-2024-05-06-101112.ips"),
+        )
+        .unwrap();
+    assert_eq!(m.captures.bundle.as_deref(), Some("Google Chrome Helper"));
+
+    // A pid that overflows u32 is not captured (the item is still attributed).
+    let m = c
+        .classify(RootKind::Temp, Path::new("model_99999999999_1_1.mlmodelc"))
+        .unwrap();
+    assert_eq!(m.captures.pid, None);
+}
+
+// ---------------------------------------------------------------- user rules and their errors
+
+const USER_OK: &str = r#"
+[alerts]
+max_total_bytes = 1
+
+[[producer]]
+id = "my-app-temp"
+name = "My app scratch dirs"
+root = "temp"
+item = "my-app-*"
+name_regex = '^my-app-(?P<pid>\d+)$'
+kind = "leak"
+reclaim = "auto"
+owner = { pid_in_name = true }
+evidence = ["https://example.invalid/issue/1"]
+examples = ["my-app-12"]
+counter_examples = ["my-app-x"]
+"#;
+
+#[test]
+fn user_rules_extend_the_builtin_ones_and_other_tables_are_ignored() {
+    let builtin = Catalogue::builtin();
+    let c = Catalogue::with_extra(USER_OK, Path::new("config.toml")).unwrap();
+    assert_eq!(c.rules().len(), builtin.rules().len() + 1);
+    let ids: Vec<&str> = c.rules().iter().map(|r| r.id.as_str()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    assert_eq!(ids, sorted);
+    let m = c.classify(RootKind::Temp, Path::new("my-app-12")).unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid),
+        ("my-app-temp", Some(12))
+    );
+    assert!(c.classify(RootKind::Temp, Path::new("my-app-x")).is_none());
+    // Built-in rules still work.
+    assert!(c
+        .classify(RootKind::Temp, Path::new("model_1_2_3.mlmodelc"))
+        .is_some());
+    // Only the user's rules.
+    let only = Catalogue::from_toml(USER_OK, Path::new("config.toml")).unwrap();
+    assert_eq!(only.rules().len(), 1);
+    assert_eq!(only.max_depth(RootKind::Temp), 1);
+    assert_eq!(only.max_depth(RootKind::Cache), 0);
+}
+
+#[test]
+fn a_user_rule_with_a_builtin_id_replaces_it() {
+    let text = r#"
+[[producer]]
+id = "katago-coreml"
+name = "KataGo, my build"
+root = "temp"
+item = "katago-mine-*"
+kind = "leak"
+reclaim = "never"
+"#;
+    let c = Catalogue::with_extra(text, Path::new("config.toml")).unwrap();
+    assert_eq!(c.rules().len(), Catalogue::builtin().rules().len());
+    let rule = c.rule("katago-coreml").unwrap();
+    assert_eq!(rule.item, ["katago-mine-*"]);
+    assert_eq!(rule.reclaim, ReclaimMode::Never);
+    assert!(c
+        .classify(RootKind::Temp, Path::new("model_1_2_3.mlmodelc"))
+        .is_none());
+    assert_eq!(
+        c.classify(RootKind::Temp, Path::new("katago-mine-1"))
+            .unwrap()
+            .rule
+            .id,
+        "katago-coreml"
+    );
+}
+
+#[test]
+fn toml_syntax_error_names_file_and_line() {
+    let text = "[[producer]]\nid = \"x\nname = \"y\"\n";
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Toml { .. }), "{e}");
+    assert_eq!(e.line(), 2);
+    assert_eq!(
+        e.origin(),
+        Path::new("/home/u/.config/cachewatch/config.toml")
+    );
+    assert!(
+        e.to_string()
+            .starts_with("/home/u/.config/cachewatch/config.toml:2: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_field_gives_its_line() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+colour = "red"
+kind = "leak"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Toml { .. }), "{e}");
+    assert_eq!(e.line(), 6, "{e}");
+    assert!(e.to_string().contains("colour"), "{e}");
+}
+
+#[test]
+fn bad_root_kind_gives_its_line() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "tmp"
+item = "my-app-*"
+kind = "leak"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Toml { .. }), "{e}");
+    assert_eq!(e.line(), 4, "{e}");
+    assert!(e.to_string().contains("tmp"), "{e}");
+}
+
+#[test]
+fn double_star_glob_gives_the_line_of_that_glob_in_an_array() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = [
+  "my-app/*",
+  "my-app-logs/**",
+]
+kind = "leak"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    match &e {
+        CatalogueError::BadGlob { glob, id, .. } => {
+            assert_eq!(glob, "my-app-logs/**");
+            assert_eq!(id, "my-app");
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(e.line(), 7, "{e}");
+}
+
+#[test]
+fn glob_that_does_not_compile_gives_its_line() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "cache"
+item = "my-app-[abc"
+kind = "leak"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::BadGlob { .. }), "{e}");
+    assert_eq!(e.line(), 5, "{e}");
+    assert!(e.to_string().contains("does not compile"), "{e}");
+}
+
+#[test]
+fn regex_that_does_not_compile_gives_its_line() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+kind = "leak"
+reclaim = "auto"
+name_regex = '^my-app-(?P<pid>\d+$'
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::BadRegex { .. }), "{e}");
+    assert_eq!(e.line(), 8, "{e}");
+}
+
+#[test]
+fn duplicate_id_gives_both_lines() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+kind = "leak"
+reclaim = "auto"
+
+[[producer]]
+id = "my-app"
+name = "My app again"
+root = "temp"
+item = "my-other-*"
+kind = "leak"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    match &e {
+        CatalogueError::DuplicateId { id, first_line, .. } => {
+            assert_eq!(id, "my-app");
+            assert_eq!(*first_line, 2);
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(e.line(), 10, "{e}");
+}
+
+#[test]
+fn user_rule_overlapping_a_builtin_one_names_both_ids_at_the_user_line() {
+    // `*/*/gpuarchiver-*` claims the built-in example julia/com.apple.gpuarchiver/gpuarchiver-XyZ789.
+    let text = r#"[[producer]]
+id = "my-gpu"
+name = "My GPU archives"
+root = "cache"
+kind = "leak"
+reclaim = "auto"
+item = "*/*/gpuarchiver-*"
+"#;
+    let e = err_of(text);
+    match &e {
+        CatalogueError::Overlap { first, second, .. } => {
+            assert_eq!(
+                (first.as_str(), second.as_str()),
+                ("metal-gpuarchiver", "my-gpu")
+            );
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(
+        e.origin(),
+        Path::new("/home/u/.config/cachewatch/config.toml")
+    );
+    assert_eq!(e.line(), 7, "{e}");
+}
+
+#[test]
+fn two_user_rules_claiming_one_example_overlap() {
+    let text = r#"[[producer]]
+id = "a-rule"
+name = "A"
+root = "temp"
+item = "shared-*"
+kind = "leak"
+reclaim = "auto"
+
+[[producer]]
+id = "b-rule"
+name = "B"
+root = "temp"
+item = "shared-?"
+kind = "leak"
+reclaim = "auto"
+examples = ["shared-1"]
+"#;
+    let e = err_of(text);
+    match &e {
+        CatalogueError::Overlap {
+            first,
+            second,
+            path,
+            ..
+        } => {
+            assert_eq!((first.as_str(), second.as_str()), ("a-rule", "b-rule"));
+            assert_eq!(path, Path::new("shared-1"));
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(e.line(), 16, "{e}");
+}
+
+#[test]
+fn example_inside_another_rules_item_is_an_overlap() {
+    // The gpuarchiver dir of metal-gpuarchiver would hide this rule's items.
+    let text = r#"[[producer]]
+id = "my-state"
+name = "State files"
+root = "cache"
+item = "com.apple.gpuarchiver/*/PersistentState"
+kind = "leak"
+reclaim = "auto"
+examples = ["com.apple.gpuarchiver/gpuarchiver-1/PersistentState"]
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Overlap { .. }), "{e}");
+    assert_eq!(e.line(), 8, "{e}");
+}
+
+#[test]
+fn example_not_matching_its_rule_and_matching_counter_example_are_refused() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+kind = "leak"
+reclaim = "auto"
+examples = [
+  "my-app-1",
+  "other-1",
+]
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Example { .. }), "{e}");
+    assert_eq!(e.line(), 10, "{e}");
+
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+kind = "leak"
+reclaim = "auto"
+counter_examples = ["my-app-2"]
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Example { .. }), "{e}");
+    assert_eq!(e.line(), 8, "{e}");
+}
+
+#[test]
+fn missing_required_field_is_refused() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "temp"
+item = "my-app-*"
+reclaim = "auto"
+"#;
+    let e = err_of(text);
+    assert!(matches!(e, CatalogueError::Toml { .. }), "{e}");
+    assert!(e.to_string().contains("kind"), "{e}");
+    assert_eq!(e.line(), 1, "{e}");
+}
+
+// ---------------------------------------------------------------- explain on a real tree
+
+#[test]
+fn explain_says_who_claims_a_path_or_why_none_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("T");
+    let cache = dir.path().join("C");
+    let bundle = temp.join("model_4242_1_1718000000.mlmodelc");
+    std::fs::create_dir_all(bundle.join("weights")).unwrap();
+    std::fs::write(bundle.join("weights/weight.bin"), b"w").unwrap();
+    std::fs::create_dir_all(temp.join("model_a_b_c.mlmodelc")).unwrap();
+    std::fs::create_dir_all(cache.join("com.apple.gpuarchiver/gpuarchiver-1")).unwrap();
+    let roots = vec![
+        Root::new(RootKind::Temp, &temp).unwrap(),
+        Root::new(RootKind::Cache, &cache).unwrap(),
+    ];
+    let c = Catalogue::builtin();
+
+    let inside = bundle.join("weights/weight.bin");
+    let ex = c.explain(&roots, &inside);
+    assert_eq!(ex.root.as_ref().unwrap().kind, RootKind::Temp);
+    assert_eq!(
+        ex.relative.as_deref(),
+        Some(Path::new(
+            "model_4242_1_1718000000.mlmodelc/weights/weight.bin"
+        ))
+    );
+    match &ex.verdict {
+        Verdict::Claimed {
+            producer,
+            item,
+            is_item,
+            captures,
+            reclaim,
+            ..
+        } => {
+            assert_eq!(producer, "katago-coreml");
+            assert_eq!(
+                item,
+                &roots[0].canonical.join("model_4242_1_1718000000.mlmodelc")
+            );
+            assert!(!is_item);
+            assert_eq!(captures.pid, Some(4242));
+            assert_eq!(*reclaim, ReclaimMode::Auto);
+        }
+        other => panic!("{other:?}"),
+    }
+    let json = serde_json::to_value(&ex).unwrap();
+    assert_eq!(json["verdict"]["status"], "claimed");
+    assert_eq!(json["verdict"]["producer"], "katago-coreml");
+
+    let ex = c.explain(&roots, &cache.join("com.apple.gpuarchiver/gpuarchiver-1"));
+    assert!(
+        matches!(&ex.verdict, Verdict::Claimed { producer, is_item: true, .. } if producer == "metal-gpuarchiver")
+    );
+
+    // Glob of two rules matches, regex of neither: unattributed, with the near misses.
+    let ex = c.explain(&roots, &temp.join("model_a_b_c.mlmodelc"));
+    match &ex.verdict {
+        Verdict::Unattributed {
+            top_level,
+            near_misses,
+        } => {
+            assert_eq!(top_level, &roots[0].canonical.join("model_a_b_c.mlmodelc"));
+            let ids: Vec<&str> = near_misses.iter().map(|n| n.producer.as_str()).collect();
+            assert_eq!(ids, ["coreml-compilemodel-temp", "katago-coreml"]);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let ex = c.explain(&roots, &temp.join("mystery/deep/file"));
+    match &ex.verdict {
+        Verdict::Unattributed {
+            top_level,
+            near_misses,
+        } => {
+            assert_eq!(top_level, &roots[0].canonical.join("mystery"));
+            assert!(near_misses.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+
+    assert_eq!(c.explain(&roots, &temp).verdict, Verdict::RootItself);
+    let outside = c.explain(&roots, Path::new("/definitely/not/a/root"));
+    assert_eq!(outside.verdict, Verdict::OutsideRoots);
+    assert!(outside.root.is_none());
+    assert_eq!(
+        serde_json::to_value(&outside).unwrap()["verdict"]["status"],
+        "outside-roots"
+    );
+}
+
+#[test]
+fn explain_picks_the_innermost_of_nested_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().to_path_buf();
+    let inner = outer.join("cache");
+    std::fs::create_dir_all(inner.join("com.apple.gpuarchiver/gpuarchiver-9")).unwrap();
+    let roots = vec![
+        Root::new(RootKind::Temp, &outer).unwrap(),
+        Root::new(RootKind::Cache, &inner).unwrap(),
+    ];
+    let p: PathBuf = inner.join("com.apple.gpuarchiver/gpuarchiver-9/x");
+    let ex = Catalogue::builtin().explain(&roots, &p);
+    assert_eq!(ex.root.unwrap().kind, RootKind::Cache);
+    assert!(
+        matches!(ex.verdict, Verdict::Claimed { ref producer, .. } if producer == "metal-gpuarchiver")
+    );
+}
+
+// ---------------------------------------------------------------- benchmark (prints figures)
+
+/// `cargo test --release --test catalogue -- --ignored --nocapture classify_throughput`
+#[test]
+#[ignore = "benchmark: prints figures, asserts nothing about speed"]
+fn classify_throughput() {
+    let c = Catalogue::builtin();
+    let mut paths = Vec::new();
+    for i in 0..200_000u32 {
+        paths.push(match i % 5 {
+            0 => format!("unrelated-{i}"),
+            1 => format!("unrelated-{i}/sub-{i}"),
+            2 => format!("model_{i}_1_1718000000.mlmodelc"),
+            3 => format!("node_modules-{i}/a/b"),
+            _ => format!("com.apple.MetalPerformanceShadersGraph/mpsgraph-{i}-x"),
+        });
+    }
+    let start = std::time::Instant::now();
+    let mut hits = 0u64;
+    for p in &paths {
+        hits += u64::from(c.classify(RootKind::Temp, Path::new(p)).is_some());
+    }
+    let elapsed = start.elapsed();
+    println!(
+        "classify: {} paths, {hits} hits, {:?} total, {:.0} ns/path",
+        paths.len(),
+        elapsed,
+        elapsed.as_nanos() as f64 / paths.len() as f64
+    );
+    assert_eq!(hits, 80_000);
+}
