@@ -1,0 +1,91 @@
+//! "Reclaim now" from the tray menu: plan at the current threshold, confirm in a native dialog,
+//! execute the plan by its id, report in a notification.
+
+use std::time::Duration;
+
+use cachewatch::monitor::MonitorHandle;
+use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
+use tauri_plugin_notification::NotificationExt;
+
+use crate::format;
+
+/// Runs the flow in the background; every outcome ends in a notification.
+pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let threshold_secs = monitor.snapshot().threshold_secs;
+        let plan = match monitor
+            .plan_reclaim(Vec::new(), Duration::from_secs(threshold_secs))
+            .await
+        {
+            Ok(p) => p,
+            Err(e) => return notify(&app, "Reclaim failed", &e.to_string()),
+        };
+        if plan.items.is_empty() {
+            let body = format!(
+                "No item of an auto-reclaim producer is older than {} ({} kept).",
+                format::age(threshold_secs),
+                plan.kept.len()
+            );
+            return notify(&app, "Nothing to reclaim", &body);
+        }
+        if !confirm(&app, &plan, threshold_secs).await {
+            return;
+        }
+        match monitor.execute_reclaim(plan.id).await {
+            Ok(report) => notify(&app, &report_title(&report), &report_body(&report)),
+            Err(e) => notify(&app, "Reclaim failed", &e.to_string()),
+        }
+    });
+}
+
+/// Asks the user in a native dialog; `false` when declined or the dialog could not be shown.
+async fn confirm<R: Runtime>(app: &AppHandle<R>, plan: &ReclaimPlan, threshold_secs: u64) -> bool {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .message(confirm_text(plan, threshold_secs))
+        .title("Reclaim now?")
+        .kind(MessageDialogKind::Warning)
+        .buttons(MessageDialogButtons::OkCancelCustom(
+            "Delete".into(),
+            "Cancel".into(),
+        ))
+        .show(move |ok| {
+            if tx.send(ok).is_err() {
+                tracing::debug!("reclaim confirmation answered after the flow ended");
+            }
+        });
+    rx.await.unwrap_or(false)
+}
+
+/// The confirmation text: what goes, how much, what stays.
+pub fn confirm_text(plan: &ReclaimPlan, threshold_secs: u64) -> String {
+    format!(
+        "Delete {} items ({}) older than {}?\n{} items are kept (too young, in use, or owned by a running app).",
+        plan.items.len(),
+        format::bytes(plan.planned_bytes),
+        format::age(threshold_secs),
+        plan.kept.len()
+    )
+}
+
+fn report_title(r: &ReclaimReport) -> String {
+    format!("Reclaimed {}", format::bytes(r.freed_bytes))
+}
+
+fn report_body(r: &ReclaimReport) -> String {
+    format!(
+        "{} deleted, {} kept, {} errors.",
+        r.deleted.len(),
+        r.kept.len(),
+        r.errors.len()
+    )
+}
+
+fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::warn!("cannot show the notification {title:?}: {e}");
+    }
+}

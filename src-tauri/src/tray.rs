@@ -1,0 +1,266 @@
+//! The menu-bar icon: its menu (built from the [`MENU`] table), its two states, and its title.
+
+use cachewatch::snapshot::{MonitorState, Snapshot};
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
+use tauri::{AppHandle, Manager, Runtime};
+
+/// The tray icon's id.
+pub const TRAY_ID: &str = "main";
+
+/// An alert younger than this puts the icon in its "a leak is growing" state, seconds.
+pub const GROWING_WINDOW_SECS: u64 = 3600;
+
+const IDLE_ICON: &[u8] = include_bytes!("../../icons/tray/idle@2x.png");
+const GROWING_ICON: &[u8] = include_bytes!("../../icons/tray/growing@2x.png");
+
+/// What a menu entry does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Show the window.
+    Open,
+    /// Plan a reclaim at the current threshold, confirm it in a dialog, execute it.
+    ReclaimNow,
+    /// Pause or resume watching.
+    TogglePause,
+    /// Turn starting at login on or off (a check item).
+    OpenAtLogin,
+    /// Quit the app (the only way to).
+    Quit,
+}
+
+/// One row of the menu; `action: None` is a separator.
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    /// What it does.
+    pub action: Option<Action>,
+    /// The menu item id.
+    pub id: &'static str,
+    /// The label.
+    pub label: &'static str,
+    /// A check item.
+    pub check: bool,
+    /// Keyboard shortcut.
+    pub accelerator: Option<&'static str>,
+}
+
+const fn item(action: Action, id: &'static str, label: &'static str) -> Row {
+    Row {
+        action: Some(action),
+        id,
+        label,
+        check: false,
+        accelerator: None,
+    }
+}
+
+const SEPARATOR: Row = Row {
+    action: None,
+    id: "",
+    label: "",
+    check: false,
+    accelerator: None,
+};
+
+/// The menu, top to bottom.
+pub const MENU: &[Row] = &[
+    item(Action::Open, "open", "Open CacheWatch"),
+    item(Action::ReclaimNow, "reclaim", "Reclaim now…"),
+    SEPARATOR,
+    item(Action::TogglePause, "pause", "Pause watching"),
+    Row {
+        check: true,
+        ..item(Action::OpenAtLogin, "login", "Open at login")
+    },
+    SEPARATOR,
+    Row {
+        accelerator: Some("CmdOrCtrl+Q"),
+        ..item(Action::Quit, "quit", "Quit CacheWatch")
+    },
+];
+
+/// The label of the pause item in `state`.
+pub fn pause_label(state: MonitorState) -> &'static str {
+    match state {
+        MonitorState::Paused => "Resume watching",
+        _ => "Pause watching",
+    }
+}
+
+/// The action of menu item `id`.
+pub fn action_of(id: &str) -> Option<Action> {
+    MENU.iter().find(|r| r.id == id).and_then(|r| r.action)
+}
+
+/// The menu items whose text or check mark follow the state (managed state).
+pub struct TrayMenu<R: Runtime> {
+    pause: MenuItem<R>,
+    login: CheckMenuItem<R>,
+}
+
+/// Builds the menu from [`MENU`] and the tray icon, and manages [`TrayMenu`]. Menu clicks go to
+/// `on_action`; a left click on the icon toggles the window (where the platform reports clicks:
+/// macOS and Windows; Linux indicators only open the menu).
+///
+/// # Errors
+/// Tauri's error when the menu or the icon cannot be made.
+pub fn build<R: Runtime>(
+    app: &AppHandle<R>,
+    open_at_login: bool,
+    on_action: impl Fn(&AppHandle<R>, Action) + Send + Sync + 'static,
+) -> tauri::Result<()> {
+    let mut items: Vec<Box<dyn IsMenuItem<R>>> = Vec::new();
+    let mut pause = None;
+    let mut login = None;
+    for row in MENU {
+        match row.action {
+            None => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
+            Some(_) if row.check => {
+                let c = CheckMenuItem::with_id(
+                    app,
+                    row.id,
+                    row.label,
+                    true,
+                    open_at_login,
+                    row.accelerator,
+                )?;
+                login = Some(c.clone());
+                items.push(Box::new(c));
+            }
+            Some(action) => {
+                let m = MenuItem::with_id(app, row.id, row.label, true, row.accelerator)?;
+                if action == Action::TogglePause {
+                    pause = Some(m.clone());
+                }
+                items.push(Box::new(m));
+            }
+        }
+    }
+    let refs: Vec<&dyn IsMenuItem<R>> = items.iter().map(|b| b.as_ref()).collect();
+    let menu = Menu::with_items(app, &refs)?;
+    if let (Some(pause), Some(login)) = (pause, login) {
+        app.manage(TrayMenu { pause, login });
+    }
+    TrayIconBuilder::with_id(TRAY_ID)
+        .icon(Image::from_bytes(IDLE_ICON)?)
+        .icon_as_template(true)
+        .tooltip("CacheWatch")
+        .menu(&menu)
+        .show_menu_on_left_click(false)
+        .on_menu_event(move |app, event| match action_of(event.id().as_ref()) {
+            Some(a) => on_action(app, a),
+            None => tracing::warn!("menu event for unknown item {:?}", event.id()),
+        })
+        .on_tray_icon_event(|tray, event| {
+            let app = tray.app_handle();
+            tauri_plugin_positioner::on_tray_event(app, &event);
+            if let TrayIconEvent::Click {
+                button: MouseButton::Left,
+                button_state: MouseButtonState::Up,
+                ..
+            } = event
+            {
+                if let Err(e) = crate::window::toggle(app) {
+                    tracing::warn!("{e}");
+                }
+            }
+        })
+        .build(app)?;
+    Ok(())
+}
+
+/// True when the icon should show "a leak is growing": an alert fired within
+/// [`GROWING_WINDOW_SECS`] of the snapshot.
+pub fn is_growing(s: &Snapshot) -> bool {
+    s.alerts
+        .iter()
+        .any(|a| s.taken_at_unix_secs.saturating_sub(a.time_unix_secs) < GROWING_WINDOW_SECS)
+}
+
+/// The icon's title (shown next to it in the macOS menu bar): the watched total, binary units.
+pub fn title(s: &Snapshot) -> String {
+    crate::format::bytes(s.total_allocated_bytes)
+}
+
+/// The tooltip: the total and what the monitor is doing.
+pub fn tooltip(s: &Snapshot) -> String {
+    let state = match s.state {
+        MonitorState::Scanning => "scanning",
+        MonitorState::Watching => "watching",
+        MonitorState::Paused => "paused",
+    };
+    format!(
+        "CacheWatch: {} in {} producers, {state}",
+        title(s),
+        s.producers.len()
+    )
+}
+
+/// Brings the icon, its title, its tooltip and the pause item in line with `s`.
+pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, growing_before: bool) -> bool {
+    let growing = is_growing(s);
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        if growing != growing_before {
+            let bytes = if growing { GROWING_ICON } else { IDLE_ICON };
+            let r = Image::from_bytes(bytes)
+                .and_then(|i| tray.set_icon_with_as_template(Some(i), true));
+            if let Err(e) = r {
+                tracing::warn!("cannot change the tray icon: {e}");
+            }
+        }
+        if let Err(e) = tray
+            .set_title(Some(title(s)))
+            .and_then(|()| tray.set_tooltip(Some(tooltip(s))))
+        {
+            tracing::warn!("cannot set the tray title: {e}");
+        }
+    }
+    if let Some(menu) = app.try_state::<TrayMenu<R>>() {
+        if let Err(e) = menu.pause.set_text(pause_label(s.state)) {
+            tracing::warn!("cannot relabel the pause item: {e}");
+        }
+    }
+    growing
+}
+
+/// Sets the check mark of "Open at login".
+pub fn set_login_checked<R: Runtime>(app: &AppHandle<R>, on: bool) {
+    if let Some(menu) = app.try_state::<TrayMenu<R>>() {
+        if let Err(e) = menu.login.set_checked(on) {
+            tracing::warn!("cannot check the open-at-login item: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn menu_ids_are_unique_and_map_back_to_their_action() {
+        let rows: Vec<&Row> = MENU.iter().filter(|r| r.action.is_some()).collect();
+        assert_eq!(rows.len(), 5);
+        for r in &rows {
+            assert_eq!(action_of(r.id), r.action, "{}", r.id);
+            assert_eq!(rows.iter().filter(|o| o.id == r.id).count(), 1, "{}", r.id);
+        }
+        assert_eq!(action_of(""), None);
+        assert_eq!(action_of("nope"), None);
+        assert_eq!(MENU.last().and_then(|r| r.action), Some(Action::Quit));
+    }
+
+    #[test]
+    fn tray_icons_are_template_pngs_of_44_px() {
+        for bytes in [IDLE_ICON, GROWING_ICON] {
+            let img = Image::from_bytes(bytes).unwrap();
+            assert_eq!((img.width(), img.height()), (44, 44));
+            // template: every pixel is black, the shape lives in alpha only
+            assert!(img
+                .rgba()
+                .chunks(4)
+                .all(|p| p[..3] == [0, 0, 0] || p[3] == 0));
+            assert!(img.rgba().chunks(4).any(|p| p[3] == 255));
+        }
+    }
+}

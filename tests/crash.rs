@@ -1,0 +1,387 @@
+//! Crash reports: parsing the `.ips` fixtures, classification with the built-in signatures,
+//! grouping, and one crash-loop alert for a burst of reports.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cachewatch::crash::{
+    group_reports, read_report, CrashError, CrashLoopConfig, CrashWatch, Signatures,
+    CRASH_LOOP_RULE, MAX_REPORT_BYTES,
+};
+
+const COREAI: &str = "coreai-ndarray-allocation-cap";
+const GENERIC: &str = "repeated-crash";
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/ips")
+        .join(name)
+}
+
+fn at(unix_secs: u64, millis: u32) -> SystemTime {
+    UNIX_EPOCH + Duration::new(unix_secs, millis * 1_000_000)
+}
+
+/// File size as `stat` reports it, independently of the code under test.
+fn stat_size(path: &Path) -> u64 {
+    let out = std::process::Command::new("stat")
+        .args(["-c", "%s"])
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn coreai_shared_storage_report_is_parsed_and_classified() {
+    let path = fixture("coreai_shared_storage.ips");
+    let r = read_report(&path).unwrap();
+    assert_eq!(r.process, "inference-worker");
+    assert_eq!(r.pid, Some(48213));
+    assert_eq!(r.bug_type.as_deref(), Some("309"));
+    assert_eq!(r.os_version.as_deref(), Some("macOS 27.0 (27A5218g)"));
+    assert_eq!(
+        r.incident_id.as_deref(),
+        Some("8C0A4E2B-71D3-4F6A-9B5E-2D7C1A0F3E49")
+    );
+    assert_eq!(r.exception_type.as_deref(), Some("EXC_BREAKPOINT"));
+    assert_eq!(r.signal.as_deref(), Some("SIGTRAP"));
+    // captureTime "2026-03-14 09:26:52.8731 +0100" = `date -u -d '2026-03-14 08:26:52' +%s`.
+    assert_eq!(
+        r.time,
+        UNIX_EPOCH + Duration::new(1_773_476_812, 873_100_000)
+    );
+    // faultingThread 2 (not thread 0): its frames' images in order, each once.
+    assert_eq!(
+        r.thread_images,
+        [
+            "libswiftCore.dylib",
+            "CoreAIRuntime",
+            "inference-worker",
+            "libdispatch.dylib"
+        ]
+    );
+    assert_eq!(
+        r.thread_symbols[0],
+        "_assertionFailure(_:_:file:line:flags:)"
+    );
+    assert_eq!(
+        r.messages,
+        ["CoreAIRuntime/NDArray+SharedStorage.swift:108: Fatal error: Failed to allocate storage for NDArray"]
+    );
+    assert_eq!(r.file_bytes, stat_size(&path));
+    let sigs = Signatures::builtin();
+    assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(COREAI));
+}
+
+#[test]
+fn coreai_pool_report_compact_body_is_classified_by_its_assertion_site() {
+    let r = read_report(&fixture("coreai_pool.ips")).unwrap();
+    assert_eq!(r.process, "embedder");
+    assert_eq!(r.pid, Some(7301));
+    // "2026-03-14 10:02:10.4410 +0000".
+    assert_eq!(r.time, at(1_773_482_530, 441));
+    assert_eq!(
+        r.messages,
+        ["CoreAIRuntime/NDArray+Pool.swift:77: Fatal error"]
+    );
+    assert_eq!(
+        r.thread_images,
+        ["libswiftCore.dylib", "CoreAIRuntime", "embedder", "dyld"]
+    );
+    let sigs = Signatures::builtin();
+    assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(COREAI));
+}
+
+#[test]
+fn plain_sigsegv_is_only_a_generic_crash() {
+    let r = read_report(&fixture("sigsegv.ips")).unwrap();
+    assert_eq!(r.process, "thumbnailer");
+    assert_eq!(r.exception_type.as_deref(), Some("EXC_BAD_ACCESS"));
+    assert_eq!(r.signal.as_deref(), Some("SIGSEGV"));
+    // "2026-03-12 18:40:04.9001 -0500" = 23:40:04.9001 UTC.
+    assert_eq!(
+        r.time,
+        UNIX_EPOCH + Duration::new(1_773_358_804, 900_100_000)
+    );
+    assert!(r.messages.is_empty());
+    let sigs = Signatures::builtin();
+    assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(GENERIC));
+}
+
+#[test]
+fn truncated_report_is_unreadable_naming_path_and_cause() {
+    let path = fixture("truncated.ips");
+    match read_report(&path) {
+        Err(e @ CrashError::Parse { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("truncated.ips"), "{text}");
+            assert!(text.contains("body is truncated"), "{text}");
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn plain_text_body_is_unreadable_as_not_json() {
+    let path = fixture("not_json.ips");
+    match read_report(&path) {
+        Err(e @ CrashError::Parse { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("not_json.ips"), "{text}");
+            assert!(text.contains("body is not JSON (line 2"), "{text}");
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+}
+
+#[test]
+fn huge_report_is_refused_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge-2026-03-14-100000.ips");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(MAX_REPORT_BYTES + 1).unwrap();
+    match read_report(&path) {
+        Err(CrashError::TooLarge {
+            path: p,
+            bytes,
+            max_bytes,
+        }) => {
+            assert_eq!(p, path);
+            assert_eq!(bytes, 8 * 1024 * 1024 + 1);
+            assert_eq!(max_bytes, 8 * 1024 * 1024);
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    // A header line and nothing else: an error, not a panic.
+    std::fs::write(&path, "{\"app_name\":\"x\"}").unwrap();
+    assert!(matches!(read_report(&path), Err(CrashError::Parse { .. })));
+    std::fs::write(&path, [0xff, 0xfe, b'\n', b'{']).unwrap();
+    assert!(matches!(read_report(&path), Err(CrashError::Parse { .. })));
+}
+
+/// The time string `.ips` files use, in UTC.
+fn ips_time(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let out = std::process::Command::new("date")
+        .args(["-u", "-d", &format!("@{secs}"), "+%Y-%m-%d %H:%M:%S"])
+        .output()
+        .unwrap();
+    format!("{}.00 +0000", String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// Writes `n` reports of the `coreai_pool.ips` template into `dir`, for process `process`, the
+/// i-th dated `start + i * step`; returns their paths.
+fn write_burst(
+    dir: &Path,
+    process: &str,
+    start: SystemTime,
+    step: Duration,
+    n: u32,
+) -> Vec<PathBuf> {
+    let template = std::fs::read_to_string(fixture("coreai_pool.ips")).unwrap();
+    (0..n)
+        .map(|i| {
+            let t = start + step * i;
+            let stamp = ips_time(t);
+            let text = template
+                .replace("2026-03-14 10:02:11.00 +0000", &stamp)
+                .replace("2026-03-14 10:02:10.4410 +0000", &stamp)
+                .replace("\"embedder\"", &format!("\"{process}\""))
+                .replace("\"pid\":7301", &format!("\"pid\":{}", 7301 + i));
+            let name = format!("{process}-{}.ips", stamp[..19].replace([' ', ':'], "-"));
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect()
+}
+
+#[test]
+fn burst_of_20_reports_raises_one_crash_loop_alert_not_20() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = at(1_773_482_400, 0);
+    // 20 reports, 30 s apart, the last one at `now`: all within the 10-minute window.
+    let paths = write_burst(
+        dir.path(),
+        "coreai-worker",
+        now - Duration::from_secs(19 * 30),
+        Duration::from_secs(30),
+        20,
+    );
+    let mut watch = CrashWatch::with_dirs(
+        vec![dir.path().to_owned()],
+        Signatures::builtin(),
+        CrashLoopConfig::default(),
+    );
+    let alerts = watch.update(now);
+    assert_eq!(alerts.len(), 1, "{alerts:#?}");
+    let a = &alerts[0];
+    assert_eq!(a.rule, CRASH_LOOP_RULE);
+    assert_eq!(
+        a.title,
+        "CoreAI runtime allocation cap: the process is killed after 16384 outputs"
+    );
+    assert_eq!(a.producer.as_deref(), Some("diagnostic-reports"));
+    assert_eq!(a.time_unix_secs, 1_773_482_400);
+    assert!(
+        a.message
+            .starts_with("coreai-worker crashed 20 times in the last 10m (20 reports in all"),
+        "{}",
+        a.message
+    );
+    assert!(
+        a.message.contains("Recycle the worker process"),
+        "{}",
+        a.message
+    );
+    assert!(a.message.contains("floor(16384 / N)"), "{}", a.message);
+
+    let groups = watch.group_dtos();
+    assert_eq!(groups.len(), 1);
+    let g = &groups[0];
+    assert_eq!(g.process, "coreai-worker");
+    assert_eq!(g.signature, COREAI);
+    assert_eq!(g.count, 20);
+    assert_eq!(g.first_unix_secs, 1_773_482_400 - 570);
+    assert_eq!(g.last_unix_secs, 1_773_482_400);
+    let bytes: u64 = paths.iter().map(|p| stat_size(p)).sum();
+    assert_eq!(g.report_bytes, bytes);
+
+    // Nothing new, and more reports within the cooldown: silent.
+    assert!(watch.update(now + Duration::from_secs(60)).is_empty());
+    write_burst(
+        dir.path(),
+        "coreai-worker",
+        now + Duration::from_secs(90),
+        Duration::from_secs(10),
+        5,
+    );
+    assert!(watch.update(now + Duration::from_secs(150)).is_empty());
+    assert_eq!(watch.groups()[0].count, 25);
+
+    // After the 6 h cooldown, a new loop alerts again; old reports alone do not.
+    let later = now + Duration::from_secs(6 * 3600 + 600);
+    assert!(watch.update(later).is_empty());
+    write_burst(
+        dir.path(),
+        "coreai-worker",
+        later,
+        Duration::from_secs(20),
+        5,
+    );
+    let again = watch.update(later + Duration::from_secs(100));
+    assert_eq!(again.len(), 1);
+    assert!(
+        again[0].message.contains("crashed 5 times"),
+        "{}",
+        again[0].message
+    );
+}
+
+#[test]
+fn reports_below_the_threshold_or_spread_out_do_not_alert() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = at(1_773_482_400, 0);
+    // 4 within 10 minutes: below the default of 5.
+    write_burst(
+        dir.path(),
+        "a",
+        now - Duration::from_secs(240),
+        Duration::from_secs(60),
+        4,
+    );
+    // 6 spread over 50 minutes: at most 2 in any 10 minutes ending now.
+    write_burst(
+        dir.path(),
+        "b",
+        now - Duration::from_secs(3000),
+        Duration::from_secs(600),
+        6,
+    );
+    let mut watch = CrashWatch::with_dirs(
+        vec![dir.path().to_owned()],
+        Signatures::builtin(),
+        CrashLoopConfig::default(),
+    );
+    assert!(watch.update(now).is_empty());
+    let counts: Vec<(String, u64)> = watch
+        .groups()
+        .iter()
+        .map(|g| (g.process.clone(), g.count))
+        .collect();
+    // Newest report first: "a" ends 60 s before now (4th at -240+180), "b" at -3000+3000 = now.
+    assert_eq!(counts, [("b".to_owned(), 6), ("a".to_owned(), 4)]);
+    // With a threshold of 2 both alert: all 4 of "a", and the 2 of "b" at now - 600 s and now.
+    let cfg = CrashLoopConfig {
+        crash_loop_reports: 2,
+        ..CrashLoopConfig::default()
+    };
+    let mut low = CrashWatch::with_dirs(vec![dir.path().to_owned()], Signatures::builtin(), cfg);
+    let mut fired: Vec<String> = low.update(now).iter().map(|a| a.message.clone()).collect();
+    fired.sort();
+    assert_eq!(fired.len(), 2, "{fired:#?}");
+    assert!(fired[0].starts_with("a crashed 4 times"), "{}", fired[0]);
+    assert!(fired[1].starts_with("b crashed 2 times"), "{}", fired[1]);
+}
+
+#[test]
+fn mixed_reports_dir_groups_by_process_and_signature_and_lists_unreadable() {
+    let dir = tempfile::tempdir().unwrap();
+    let retired = dir.path().join("Retired");
+    std::fs::create_dir(&retired).unwrap();
+    for (name, to) in [
+        ("coreai_shared_storage.ips", dir.path()),
+        ("coreai_pool.ips", retired.as_path()),
+        ("sigsegv.ips", dir.path()),
+        ("truncated.ips", dir.path()),
+        ("not_json.ips", retired.as_path()),
+    ] {
+        std::fs::copy(fixture(name), to.join(name)).unwrap();
+    }
+    std::fs::write(dir.path().join("notes.txt"), "not a report").unwrap();
+    let mut watch = CrashWatch::with_dirs(
+        vec![dir.path().to_owned()],
+        Signatures::builtin(),
+        CrashLoopConfig::default(),
+    );
+    assert!(watch.update(at(1_773_482_600, 0)).is_empty());
+    let got: Vec<(String, String, u64)> = watch
+        .groups()
+        .iter()
+        .map(|g| (g.process.clone(), g.signature.clone(), g.count))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("embedder".to_owned(), COREAI.to_owned(), 1),
+            ("inference-worker".to_owned(), COREAI.to_owned(), 1),
+            ("thumbnailer".to_owned(), GENERIC.to_owned(), 1),
+        ]
+    );
+    let bad = watch.unreadable();
+    let names: Vec<&str> = bad
+        .iter()
+        .map(|u| u.path.file_name().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(names, ["not_json.ips", "truncated.ips"]);
+    assert!(bad
+        .iter()
+        .all(|u| u.cause.contains(u.path.to_str().unwrap())));
+
+    // The same reports through the pure functions agree.
+    let reports: Vec<_> = [
+        "coreai_shared_storage.ips",
+        "coreai_pool.ips",
+        "sigsegv.ips",
+    ]
+    .iter()
+    .map(|n| read_report(&fixture(n)).unwrap())
+    .collect();
+    let groups = group_reports(&reports, &Signatures::builtin());
+    assert_eq!(groups.len(), 3);
+}
