@@ -55,12 +55,20 @@ pub struct RootDto {
     pub free_bytes: Option<u64>,
     /// Total bytes of the root's volume; `None` when unknown.
     pub volume_bytes: Option<u64>,
+    /// Mount point of the root's volume (longest mount-point prefix of its canonical path);
+    /// `None` when unknown.
+    #[serde(default)]
+    pub mount: Option<String>,
     /// How it is watched.
     pub watch_mode: WatchMode,
     /// Why it is not watched by events, if so.
     pub watch_error: Option<String>,
     /// Unreadable paths counted in the last scan.
     pub unreadable: u64,
+    /// Full rescans of this root since the monitor started, the first scan excluded (rescan
+    /// flags, event queue overflows, watcher errors, polling, a root that came back).
+    #[serde(default)]
+    pub rescans: u64,
 }
 
 /// One of a producer's items, for the expanded row.

@@ -53,6 +53,8 @@ pub struct RootState {
     pub gone: bool,
     /// When the last full scan of this root finished.
     pub scanned_at: Option<SystemTime>,
+    /// Full scans of this root so far, the first one included.
+    pub scans: u64,
 }
 
 impl RootState {
@@ -68,6 +70,7 @@ impl RootState {
             watch_error: None,
             gone: false,
             scanned_at: None,
+            scans: 0,
         }
     }
 
@@ -102,6 +105,7 @@ impl RootState {
             self.dirs.insert(rel, stat);
         }
         self.scanned_at = Some(now);
+        self.scans += 1;
         self.gone = !self.root.canonical.is_dir();
     }
 

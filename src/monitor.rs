@@ -1,0 +1,291 @@
+//! The monitor: one tokio task that owns the inventory, keeps it current from file-system events,
+//! and publishes [`Snapshot`]s, alerts and reclaim results.
+//!
+//! The app, the CLI and `/metrics` talk to it through a [`MonitorHandle`]: commands go in by an
+//! `mpsc` channel, snapshots come out by a `watch` channel, alerts by a `broadcast` channel. The
+//! monitor never holds a UI handle. Blocking work (scans, re-measures, reclaim, SQLite) runs in
+//! `spawn_blocking`.
+
+mod actor;
+mod analysis;
+mod build;
+mod disks;
+mod record;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+
+use crate::alerts::AlertsConfig;
+use crate::catalogue::Catalogue;
+use crate::clock::Clock;
+use crate::reclaim::{ReclaimPlan, ReclaimReport};
+use crate::roots::Root;
+use crate::snapshot::{AlertDto, Snapshot};
+use crate::watch::WatchMsg;
+
+/// Default debounce between the first event of a burst and the re-measure of the dirty items.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
+/// Default interval between history samples.
+pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(300);
+/// Interval between rescans of a root that cannot be watched by events.
+pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// How long [`MonitorHandle::flush`] waits for its marker events before giving up.
+pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What the monitor watches and how.
+#[derive(Debug, Clone)]
+pub struct MonitorOptions {
+    /// The roots to watch.
+    pub roots: Vec<Root>,
+    /// The producer rules.
+    pub catalogue: Arc<Catalogue>,
+    /// The history database; `None` runs without history (no growth rates, no alerts log).
+    pub db_path: Option<PathBuf>,
+    /// Quiet time after the first event of a burst before the dirty items are re-measured
+    /// (config `debounce_ms`, default [`DEFAULT_DEBOUNCE`]).
+    pub debounce: Duration,
+    /// The reclaim age threshold used for the snapshot's reclaimable figures.
+    pub threshold: Duration,
+    /// The alert rules.
+    pub alerts: AlertsConfig,
+    /// Interval between history samples (default [`DEFAULT_SAMPLE_INTERVAL`]).
+    pub sample_interval: Duration,
+    /// The clock for ages, rates and alerts.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl MonitorOptions {
+    /// Options with the defaults: 500 ms debounce, a 3-day threshold, default alerts, 5-minute
+    /// samples, the system clock, no history database.
+    pub fn new(roots: Vec<Root>, catalogue: Arc<Catalogue>) -> MonitorOptions {
+        MonitorOptions {
+            roots,
+            catalogue,
+            db_path: None,
+            debounce: DEFAULT_DEBOUNCE,
+            threshold: Duration::from_secs(3 * 24 * 3600),
+            alerts: AlertsConfig::default(),
+            sample_interval: DEFAULT_SAMPLE_INTERVAL,
+            clock: Arc::new(crate::clock::SystemClock),
+        }
+    }
+}
+
+/// Errors of the monitor.
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    /// `spawn` was called outside a tokio runtime.
+    #[error("the monitor needs a tokio runtime: call spawn from inside one")]
+    NoRuntime,
+    /// The monitor task has stopped (shut down or panicked).
+    #[error("the monitor has stopped")]
+    Stopped,
+    /// `execute_reclaim` with an id no `plan_reclaim` returned (or already executed).
+    #[error("unknown reclaim plan {id:?}: make a plan first (plan ids are kept until executed)")]
+    UnknownPlan {
+        /// The id given.
+        id: String,
+    },
+    /// A producer id that the catalogue does not know.
+    #[error("unknown producer {id:?}: see `cachewatch producers` for the ids")]
+    UnknownProducer {
+        /// The id given.
+        id: String,
+    },
+    /// `flush` did not see its marker event from a root in time.
+    #[error("flush timed out waiting for events from root {path:?}")]
+    FlushTimeout {
+        /// The root's canonical path.
+        path: PathBuf,
+    },
+    /// A blocking job (scan, measure, reclaim) panicked.
+    #[error("{what} failed: {message}")]
+    Job {
+        /// Which job.
+        what: &'static str,
+        /// The panic or join error.
+        message: String,
+    },
+}
+
+/// A command to the monitor task.
+pub(crate) enum Command {
+    Rescan(oneshot::Sender<Result<(), MonitorError>>),
+    SetPaused(bool, oneshot::Sender<Result<(), MonitorError>>),
+    SetThreshold(Duration, oneshot::Sender<Result<(), MonitorError>>),
+    PlanReclaim {
+        producers: Vec<String>,
+        threshold: Duration,
+        reply: oneshot::Sender<Result<ReclaimPlan, MonitorError>>,
+    },
+    ExecuteReclaim {
+        plan_id: String,
+        reply: oneshot::Sender<Result<ReclaimReport, MonitorError>>,
+    },
+    Flush(oneshot::Sender<Result<(), MonitorError>>),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// A handle on a running monitor; cheap to clone. The monitor stops at [`MonitorHandle::shutdown`]
+/// or when every handle is dropped.
+#[derive(Clone)]
+pub struct MonitorHandle {
+    commands: mpsc::Sender<Command>,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    alerts: broadcast::Sender<AlertDto>,
+    events: mpsc::UnboundedSender<WatchMsg>,
+}
+
+impl std::fmt::Debug for MonitorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MonitorHandle").finish_non_exhaustive()
+    }
+}
+
+/// Starts the monitor: watches every root, scans them (the snapshot says `scanning` meanwhile),
+/// then keeps the inventory current. Must be called inside a tokio runtime.
+///
+/// # Errors
+/// [`MonitorError::NoRuntime`] outside a tokio runtime. A root that cannot be watched is not an
+/// error: it is rescanned periodically and the snapshot says why.
+pub fn spawn(opts: MonitorOptions) -> Result<MonitorHandle, MonitorError> {
+    let rt = tokio::runtime::Handle::try_current().map_err(|_| MonitorError::NoRuntime)?;
+    let (cmd_tx, cmd_rx) = mpsc::channel(64);
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let (alert_tx, _) = broadcast::channel(256);
+    let initial = Arc::new(build::empty_snapshot(&opts));
+    let (snap_tx, snap_rx) = watch::channel(initial);
+    let actor = actor::Actor::new(opts, ev_tx.clone(), snap_tx, alert_tx.clone());
+    rt.spawn(actor.run(cmd_rx, ev_rx));
+    Ok(MonitorHandle {
+        commands: cmd_tx,
+        snapshots: snap_rx,
+        alerts: alert_tx,
+        events: ev_tx,
+    })
+}
+
+impl MonitorHandle {
+    /// The latest snapshot.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshots.borrow().clone()
+    }
+
+    /// A receiver that sees every new snapshot (the latest one marked as seen or not, as `watch`
+    /// does).
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.snapshots.clone()
+    }
+
+    /// A receiver of the alerts that fire from now on.
+    pub fn alerts(&self) -> broadcast::Receiver<AlertDto> {
+        self.alerts.subscribe()
+    }
+
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, MonitorError>>) -> Command,
+    ) -> Result<T, MonitorError> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send(make(tx))
+            .await
+            .map_err(|_| MonitorError::Stopped)?;
+        rx.await.map_err(|_| MonitorError::Stopped)?
+    }
+
+    /// Rescans every root now; returns when the new snapshot is published.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone; [`MonitorError::Job`] when a scan panicked.
+    pub async fn rescan(&self) -> Result<(), MonitorError> {
+        self.ask(Command::Rescan).await
+    }
+
+    /// Pauses (no events processed, no alerts; events are remembered) or resumes (the remembered
+    /// changes are processed).
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn set_paused(&self, paused: bool) -> Result<(), MonitorError> {
+        self.ask(|tx| Command::SetPaused(paused, tx)).await
+    }
+
+    /// Sets the reclaim age threshold the snapshot's reclaimable figures use; returns when the
+    /// snapshot with the new figures is published.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn set_threshold(&self, threshold: Duration) -> Result<(), MonitorError> {
+        self.ask(|tx| Command::SetThreshold(threshold, tx)).await
+    }
+
+    /// Plans a reclaim of `producers` (empty: every `reclaim = "auto"` producer) for items older
+    /// than `threshold`, on the current inventory. The plan is kept by its id for
+    /// [`MonitorHandle::execute_reclaim`].
+    ///
+    /// # Errors
+    /// [`MonitorError::UnknownProducer`] for an id the catalogue does not know,
+    /// [`MonitorError::Stopped`], [`MonitorError::Job`].
+    pub async fn plan_reclaim(
+        &self,
+        producers: Vec<String>,
+        threshold: Duration,
+    ) -> Result<ReclaimPlan, MonitorError> {
+        self.ask(|reply| Command::PlanReclaim {
+            producers,
+            threshold,
+            reply,
+        })
+        .await
+    }
+
+    /// Executes the kept plan `plan_id`: the engine re-checks every item before deleting it, records
+    /// each attempt in the history, re-measures what changed and publishes a snapshot.
+    ///
+    /// # Errors
+    /// [`MonitorError::UnknownPlan`] for an id not returned by `plan_reclaim` (or already executed),
+    /// [`MonitorError::Stopped`], [`MonitorError::Job`].
+    pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimReport, MonitorError> {
+        self.ask(|reply| Command::ExecuteReclaim { plan_id, reply })
+            .await
+    }
+
+    /// Waits until every file-system event delivered before this call is processed and the
+    /// resulting snapshot is published (it writes a marker file into each evented root and waits
+    /// for its event, then re-measures the dirty items without waiting for the debounce).
+    ///
+    /// # Errors
+    /// [`MonitorError::FlushTimeout`] when a root's marker event does not come within
+    /// [`FLUSH_TIMEOUT`]; [`MonitorError::Stopped`].
+    pub async fn flush(&self) -> Result<(), MonitorError> {
+        self.ask(Command::Flush).await
+    }
+
+    /// Stops the monitor and waits for its task to finish its current step.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Shutdown(tx)).await.is_ok() && rx.await.is_err() {
+            tracing::debug!("monitor stopped before acknowledging shutdown");
+        }
+    }
+
+    /// Test seam: delivers `event` as if root number `root` (index in
+    /// [`MonitorOptions::roots`]) had reported it, e.g. a rescan flag or a watch-limit error.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    #[doc(hidden)]
+    pub fn inject_watch_event(
+        &self,
+        root: usize,
+        event: notify::Result<notify::Event>,
+    ) -> Result<(), MonitorError> {
+        self.events
+            .send(WatchMsg { root, event })
+            .map_err(|_| MonitorError::Stopped)
+    }
+}

@@ -1,0 +1,249 @@
+//! Building a [`Snapshot`] from the monitor's state.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::catalogue::Catalogue;
+use crate::inventory::{Item, Measure};
+use crate::snapshot::{
+    ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
+};
+use crate::watch::state::RootState;
+
+use super::analysis::Analysis;
+use super::disks::{VolumeSpace, Volumes};
+use super::record::Recorder;
+use super::MonitorOptions;
+
+/// Items listed per producer in the snapshot.
+const TOP_ITEMS: usize = 10;
+/// Unattributed entries listed in the snapshot.
+const TOP_UNATTRIBUTED: usize = 20;
+
+/// Totals of one producer over all roots.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Number of items.
+    pub items: u64,
+    /// Summed sizes.
+    pub measure: Measure,
+}
+
+/// Totals per producer id over every root (unattributed items left out).
+pub fn producer_totals(roots: &[RootState]) -> BTreeMap<String, Totals> {
+    let mut out: BTreeMap<String, Totals> = BTreeMap::new();
+    for st in roots {
+        for item in st.items.values() {
+            if let Some(id) = &item.producer {
+                let t = out.entry(id.clone()).or_default();
+                t.items += 1;
+                t.measure.add(&item.measure);
+            }
+        }
+    }
+    out
+}
+
+/// Space of the volume under each root (same order), `None` where unknown or the root is gone.
+pub fn volume_space(roots: &[RootState]) -> Vec<Option<VolumeSpace>> {
+    let volumes = Volumes::read();
+    roots
+        .iter()
+        .map(|st| {
+            if st.gone {
+                None
+            } else {
+                volumes.space_of(&st.root.canonical)
+            }
+        })
+        .collect()
+}
+
+/// Unix seconds of `t` (0 before the epoch).
+pub fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Seconds from the newest mtime in `item` to `now` (0 when unknown or in the future).
+pub fn age_secs(item: &Item, now: SystemTime) -> u64 {
+    item.measure
+        .newest_mtime
+        .and_then(|m| now.duration_since(m).ok())
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The snapshot before the first scan finishes.
+pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
+    Snapshot {
+        taken_at_unix_secs: unix_secs(opts.clock.now()),
+        state: MonitorState::Scanning,
+        scan_progress: ScanProgress {
+            roots_done: 0,
+            roots_total: opts.roots.len() as u32,
+        },
+        threshold_secs: opts.threshold.as_secs(),
+        total_allocated_bytes: 0,
+        total_apparent_bytes: 0,
+        disk_full_eta_secs: None,
+        roots: Vec::new(),
+        producers: Vec::new(),
+        unattributed: Vec::new(),
+        alerts: Vec::new(),
+        errors: Vec::new(),
+    }
+}
+
+/// What a snapshot is made of.
+pub struct Inputs<'a> {
+    pub roots: &'a [RootState],
+    pub catalogue: &'a Catalogue,
+    pub state: MonitorState,
+    pub progress: ScanProgress,
+    pub threshold: Duration,
+    pub analysis: &'a Analysis,
+    pub recorder: &'a Recorder,
+    pub now: SystemTime,
+}
+
+/// Builds the snapshot: per root totals and volume space, per producer totals with growth,
+/// orphans, reclaimable figures and top items, the top unattributed entries, alerts and errors.
+pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
+    let space = volume_space(inp.roots);
+    let mut roots = Vec::with_capacity(inp.roots.len());
+    let mut errors: Vec<String> = inp.recorder.errors().to_vec();
+    for (st, space) in inp.roots.iter().zip(&space) {
+        if let Some(e) = &st.watch_error {
+            errors.push(format!("{} {:?}: {e}", st.root.kind, st.root.path));
+        }
+        roots.push(RootDto {
+            kind: st.root.kind.as_str().to_owned(),
+            path: st.root.path.to_string_lossy().into_owned(),
+            allocated_bytes: st.total.allocated_bytes,
+            apparent_bytes: st.total.apparent_bytes,
+            items: st.items.len() as u64,
+            free_bytes: space.as_ref().map(|s| s.free_bytes),
+            volume_bytes: space.as_ref().map(|s| s.total_bytes),
+            mount: space.as_ref().map(|s| s.mount.clone()),
+            watch_mode: st.mode,
+            watch_error: st.watch_error.clone(),
+            unreadable: st.issues.len() as u64,
+            rescans: st.scans.saturating_sub(1),
+        });
+    }
+
+    // Per producer: totals and the largest items.
+    let mut per: BTreeMap<&str, (Totals, Vec<&Item>)> = BTreeMap::new();
+    let mut unattributed: Vec<(&RootState, &Item)> = Vec::new();
+    for st in inp.roots {
+        for item in st.items.values() {
+            match item.producer.as_deref() {
+                Some(id) => {
+                    let e = per.entry(id).or_default();
+                    e.0.items += 1;
+                    e.0.measure.add(&item.measure);
+                    e.1.push(item);
+                }
+                None => unattributed.push((st, item)),
+            }
+        }
+    }
+    let mut producers: Vec<ProducerDto> = per
+        .into_iter()
+        .map(|(id, (t, mut items))| {
+            items.sort_by(|a, b| {
+                b.measure
+                    .allocated_bytes
+                    .cmp(&a.measure.allocated_bytes)
+                    .then_with(|| a.path.cmp(&b.path))
+            });
+            let rule = inp.catalogue.rule(id);
+            let a = inp.analysis.producers.get(id).copied().unwrap_or_default();
+            let growth = inp.recorder.growth(id);
+            ProducerDto {
+                id: id.to_owned(),
+                name: rule.map_or_else(|| id.to_owned(), |r| r.name.clone()),
+                kind: rule.map_or("leak", |r| kind_word(r.kind)).to_owned(),
+                reclaim: rule
+                    .map_or("manual", |r| reclaim_word(r.reclaim))
+                    .to_owned(),
+                allocated_bytes: t.measure.allocated_bytes,
+                apparent_bytes: t.measure.apparent_bytes,
+                items: t.items,
+                files: t.measure.files,
+                growth_bytes_per_hour: growth.bytes_per_hour,
+                growth_bytes_per_day: growth.bytes_per_day,
+                growth_items_per_day: growth.items_per_day,
+                orphan_bytes: a.orphan_bytes,
+                reclaimable_bytes: a.reclaimable_bytes,
+                reclaimable_items: a.reclaimable_items,
+                evidence: rule.map(|r| r.evidence.clone()).unwrap_or_default(),
+                notes: rule.map(|r| r.notes.clone()).unwrap_or_default(),
+                top_items: items
+                    .iter()
+                    .take(TOP_ITEMS)
+                    .map(|i| ItemDto {
+                        path: i.path.to_string_lossy().into_owned(),
+                        allocated_bytes: i.measure.allocated_bytes,
+                        age_secs: age_secs(i, inp.now),
+                    })
+                    .collect(),
+                history: inp.recorder.chart(id),
+            }
+        })
+        .collect();
+    producers.sort_by(|a, b| {
+        b.allocated_bytes
+            .cmp(&a.allocated_bytes)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    unattributed.sort_by(|a, b| {
+        b.1.measure
+            .allocated_bytes
+            .cmp(&a.1.measure.allocated_bytes)
+            .then_with(|| a.1.path.cmp(&b.1.path))
+    });
+    let unattributed = unattributed
+        .into_iter()
+        .take(TOP_UNATTRIBUTED)
+        .map(|(st, i)| UnattributedDto {
+            path: i.path.to_string_lossy().into_owned(),
+            root_kind: st.root.kind.as_str().to_owned(),
+            allocated_bytes: i.measure.allocated_bytes,
+            apparent_bytes: i.measure.apparent_bytes,
+        })
+        .collect();
+    let free_min = space.iter().flatten().map(|s| s.free_bytes).min();
+    Snapshot {
+        taken_at_unix_secs: unix_secs(inp.now),
+        state: inp.state,
+        scan_progress: inp.progress,
+        threshold_secs: inp.threshold.as_secs(),
+        total_allocated_bytes: inp.roots.iter().map(|r| r.total.allocated_bytes).sum(),
+        total_apparent_bytes: inp.roots.iter().map(|r| r.total.apparent_bytes).sum(),
+        disk_full_eta_secs: free_min.and_then(|free| inp.recorder.disk_full_eta(free)),
+        roots,
+        producers,
+        unattributed,
+        alerts: inp.recorder.recent_alerts(),
+        errors,
+    }
+}
+
+fn kind_word(k: crate::catalogue::ProducerKind) -> &'static str {
+    use crate::catalogue::ProducerKind::*;
+    match k {
+        Leak => "leak",
+        Cache => "cache",
+        Report => "report",
+        System => "system",
+    }
+}
+
+fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
+    use crate::catalogue::ReclaimMode::*;
+    match r {
+        Auto => "auto",
+        Manual => "manual",
+        Never => "never",
+    }
+}
