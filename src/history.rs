@@ -10,8 +10,12 @@
 //! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy
 //! timeout, so a locked or corrupt database is reported quickly with its path, and never deleted.
 
+mod alert_log;
+mod compact;
 mod error;
+mod growth;
 mod reclaims;
+mod samples;
 mod schema;
 
 use std::path::{Path, PathBuf};
@@ -19,7 +23,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags};
 
+pub use compact::{CompactReport, MAX_ROWS_PER_SERIES};
 pub use error::HistoryError;
+pub use growth::{disk_full_eta, Growth};
+pub use samples::{Sample, Series};
 pub use schema::SCHEMA_VERSION;
 
 /// How long a statement waits for another process's lock before failing with

@@ -100,3 +100,345 @@ fn corrupt_file_is_reported_with_its_path_and_left_untouched() {
     let err = History::open_read_only(&path).expect_err("read-only too");
     assert!(err.is_corrupt(), "{err:?}");
 }
+
+use cachewatch::history::{disk_full_eta, Growth, Sample, Series};
+use cachewatch::RootKind;
+
+/// A day-aligned start (1_700_006_400 = 19_676 × 86_400), so hour and day buckets are easy to
+/// count by hand.
+const START: u64 = 1_700_006_400;
+
+fn sample(series: Series, allocated_bytes: u64, items: u64) -> Sample {
+    Sample {
+        series,
+        allocated_bytes,
+        apparent_bytes: allocated_bytes / 2,
+        items,
+    }
+}
+
+fn katago() -> Series {
+    Series::Producer("katago-coreml".into())
+}
+
+/// Samples every 10 minutes for 3 h: k = 0..=18, allocated = 1000 + 10·k², items = 3·k.
+fn three_hours_of_katago(h: &mut History) {
+    for k in 0..=18u64 {
+        h.record_samples(
+            t(START + k * 600),
+            &[sample(katago(), 1000 + 10 * k * k, 3 * k)],
+        )
+        .expect("record");
+    }
+}
+
+#[test]
+fn growth_over_windows_uses_the_sample_at_the_window_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    three_hours_of_katago(&mut h);
+    let now = t(START + 3 * 3600 + 300); // 5 min after the last sample (k = 18)
+
+    // 1 h: base is the newest sample at or before now − 1 h = START + 2 h 5 min → k = 12.
+    // bytes: 10·18² − 10·12² = 3240 − 1440 = 1800; items: 54 − 36 = 18.
+    let g = h
+        .growth(&katago(), Duration::from_secs(3600), now)
+        .expect("q")
+        .expect("some");
+    assert_eq!(
+        g,
+        Growth {
+            bytes: 1800,
+            items: 18,
+            from: t(START + 12 * 600),
+            to: t(START + 18 * 600)
+        }
+    );
+    assert_eq!(g.span(), Duration::from_secs(3600));
+    assert_eq!(g.bytes_per(Duration::from_secs(3600)), Some(1800));
+
+    // 24 h with 3 h of history: from the first sample (k = 0): 3240 bytes, 54 items over 3 h.
+    let g = h
+        .growth(&katago(), Duration::from_secs(86_400), now)
+        .expect("q")
+        .expect("some");
+    assert_eq!((g.bytes, g.items, g.from), (3240, 54, t(START)));
+    assert_eq!(g.bytes_per(Duration::from_secs(3600)), Some(1080)); // 3240 / 3
+
+    // Unknown series, and a window ending before the first sample: no growth.
+    assert_eq!(
+        h.growth(&Series::Total, Duration::from_secs(3600), now)
+            .expect("q"),
+        None
+    );
+    assert_eq!(
+        h.growth(&katago(), Duration::from_secs(3600), t(START + 60))
+            .expect("q"),
+        None
+    );
+
+    // The chart series from k = 16 on.
+    let pts = h.series(&katago(), t(START + 16 * 600)).expect("series");
+    assert_eq!(
+        pts,
+        vec![
+            (t(START + 9600), 1000 + 2560, 48),
+            (t(START + 10_200), 1000 + 2890, 51),
+            (t(START + 10_800), 1000 + 3240, 54),
+        ]
+    );
+}
+
+#[test]
+fn disk_full_eta_is_free_bytes_over_the_growth_rate() {
+    let g = Growth {
+        bytes: 1800,
+        items: 0,
+        from: t(START),
+        to: t(START + 3600),
+    };
+    // 0.5 B/s: 9000 free bytes last 18 000 s.
+    assert_eq!(disk_full_eta(9000, &g), Some(Duration::from_secs(18_000)));
+    // 10 GiB free at 1 GiB/h: 10 h.
+    let gib = 1u64 << 30;
+    let fast = Growth {
+        bytes: gib as i64,
+        ..g
+    };
+    assert_eq!(
+        disk_full_eta(10 * gib, &fast),
+        Some(Duration::from_secs(36_000))
+    );
+    assert_eq!(disk_full_eta(9000, &Growth { bytes: 0, ..g }), None);
+    assert_eq!(disk_full_eta(9000, &Growth { bytes: -5, ..g }), None);
+    assert_eq!(disk_full_eta(9000, &Growth { to: g.from, ..g }), None);
+}
+
+#[test]
+fn grown_since_sorts_by_byte_growth_and_measures_late_series_from_their_first_sample() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    let gpu = Series::Producer("metal-gpuarchiver".into());
+    let root = Series::Root {
+        kind: RootKind::Temp,
+        path: "/tmp".into(),
+    };
+    h.record_samples(
+        t(START),
+        &[sample(katago(), 100, 1), sample(root.clone(), 5000, 10)],
+    )
+    .expect("r");
+    h.record_samples(t(START + 600), &[sample(gpu.clone(), 0, 0)])
+        .expect("r");
+    h.record_samples(
+        t(START + 1200),
+        &[
+            sample(katago(), 600, 2),
+            sample(gpu.clone(), 2000, 4000),
+            sample(root.clone(), 4900, 9),
+        ],
+    )
+    .expect("r");
+    let grown = h.grown_since(t(START + 300), t(START + 1200)).expect("q");
+    assert_eq!(
+        grown,
+        vec![
+            (
+                gpu,
+                Growth {
+                    bytes: 2000,
+                    items: 4000,
+                    from: t(START + 600), // first sampled after `since`
+                    to: t(START + 1200)
+                }
+            ),
+            (
+                katago(),
+                Growth {
+                    bytes: 500,
+                    items: 1,
+                    from: t(START),
+                    to: t(START + 1200)
+                }
+            ),
+            (
+                root,
+                Growth {
+                    bytes: -100,
+                    items: -1,
+                    from: t(START),
+                    to: t(START + 1200)
+                }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn regrowth_after_reclaim_counts_from_the_first_sample_after_the_last_deletion() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    h.record_samples(t(START), &[sample(katago(), 9000, 30)])
+        .expect("r");
+    let deleted = |secs, outcome: &str| AuditRecord {
+        time: t(secs),
+        path: "/tmp/k".into(),
+        producer: "katago-coreml".into(),
+        allocated_bytes: 300,
+        outcome: outcome.into(),
+    };
+    assert_eq!(
+        h.regrowth_after_reclaim("katago-coreml", t(START + 5000))
+            .expect("q"),
+        None
+    );
+    h.record_reclaims(&[
+        deleted(START + 100, "deleted"),
+        deleted(START + 200, "deleted"),
+    ])
+    .expect("r");
+    h.record_reclaim(&deleted(START + 900, "skipped: in use"))
+        .expect("r");
+    h.record_samples(t(START + 300), &[sample(katago(), 100, 1)])
+        .expect("r");
+    h.record_samples(t(START + 4000), &[sample(katago(), 2600, 11)])
+        .expect("r");
+    // last deletion at +200 (the skipped one at +900 does not count); first sample after: +300.
+    assert_eq!(
+        h.regrowth_after_reclaim("katago-coreml", t(START + 5000))
+            .expect("q"),
+        Some(Growth {
+            bytes: 2500,
+            items: 10,
+            from: t(START + 300),
+            to: t(START + 4000)
+        })
+    );
+}
+
+#[test]
+fn last_samples_and_alerts_survive_a_restart() {
+    use cachewatch::snapshot::AlertDto;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.db");
+    let alert = |secs: u64, rule: &str| AlertDto {
+        id: 0,
+        time_unix_secs: secs,
+        rule: rule.into(),
+        producer: Some("katago-coreml".into()),
+        title: "t".into(),
+        message: "m".into(),
+    };
+    {
+        let mut h = History::open(&path).expect("open");
+        three_hours_of_katago(&mut h);
+        h.record_samples(t(START + 60), &[sample(Series::Total, 7, 1)])
+            .expect("r");
+        assert_eq!(
+            h.record_alert(&alert(START, "producer-growth")).expect("a"),
+            1
+        );
+        assert_eq!(
+            h.record_alert(&alert(START + 10, "free-disk")).expect("a"),
+            2
+        );
+    }
+    let h = History::open(&path).expect("reopen");
+    assert_eq!(
+        h.last_samples().expect("last"),
+        vec![
+            (t(START + 18 * 600), sample(katago(), 1000 + 3240, 54)),
+            (t(START + 60), sample(Series::Total, 7, 1)),
+        ]
+    );
+    let recent = h.recent_alerts(5).expect("alerts");
+    assert_eq!(
+        recent,
+        vec![
+            AlertDto {
+                id: 2,
+                ..alert(START + 10, "free-disk")
+            },
+            AlertDto {
+                id: 1,
+                ..alert(START, "producer-growth")
+            }
+        ]
+    );
+    assert_eq!(h.recent_alerts(1).expect("alerts").len(), 1);
+}
+
+#[test]
+fn compact_keeps_minutes_for_48h_hours_for_30d_days_for_400d() {
+    use cachewatch::history::MAX_ROWS_PER_SERIES;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    // A week of minute samples: i = 0..10_080 at START + 60·i; allocated = 10·i, items = i.
+    let minutes = 7 * 1440u64;
+    for i in 0..minutes {
+        h.record_samples(t(START + 60 * i), &[sample(katago(), 10 * i, i)])
+            .expect("r");
+    }
+    let now = t(START + 7 * 86_400);
+    let before_24h = h
+        .growth(&katago(), Duration::from_secs(86_400), now)
+        .expect("q");
+
+    // Minute tier: time ≥ now − 48 h ⇔ i ≥ (604 800 − 172 800) / 60 = 7200 → 2880 rows.
+    // Hour tier: i < 7200 = 120 hours, the last sample of each (i = 60·h + 59) → 120 rows.
+    let report = h.compact(now).expect("compact");
+    assert_eq!(report.samples_deleted, minutes - 3000);
+    let rows = h.series(&katago(), t(0)).expect("rows");
+    assert_eq!(rows.len(), 3000);
+    let expected_hourly: Vec<_> = (0..120u64)
+        .map(|hour| {
+            let i = 60 * hour + 59;
+            (t(START + 60 * i), 10 * i, i)
+        })
+        .collect();
+    assert_eq!(rows[..120], expected_hourly[..]);
+    assert_eq!(rows[120], (t(START + 60 * 7200), 72_000, 7200));
+    // Idempotent, and the recent growth is unchanged (its points are kept).
+    assert_eq!(h.compact(now).expect("again").samples_deleted, 0);
+    assert_eq!(
+        h.growth(&katago(), Duration::from_secs(86_400), now)
+            .expect("q"),
+        before_24h
+    );
+
+    // 40 days later everything is older than 30 d: one row per UTC day, the day's last minute.
+    let later = t(START + 40 * 86_400);
+    h.compact(later).expect("compact");
+    let rows = h.series(&katago(), t(0)).expect("rows");
+    let expected_daily: Vec<_> = (1..=7u64)
+        .map(|day| {
+            let i = 1440 * day - 1;
+            (t(START + 60 * i), 10 * i, i)
+        })
+        .collect();
+    assert_eq!(rows, expected_daily);
+    assert!((rows.len() as u64) <= MAX_ROWS_PER_SERIES);
+
+    // Past the 400-day retention the series is gone.
+    let report = h.compact(t(START + 408 * 86_400)).expect("compact");
+    assert_eq!(report.samples_deleted, 7);
+    assert_eq!(h.series(&katago(), t(0)).expect("rows"), vec![]);
+    assert_eq!(h.last_samples().expect("last"), vec![]);
+}
+
+#[test]
+fn locked_database_is_reported_as_locked_with_its_path() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.db");
+    let mut h = History::open(&path).expect("open");
+    let other = rusqlite::Connection::open(&path).expect("raw open");
+    other.execute_batch("BEGIN EXCLUSIVE").expect("lock");
+    let err = h
+        .record_samples(t(START), &[sample(Series::Total, 1, 1)])
+        .expect_err("locked");
+    assert!(err.is_locked(), "{err:?}");
+    assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+    other.execute_batch("COMMIT").expect("unlock");
+    h.record_samples(t(START), &[sample(Series::Total, 1, 1)])
+        .expect("works once unlocked");
+}

@@ -1,0 +1,59 @@
+//! The alert log: every alert that fired, for the UI and for restoring cooldowns after a restart.
+
+use rusqlite::params;
+
+use super::{from_sql_u64, to_sql_u64, History, HistoryError};
+use crate::snapshot::AlertDto;
+
+impl History {
+    /// Appends `alert` (its `id` is ignored) and returns the new row id.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming this database.
+    pub fn record_alert(&mut self, alert: &AlertDto) -> Result<i64, HistoryError> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO alerts (time_unix_secs, rule, producer, title, message) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut st| {
+                st.execute(params![
+                    to_sql_u64(alert.time_unix_secs),
+                    alert.rule,
+                    alert.producer,
+                    alert.title,
+                    alert.message,
+                ])
+            })
+            .map_err(self.err("record an alert"))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The `n` newest alerts, newest first, with their row ids.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming this database.
+    pub fn recent_alerts(&self, n: usize) -> Result<Vec<AlertDto>, HistoryError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, time_unix_secs, rule, producer, title, message FROM alerts \
+                 ORDER BY time_unix_secs DESC, id DESC LIMIT ?1",
+            )
+            .map_err(self.err("prepare reading alerts"))?;
+        let rows = stmt
+            .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| {
+                Ok(AlertDto {
+                    id: r.get(0)?,
+                    time_unix_secs: from_sql_u64(r.get(1)?),
+                    rule: r.get(2)?,
+                    producer: r.get(3)?,
+                    title: r.get(4)?,
+                    message: r.get(5)?,
+                })
+            })
+            .map_err(self.err("read alerts"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(self.err("read alerts"))
+    }
+}
