@@ -13,6 +13,8 @@
 mod execute;
 mod measure;
 mod plan;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -51,7 +53,9 @@ pub enum KeepReason {
     InUse {
         /// The process.
         pid: u32,
-        /// The open file.
+        /// The open file. Serialized as `open_path`: a [`KeptItem`] flattens the reason next to its
+        /// own `path`.
+        #[serde(rename = "open_path")]
         path: PathBuf,
     },
     /// One of the rule's named processes runs.
@@ -140,6 +144,10 @@ pub struct PlannedItem {
     /// that started after it is a reused pid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub birth_time: Option<SystemTime>,
+    /// The item's own birth time from the scan (`statx`/`st_birthtime`); a different one at execute
+    /// means the item was replaced, even when the inode number was reused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub born: Option<SystemTime>,
 }
 
 /// An item kept, with why.

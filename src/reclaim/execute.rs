@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use super::measure::{remeasure, Remeasure};
+use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::plan::plan_id;
 use super::{
     age_secs, app_running, needed_secs, owner_keeps, rule_forbids, AuditRecord, DeletedItem,
@@ -66,6 +66,8 @@ pub fn execute(
 
     let mut deleted: Vec<(usize, DeletedItem)> = Vec::new();
     let mut seen_inodes: HashSet<(u64, u64)> = HashSet::new();
+    let linked = LinkedInodes::default();
+    let linked = &linked;
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -73,7 +75,7 @@ pub fn execute(
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, item)| {
-                    let outcome = attempt(item, plan, catalogue, probe, now);
+                    let outcome = attempt(item, plan, catalogue, probe, linked, now);
                     // The receiver lives until every sender is dropped; a send cannot fail.
                     tx.send((i, outcome)).ok();
                 });
@@ -149,6 +151,7 @@ fn attempt(
     plan: &ReclaimPlan,
     catalogue: &Catalogue,
     probe: &dyn ProcessProbe,
+    linked: &LinkedInodes,
     now: SystemTime,
 ) -> Outcome {
     let resolved = match resolve_inside_root(item) {
@@ -184,6 +187,11 @@ fn attempt(
             md.ino()
         ));
     }
+    if let (Some(planned), Ok(born)) = (item.born, md.created()) {
+        if planned != born {
+            return changed("replaced since the plan: the birth time differs (inode reused)");
+        }
+    }
     if md.file_type().is_symlink() != item.is_symlink {
         return changed("symlink-ness changed since the plan");
     }
@@ -202,7 +210,7 @@ fn attempt(
             path: open.path,
         });
     }
-    let m = match remeasure(&resolved, &md) {
+    let m = match remeasure(&resolved, &md, linked) {
         Ok(m) => m,
         Err(e) => return Outcome::Failed(e),
     };

@@ -1,9 +1,11 @@
 //! The re-measure walk of one item just before deleting it: one pass that yields its allocated
 //! bytes and its newest mtime, never following symlinks.
 
+use std::collections::HashSet;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::sync::RwLock;
 use std::time::SystemTime;
 
 use super::ReclaimError;
@@ -13,8 +15,9 @@ use super::ReclaimError;
 pub(super) struct Remeasure {
     /// Allocated bytes (`st_blocks * 512`) of entries with one link.
     pub single_link_bytes: u64,
-    /// `(dev, ino, allocated bytes)` of entries with more than one link (non-dirs): the caller
-    /// counts each inode once across every deleted item.
+    /// `(dev, ino, allocated bytes)` of non-dir entries with more than one link, or with one link
+    /// left but seen with more by an earlier walk (its other link was deleted meanwhile): the
+    /// caller counts each inode once across every deleted item.
     pub multi_link: Vec<(u64, u64, u64)>,
     /// Newest mtime of any entry, the item itself included.
     pub newest_mtime: Option<SystemTime>,
@@ -22,11 +25,36 @@ pub(super) struct Remeasure {
     pub other_device: bool,
 }
 
+/// Inodes that any walk of one execute saw with more than one link. Shared by the parallel walks,
+/// so an inode whose other link was deleted before this walk still counts once.
+#[derive(Debug, Default)]
+pub(super) struct LinkedInodes(RwLock<HashSet<(u64, u64)>>);
+
+impl LinkedInodes {
+    fn note(&self, key: (u64, u64)) {
+        let mut set = self.0.write().unwrap_or_else(|e| e.into_inner());
+        set.insert(key);
+    }
+
+    fn contains(&self, key: (u64, u64)) -> bool {
+        let set = self.0.read().unwrap_or_else(|e| e.into_inner());
+        !set.is_empty() && set.contains(&key)
+    }
+}
+
 impl Remeasure {
-    fn add(&mut self, md: &Metadata, item_dev: u64) {
+    fn add(&mut self, md: &Metadata, item_dev: u64, linked: &LinkedInodes) {
         let bytes = md.blocks() * 512;
-        if md.nlink() > 1 && !md.is_dir() {
-            self.multi_link.push((md.dev(), md.ino(), bytes));
+        let key = (md.dev(), md.ino());
+        let multi = !md.is_dir()
+            && if md.nlink() > 1 {
+                linked.note(key);
+                true
+            } else {
+                linked.contains(key)
+            };
+        if multi {
+            self.multi_link.push((key.0, key.1, bytes));
         } else {
             self.single_link_bytes += bytes;
         }
@@ -45,16 +73,25 @@ impl Remeasure {
 /// # Errors
 /// [`ReclaimError::ReadDir`] when a dir in the item cannot be listed and [`ReclaimError::Stat`]
 /// when an entry cannot be stat'ed (other than `NotFound`): its age cannot be known.
-pub(super) fn remeasure(path: &Path, top: &Metadata) -> Result<Remeasure, ReclaimError> {
+pub(super) fn remeasure(
+    path: &Path,
+    top: &Metadata,
+    linked: &LinkedInodes,
+) -> Result<Remeasure, ReclaimError> {
     let mut out = Remeasure::default();
-    out.add(top, top.dev());
+    out.add(top, top.dev(), linked);
     if top.is_dir() {
-        walk_dir(path, top.dev(), &mut out)?;
+        walk_dir(path, top.dev(), linked, &mut out)?;
     }
     Ok(out)
 }
 
-fn walk_dir(dir: &Path, item_dev: u64, out: &mut Remeasure) -> Result<(), ReclaimError> {
+fn walk_dir(
+    dir: &Path,
+    item_dev: u64,
+    linked: &LinkedInodes,
+    out: &mut Remeasure,
+) -> Result<(), ReclaimError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -81,9 +118,9 @@ fn walk_dir(dir: &Path, item_dev: u64, out: &mut Remeasure) -> Result<(), Reclai
                 })
             }
         };
-        out.add(&md, item_dev);
+        out.add(&md, item_dev, linked);
         if md.is_dir() && md.dev() == item_dev {
-            walk_dir(&entry.path(), item_dev, out)?;
+            walk_dir(&entry.path(), item_dev, linked, out)?;
         }
     }
     Ok(())

@@ -122,6 +122,7 @@ fn decide(
         name_ts,
         owner_pid,
         birth_time,
+        born: item.measure.birth_time,
     })
 }
 
@@ -170,7 +171,7 @@ pub(super) fn plan_id(policy: &Policy, items: &[PlannedItem]) -> String {
             v[1..].copy_from_slice(&pid.to_le_bytes());
             v
         }));
-        for t in [i.newest_mtime, i.name_ts, i.birth_time] {
+        for t in [i.newest_mtime, i.name_ts, i.birth_time, i.born] {
             both(&time_bytes(t));
         }
     }
