@@ -1,0 +1,135 @@
+//! `cachewatch status`: one scan summarised like the app shows it (the monitor's snapshot), with
+//! growth rates read from the history database (read-only: status never writes history).
+
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use cachewatch::history::{History, Series};
+use cachewatch::monitor;
+use cachewatch::snapshot::{MonitorState, Snapshot};
+
+use super::{Context, Outcome, RootArgs};
+
+/// Options of `cachewatch status`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Roots to look at.
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Print the snapshot as JSON (the same shape the app receives)
+    #[arg(long)]
+    pub json: bool,
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+/// Scans once (through the monitor, without history) and prints the summary.
+///
+/// # Errors
+/// A bad root or config; the runtime cannot start.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    let opts = super::watch::monitor_options(ctx, &args.roots)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    let mut snap: Snapshot = rt.block_on(async {
+        let m = monitor::spawn(opts)?;
+        let mut rx = m.subscribe();
+        let s = rx
+            .wait_for(|s| s.state != MonitorState::Scanning)
+            .await
+            .map(|s| (**s).clone())
+            .map_err(|_| monitor::MonitorError::Stopped)?;
+        m.shutdown().await;
+        Ok::<_, anyhow::Error>(s)
+    })?;
+    add_growth(ctx, &mut snap);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&snap)?);
+    } else {
+        print_human(&snap);
+    }
+    Ok(Outcome::from_problems(
+        snap.roots.iter().any(|r| r.unreadable > 0),
+    ))
+}
+
+/// Fills the producers' growth from the history database, if there is one.
+fn add_growth(ctx: &Context, snap: &mut Snapshot) {
+    let Ok(path) = ctx.db_path() else {
+        return;
+    };
+    if !path.exists() {
+        return;
+    }
+    let h = match History::open_read_only(&path) {
+        Ok(h) => h,
+        Err(e) => {
+            snap.errors.push(format!("no growth figures: {e}"));
+            return;
+        }
+    };
+    let now = SystemTime::now();
+    for p in &mut snap.producers {
+        let series = Series::Producer(p.id.clone());
+        let hour = h.growth(&series, HOUR, now).ok().flatten();
+        let day = h.growth(&series, DAY, now).ok().flatten();
+        p.growth_bytes_per_hour = hour.and_then(|g| g.bytes_per(HOUR));
+        p.growth_bytes_per_day = day.and_then(|g| g.bytes_per(DAY));
+        p.growth_items_per_day = day.and_then(|g| g.items_per(DAY));
+    }
+}
+
+fn size(b: u64) -> String {
+    super::format::bytes(b)
+}
+
+fn signed(b: Option<i64>) -> String {
+    match b {
+        None => "-".to_owned(),
+        Some(b) if b < 0 => format!("-{}", size(b.unsigned_abs())),
+        Some(b) => format!("+{}", size(b as u64)),
+    }
+}
+
+fn print_human(s: &Snapshot) {
+    for r in &s.roots {
+        let free = r
+            .free_bytes
+            .map_or_else(|| "?".to_owned(), |f| format!("{} free", size(f)));
+        println!(
+            "{:<18} {:>11} {:>7} items  {:<12} {}  {}",
+            r.kind,
+            size(r.allocated_bytes),
+            r.items,
+            free,
+            r.path,
+            if r.unreadable > 0 {
+                format!("({} unreadable)", r.unreadable)
+            } else {
+                String::new()
+            }
+        );
+    }
+    println!();
+    println!(
+        "{:<28} {:>11} {:>8} {:>12} {:>12} {:>11}",
+        "PRODUCER", "ALLOCATED", "ITEMS", "GROWTH/DAY", "RECLAIMABLE", "ORPHANED"
+    );
+    for p in &s.producers {
+        println!(
+            "{:<28} {:>11} {:>8} {:>12} {:>12} {:>11}",
+            p.id,
+            size(p.allocated_bytes),
+            p.items,
+            signed(p.growth_bytes_per_day),
+            size(p.reclaimable_bytes),
+            size(p.orphan_bytes)
+        );
+    }
+    for e in &s.errors {
+        println!("note: {e}");
+    }
+}

@@ -1,0 +1,107 @@
+//! `cachewatch watch`: run the monitor in the foreground, print alerts as they fire, optionally
+//! serve `/metrics`; stop cleanly on Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use cachewatch::metrics;
+use cachewatch::monitor::{self, MonitorOptions};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Context, Outcome, RootArgs};
+
+/// Options of `cachewatch watch`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Roots to watch.
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Serve OpenMetrics on http://ADDR/metrics, e.g. 127.0.0.1:9187 (keep it on loopback)
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+}
+
+/// The monitor options from the config and the arguments.
+///
+/// # Errors
+/// A bad root or catalogue rule.
+pub fn monitor_options(ctx: &Context, roots: &RootArgs) -> anyhow::Result<MonitorOptions> {
+    let cfg = &ctx.config.config;
+    let mut opts = MonitorOptions::new(ctx.roots(roots)?, Arc::new(ctx.catalogue()?));
+    opts.debounce = Duration::from_millis(cfg.watch.debounce_ms);
+    opts.threshold = cfg.reclaim.older_than;
+    opts.alerts = cfg.alerts.clone();
+    opts.sample_interval = Duration::from_secs(cfg.monitor.sample_interval_secs.max(1));
+    Ok(opts)
+}
+
+/// Runs until Ctrl-C or SIGTERM. Alerts go to stdout, one line each; logs to stderr.
+///
+/// # Errors
+/// A bad root, config or metrics address; the runtime cannot start.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    let mut opts = monitor_options(ctx, &args.roots)?;
+    match ctx.db_path() {
+        Ok(p) => opts.db_path = Some(p),
+        Err(e) => tracing::warn!("running without history: {e:#}"),
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("start the async runtime")?;
+    rt.block_on(watch(opts, args.metrics))
+}
+
+async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow::Result<Outcome> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
+    let roots: Vec<String> = opts
+        .roots
+        .iter()
+        .map(|r| format!("{}={}", r.kind, r.path.display()))
+        .collect();
+    let m = monitor::spawn(opts)?;
+    let _server = match metrics_addr {
+        Some(addr) => {
+            let server = metrics::serve(addr, m.subscribe(), m.alerts()).await?;
+            eprintln!(
+                "cachewatch: serving metrics on http://{}/metrics",
+                server.local_addr()
+            );
+            Some(server)
+        }
+        None => None,
+    };
+    tracing::info!(roots = %roots.join(" "), "watching");
+    let mut alerts = m.alerts();
+    loop {
+        tokio::select! {
+            r = tokio::signal::ctrl_c() => {
+                r.context("listen for Ctrl-C")?;
+                tracing::info!("interrupted; stopping");
+                break;
+            }
+            _ = term.recv() => {
+                tracing::info!("SIGTERM; stopping");
+                break;
+            }
+            a = alerts.recv() => match a {
+                Ok(a) => println!(
+                    "{} {} {}: {}",
+                    humantime::format_rfc3339_seconds(
+                        std::time::UNIX_EPOCH + Duration::from_secs(a.time_unix_secs)
+                    ),
+                    a.rule,
+                    a.title,
+                    a.message
+                ),
+                Err(RecvError::Lagged(n)) => tracing::warn!("{n} alerts were not printed (too many at once)"),
+                Err(RecvError::Closed) => break,
+            },
+        }
+    }
+    m.shutdown().await;
+    Ok(Outcome::Success)
+}
