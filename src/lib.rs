@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod platform;
 pub mod process;
+pub mod procwatch;
 pub mod reclaim;
 pub mod roots;
 pub mod scan;

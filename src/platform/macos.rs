@@ -222,3 +222,13 @@ fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
         address = next;
     }
 }
+
+/// `proc_pidinfo(PROC_PIDTASKINFO).pti_threadnum`.
+pub(super) fn thread_count(pid: u32) -> Option<u32> {
+    use libproc::libproc::proc_pid::pidinfo;
+    use libproc::libproc::task_info::TaskInfo;
+
+    let ipid = i32::try_from(pid).ok()?;
+    let info = pidinfo::<TaskInfo>(ipid, 0).ok()?;
+    u32::try_from(info.pti_threadnum).ok()
+}

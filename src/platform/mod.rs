@@ -43,3 +43,11 @@ pub struct OpenFiles {
 pub fn open_files() -> OpenFiles {
     imp::open_files()
 }
+
+/// Number of threads of process `pid`; `None` when the process is gone or cannot be inspected.
+///
+/// Linux: the `Threads:` line of `/proc/<pid>/status`. macOS: `libproc`
+/// `proc_pidinfo(PROC_PIDTASKINFO).pti_threadnum`.
+pub fn thread_count(pid: u32) -> Option<u32> {
+    imp::thread_count(pid)
+}

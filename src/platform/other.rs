@@ -88,3 +88,12 @@ fn push_path(files: &mut Vec<(u32, PathBuf)>, pid: u32, path: PathBuf) {
     };
     files.push((pid, path));
 }
+
+/// The `Threads:` line of `/proc/<pid>/status`.
+pub(super) fn thread_count(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+}

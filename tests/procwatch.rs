@@ -1,0 +1,250 @@
+//! Process watch on a real child process: a small Python program (run through a symlink so it has
+//! a name of its own) that starts or stops one thread per command on stdin and acknowledges each,
+//! so the test drives the thread count step by step, with no sleeps.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cachewatch::procwatch::{judge, ProcSample, ProcessWatchConfig, ProcessWatcher};
+
+const CHILD: &str = r#"
+import sys, threading
+stops = []
+def park(ev):
+    ev.wait()
+for line in sys.stdin:
+    cmd = line.strip()
+    if cmd == "+":
+        ev = threading.Event()
+        t = threading.Thread(target=park, args=(ev,), daemon=True)
+        t.start()
+        stops.append((ev, t))
+    elif cmd == "-" and stops:
+        ev, t = stops.pop()
+        ev.set()
+        t.join()
+    print(threading.active_count(), flush=True)
+"#;
+
+struct Leaky {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Leaky {
+    /// Starts the child as `<dir>/<name>` (a symlink to python3), so its process name is `name`.
+    fn start(dir: &Path, name: &str) -> Option<Leaky> {
+        let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())?;
+        let link = dir.join(name);
+        std::os::unix::fs::symlink(python, &link).unwrap();
+        let mut child = Command::new(&link)
+            .args(["-u", "-c", CHILD])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Some(Leaky {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Sends one command and waits for the acknowledgement (Python's own thread count).
+    fn send(&mut self, cmd: &str) -> u32 {
+        writeln!(self.stdin, "{cmd}").unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        line.trim().parse().unwrap()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Leaky {
+    fn drop(&mut self) {
+        if self.child.kill().is_ok() {
+            // Reap it; the exit status does not matter.
+            self.child.wait().ok();
+        }
+    }
+}
+
+/// `Threads:` of `/proc/<pid>/status`, read here independently of the code under test.
+fn proc_threads(pid: u32) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("Threads:")).unwrap();
+    line["Threads:".len()..].trim().parse().unwrap()
+}
+
+/// `VmRSS:` of `/proc/<pid>/status`, bytes.
+fn proc_rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let kib: u64 = line["VmRSS:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap();
+    kib * 1024
+}
+
+fn t(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(1_773_000_000 + secs)
+}
+
+#[test]
+fn thread_count_matches_proc_status() {
+    let pid = std::process::id();
+    assert_eq!(
+        cachewatch::platform::thread_count(pid),
+        Some(proc_threads(pid))
+    );
+    assert_eq!(cachewatch::platform::thread_count(u32::MAX - 1), None);
+}
+
+#[test]
+fn steady_thread_climb_of_a_child_is_flagged_with_its_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut leaky) = Leaky::start(dir.path(), "cw-leaky-thr") else {
+        println!("skipped: no python3 to run the child process");
+        return;
+    };
+    let pid = leaky.pid();
+    let mut watcher = ProcessWatcher::new(vec![ProcessWatchConfig {
+        name: "cw-leaky-thr".to_owned(),
+        min_thread_rise: 8,
+        window_secs: 600,
+    }]);
+    // Baseline, then one more thread per sample, 12 samples 30 s apart (by the test's clock).
+    assert_eq!(leaky.send("="), 1);
+    let first = watcher.sample(t(0));
+    assert_eq!(first.len(), 1, "{first:?}");
+    let first_threads = proc_threads(pid);
+    assert_eq!(first[&pid].threads, first_threads);
+    assert!(watcher.suspects(t(0)).is_empty());
+    let mut last = first[&pid];
+    for i in 1..=12u64 {
+        leaky.send("+");
+        last = watcher.sample(t(i * 30))[&pid];
+        assert_eq!(last.threads, proc_threads(pid), "sample {i}");
+        if i == 2 {
+            // Only +2 so far: not yet a leak.
+            assert!(watcher.suspects(t(i * 30)).is_empty());
+        }
+    }
+    let rss = proc_rss_bytes(pid);
+    let suspects = watcher.suspects(t(360));
+    assert_eq!(suspects.len(), 1, "{suspects:#?}");
+    let s = &suspects[0];
+    assert_eq!(s.pid, pid);
+    assert_eq!(s.name, "cw-leaky-thr");
+    assert_eq!(s.first.threads, first_threads);
+    assert_eq!(s.last.threads, proc_threads(pid));
+    assert_eq!(s.last.threads, first_threads + 12);
+    assert_eq!(s.thread_rise, 12);
+    assert_eq!(s.samples, 13);
+    assert_eq!(s.falls, 0);
+    // sysinfo and /proc read at slightly different moments: allow 1 MiB of drift.
+    assert!(
+        s.last.resident_bytes.abs_diff(rss) < 1024 * 1024,
+        "{} vs {rss}",
+        s.last.resident_bytes
+    );
+    assert_eq!(last, s.last);
+    let msg = s.message();
+    assert!(
+        msg.contains(&format!(
+            "went from {} to {} threads (+12) in 6m over 13 samples",
+            first_threads,
+            first_threads + 12
+        )),
+        "{msg}"
+    );
+    assert_eq!(s.alert(t(360)).rule, "process-leak");
+
+    // The window slides: 10 minutes later with no new threads, the rise has left the window.
+    for i in 0..3u64 {
+        leaky.send("=");
+        watcher.sample(t(1000 + i * 30));
+    }
+    assert!(watcher.suspects(t(1060)).is_empty());
+}
+
+#[test]
+fn sawtooth_and_flat_thread_counts_are_not_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut leaky) = Leaky::start(dir.path(), "cw-saw-thr") else {
+        println!("skipped: no python3 to run the child process");
+        return;
+    };
+    let pid = leaky.pid();
+    let mut watcher = ProcessWatcher::new(vec![ProcessWatchConfig {
+        name: "cw-saw-thr".to_owned(),
+        min_thread_rise: 4,
+        window_secs: 3600,
+    }]);
+    // +3 then -3, twice: ends where it started.
+    let mut counts = Vec::new();
+    for (i, cmd) in [
+        "=", "+", "+", "+", "-", "-", "-", "+", "+", "+", "-", "-", "-",
+    ]
+    .iter()
+    .enumerate()
+    {
+        leaky.send(cmd);
+        counts.push(watcher.sample(t(i as u64 * 60))[&pid].threads);
+    }
+    let base = counts[0];
+    assert_eq!(counts[3], base + 3);
+    assert_eq!(*counts.last().unwrap(), base);
+    assert!(watcher.suspects(t(720)).is_empty());
+    assert_eq!(watcher.samples(pid).len(), 13);
+    // Another process name is not sampled at all.
+    let mut other = ProcessWatcher::new(vec![ProcessWatchConfig::named("cw-no-such-proc")]);
+    assert!(other.sample(t(0)).is_empty());
+}
+
+#[test]
+fn judge_needs_a_mostly_monotonic_rise_ending_at_the_top() {
+    let s = |secs: u64, threads: u32| ProcSample {
+        at: t(secs),
+        threads,
+        resident_bytes: 1000 * u64::from(threads),
+    };
+    let w = Duration::from_secs(600);
+    // 10 → 20 in 10 steps with one dip: flagged, rise 10, 1 fall in 10 steps.
+    let climb: Vec<ProcSample> = [10, 11, 12, 13, 12, 14, 15, 16, 18, 19, 20]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| s(i as u64 * 50, *n))
+        .collect();
+    let v = judge(7, "w", &climb, 8, w, t(500)).unwrap();
+    assert_eq!((v.thread_rise, v.falls, v.samples), (10, 1, 11));
+    assert_eq!(v.resident_growth_bytes, 10_000);
+    // Rise below the minimum.
+    assert!(judge(7, "w", &climb, 11, w, t(500)).is_none());
+    // Peaked and fell back a little: the last is not the highest.
+    let mut peaked = climb.clone();
+    peaked.push(s(550, 19));
+    assert!(judge(7, "w", &peaked, 8, w, t(550)).is_none());
+    // Three falls in ten steps: too jagged.
+    let jagged: Vec<ProcSample> = [10, 14, 12, 16, 14, 18, 16, 19, 19, 20, 21]
+        .iter()
+        .enumerate()
+        .map(|(i, n)| s(i as u64 * 50, *n))
+        .collect();
+    assert!(judge(7, "w", &jagged, 8, w, t(500)).is_none());
+    // Fewer than 3 samples in the window.
+    assert!(judge(7, "w", &climb[..2], 1, w, t(50)).is_none());
+}
