@@ -1,0 +1,377 @@
+//! Reclaim on real trees with the real scanner, the built-in catalogue and the real `SystemProbe`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cachewatch::process::SystemProbe;
+use cachewatch::reclaim::{execute, plan, KeepReason, Policy, ReclaimPlan, ReclaimReport};
+use cachewatch::scan::scan;
+use cachewatch::{Catalogue, Root, RootKind};
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// A `sleep 60` child killed on drop.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn spawn() -> Sleeper {
+        Sleeper(Command::new("sleep").arg("60").spawn().unwrap())
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+/// The pid of a child that has exited and been reaped.
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+fn epoch_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// Sets the mtime of `p` and of everything under it (not through symlinks) to `t`.
+fn age_tree(p: &Path, t: SystemTime) {
+    let md = fs::symlink_metadata(p).unwrap();
+    if md.file_type().is_symlink() {
+        return;
+    }
+    if md.is_dir() {
+        for e in fs::read_dir(p).unwrap() {
+            age_tree(&e.unwrap().path(), t);
+        }
+    }
+    fs::File::open(p).unwrap().set_modified(t).unwrap();
+}
+
+/// A dir with `n` files of 3000 bytes and a subdir with one more.
+fn make_bundle(p: &Path, n: usize) {
+    fs::create_dir_all(p.join("weights")).unwrap();
+    for i in 0..n {
+        fs::write(p.join(format!("f{i}")), vec![1u8; 3000]).unwrap();
+    }
+    fs::write(p.join("weights/w.bin"), vec![2u8; 3000]).unwrap();
+}
+
+/// `du -B1 -s` of the paths together (hard links once), bytes.
+fn du_bytes(paths: &[&Path]) -> u64 {
+    if paths.is_empty() {
+        return 0;
+    }
+    let out = Command::new("du")
+        .arg("-B1")
+        .arg("-s")
+        .arg("-c")
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let total = text.lines().last().unwrap();
+    total.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+struct Env {
+    _dirs: Vec<tempfile::TempDir>,
+    temp: Root,
+    cache: Root,
+    outside: PathBuf,
+}
+
+fn env() -> Env {
+    let t = tempfile::tempdir().unwrap();
+    let c = tempfile::tempdir().unwrap();
+    let o = tempfile::tempdir().unwrap();
+    let outside = fs::canonicalize(o.path()).unwrap();
+    Env {
+        temp: Root::new(RootKind::Temp, t.path()).unwrap(),
+        cache: Root::new(RootKind::Cache, c.path()).unwrap(),
+        outside,
+        _dirs: vec![t, c, o],
+    }
+}
+
+impl Env {
+    fn roots(&self) -> Vec<Root> {
+        vec![self.temp.clone(), self.cache.clone()]
+    }
+    fn plan(&self, older_than: Duration, now: SystemTime) -> ReclaimPlan {
+        let cat = Catalogue::builtin();
+        let inv = scan(&self.roots(), &cat, now);
+        let policy = Policy {
+            older_than,
+            producers: vec![],
+        };
+        plan(&inv, &cat, &policy, &SystemProbe::new(), now)
+    }
+    fn execute(&self, p: &ReclaimPlan, now: SystemTime) -> (ReclaimReport, Vec<String>) {
+        let mut outcomes = vec![];
+        let r = execute(
+            p,
+            &Catalogue::builtin(),
+            &SystemProbe::new(),
+            now,
+            &mut |a| outcomes.push(format!("{} {}", a.path.display(), a.outcome)),
+        );
+        (r, outcomes)
+    }
+}
+
+fn reason_of<'a>(p: &'a ReclaimPlan, path: &Path) -> &'a KeepReason {
+    &p.kept
+        .iter()
+        .find(|k| k.path == path)
+        .unwrap_or_else(|| panic!("{} not kept: {:#?}", path.display(), p))
+        .reason
+}
+
+fn planned(p: &ReclaimPlan) -> Vec<PathBuf> {
+    p.items.iter().map(|i| i.path.clone()).collect()
+}
+
+#[test]
+fn katago_bundles_of_dead_owners_go_live_owners_stay() {
+    let e = env();
+    let live = Sleeper::spawn();
+    let dead = dead_pid();
+    let now = SystemTime::now();
+    let ts_now = epoch_secs(now);
+    let root = &e.temp.canonical;
+    let live_item = root.join(format!("model_{}_1_{ts_now}.mlmodelc", live.pid()));
+    let dead_item = root.join(format!("model_{dead}_1_{ts_now}.mlmodelc"));
+    // The name says the bundle was made an hour before the live sleeper started: its pid was reused.
+    let reused_item = root.join(format!("model_{}_2_{}.mlmodelc", live.pid(), ts_now - 3600));
+    for p in [&live_item, &dead_item, &reused_item] {
+        make_bundle(p, 3);
+    }
+    let sentinel = root.join("unrelated.txt");
+    fs::write(&sentinel, b"keep me").unwrap();
+
+    let now = SystemTime::now();
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(planned(&p), {
+        let mut v = vec![dead_item.clone(), reused_item.clone()];
+        v.sort();
+        v
+    });
+    assert_eq!(
+        reason_of(&p, &live_item),
+        &KeepReason::OwnerAlive { pid: live.pid() }
+    );
+    let expected_bytes = du_bytes(&[&dead_item, &reused_item]);
+    assert_eq!(p.planned_bytes, expected_bytes);
+
+    let (r, outcomes) = e.execute(&p, SystemTime::now());
+    assert_eq!(r.deleted.len(), 2, "{r:#?}");
+    assert_eq!(r.freed_bytes, expected_bytes);
+    assert_eq!(outcomes.len(), 2);
+    assert!(outcomes.iter().all(|o| o.ends_with(" deleted")));
+    assert!(!dead_item.exists() && !reused_item.exists());
+    assert!(live_item.join("weights/w.bin").exists());
+    assert_eq!(fs::read(&sentinel).unwrap(), b"keep me");
+    assert!(root.is_dir());
+}
+
+#[test]
+fn gpuarchiver_dirs_younger_than_five_minutes_stay_at_threshold_zero() {
+    let e = env();
+    let base = e.cache.canonical.join("com.apple.gpuarchiver");
+    let young = base.join("gpuarchiver-young1");
+    let old = base.join("gpuarchiver-old001");
+    let app_old = e
+        .cache
+        .canonical
+        .join("julia/com.apple.gpuarchiver/gpuarchiver-old002");
+    for p in [&young, &old, &app_old] {
+        make_bundle(p, 2);
+    }
+    let now = SystemTime::now();
+    age_tree(&old, now - HOUR);
+    age_tree(&app_old, now - Duration::from_secs(10 * 60));
+    age_tree(&young, now - Duration::from_secs(4 * 60));
+
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(planned(&p), vec![old.clone(), app_old.clone()]);
+    match reason_of(&p, &young) {
+        KeepReason::TooYoung {
+            age_secs,
+            needed_secs,
+        } => {
+            assert_eq!(*needed_secs, 300);
+            assert!((240..=241).contains(age_secs), "age {age_secs}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let before = du_bytes(&[&old, &app_old]);
+    let (r, _) = e.execute(&p, now);
+    assert_eq!(r.freed_bytes, before);
+    assert!(!old.exists() && !app_old.exists());
+    assert!(young.join("f1").exists());
+    // The parent dirs are not items: they stay.
+    assert!(
+        base.is_dir()
+            && e.cache
+                .canonical
+                .join("julia/com.apple.gpuarchiver")
+                .is_dir()
+    );
+}
+
+#[test]
+fn symlinks_go_as_links_and_their_targets_survive() {
+    let e = env();
+    let dead = dead_pid();
+    let ts = epoch_secs(SystemTime::now());
+    let root = &e.temp.canonical;
+    let target_dir = e.outside.join("precious");
+    make_bundle(&target_dir, 2);
+    // An item that is itself a symlink to a dir outside the root.
+    let link_item = root.join(format!("model_{dead}_1_{ts}.mlmodelc"));
+    std::os::unix::fs::symlink(&target_dir, &link_item).unwrap();
+    // An item with a symlink inside pointing outside.
+    let item = root.join(format!("model_{dead}_2_{ts}.mlmodelc"));
+    make_bundle(&item, 1);
+    std::os::unix::fs::symlink(&target_dir, item.join("escape")).unwrap();
+    std::os::unix::fs::symlink(target_dir.join("f0"), item.join("weights/escape-file")).unwrap();
+
+    let now = SystemTime::now();
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(planned(&p), vec![link_item.clone(), item.clone()]);
+    assert!(p.items[0].is_symlink);
+    let (r, _) = e.execute(&p, now);
+    assert_eq!(r.deleted.len(), 2, "{r:#?}");
+    assert!(fs::symlink_metadata(&link_item).is_err());
+    assert!(!item.exists());
+    for f in ["f0", "f1", "weights/w.bin"] {
+        assert_eq!(fs::read(target_dir.join(f)).unwrap().len(), 3000, "{f}");
+    }
+}
+
+#[test]
+fn an_open_file_keeps_its_item() {
+    let e = env();
+    let dead = dead_pid();
+    let ts = epoch_secs(SystemTime::now());
+    let item = e
+        .temp
+        .canonical
+        .join(format!("model_{dead}_1_{ts}.mlmodelc"));
+    make_bundle(&item, 2);
+    let held = fs::File::open(item.join("weights/w.bin")).unwrap();
+
+    let p = e.plan(Duration::ZERO, SystemTime::now());
+    assert!(p.items.is_empty(), "{p:#?}");
+    assert_eq!(
+        reason_of(&p, &item),
+        &KeepReason::InUse {
+            pid: std::process::id(),
+            path: item.join("weights/w.bin")
+        }
+    );
+    drop(held);
+    let p = e.plan(Duration::ZERO, SystemTime::now());
+    assert_eq!(planned(&p), vec![item.clone()]);
+    // Opened again between plan and execute: the re-check sees it.
+    let held = fs::File::open(item.join("f1")).unwrap();
+    let (r, outcomes) = e.execute(&p, SystemTime::now());
+    assert!(r.deleted.is_empty());
+    assert!(
+        matches!(r.kept[0].reason, KeepReason::InUse { .. }),
+        "{r:#?}"
+    );
+    assert!(outcomes[0].contains("skipped: in use"), "{outcomes:?}");
+    assert!(item.join("f1").exists());
+    drop(held);
+}
+
+#[test]
+fn a_file_added_after_the_plan_keeps_the_item() {
+    let e = env();
+    let base = e.cache.canonical.join("com.apple.gpuarchiver");
+    let item = base.join("gpuarchiver-abc123");
+    make_bundle(&item, 2);
+    let now = SystemTime::now();
+    age_tree(&item, now - 2 * HOUR);
+    let p = e.plan(HOUR, now);
+    assert_eq!(planned(&p), vec![item.clone()]);
+    fs::write(item.join("weights/PersistentState"), b"in progress").unwrap();
+    let (r, outcomes) = e.execute(&p, SystemTime::now());
+    assert!(r.deleted.is_empty());
+    assert!(
+        matches!(&r.kept[0].reason, KeepReason::Changed { what } if what.contains("modified")),
+        "{r:#?}"
+    );
+    assert!(outcomes[0].contains("skipped: changed"));
+    assert!(item.join("weights/PersistentState").exists());
+}
+
+#[test]
+fn an_item_replaced_by_another_inode_is_kept() {
+    let e = env();
+    let base = e.cache.canonical.join("com.apple.gpuarchiver");
+    let item = base.join("gpuarchiver-swap01");
+    make_bundle(&item, 1);
+    let now = SystemTime::now();
+    age_tree(&item, now - 2 * HOUR);
+    let p = e.plan(HOUR, now);
+    assert_eq!(planned(&p), vec![item.clone()]);
+    // Move the planned dir out (keeping its inode busy) and put a look-alike with old mtimes in.
+    let moved = e.outside.join("moved");
+    fs::rename(&item, &moved).unwrap();
+    make_bundle(&item, 1);
+    age_tree(&item, now - 2 * HOUR);
+    let (r, _) = e.execute(&p, now);
+    assert!(r.deleted.is_empty());
+    assert!(
+        matches!(&r.kept[0].reason, KeepReason::Changed { what } if what.contains("replaced")),
+        "{r:#?}"
+    );
+    assert!(item.join("f0").exists() && moved.join("f0").exists());
+}
+
+#[test]
+fn nothing_outside_the_roots_and_never_a_root_is_deleted() {
+    let e = env();
+    let dead = dead_pid();
+    let ts = epoch_secs(SystemTime::now());
+    let root = &e.temp.canonical;
+    let items: Vec<PathBuf> = (0..20)
+        .map(|i| root.join(format!("model_{dead}_{i}_{ts}.mlmodelc")))
+        .collect();
+    for p in &items {
+        make_bundle(p, 1);
+    }
+    let unattributed = root.join("some-tool-dir");
+    make_bundle(&unattributed, 2);
+    fs::write(e.outside.join("outside.txt"), b"x").unwrap();
+    let now = SystemTime::now();
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(p.items.len(), 20);
+    assert!(p.items.iter().all(|i| i.root == *root && i.path != *root));
+    let (r, outcomes) = e.execute(&p, now);
+    assert_eq!(r.deleted.len(), 20);
+    assert_eq!(outcomes.len(), 20);
+    assert!(r.errors.is_empty());
+    assert!(items.iter().all(|p| !p.exists()));
+    assert!(root.is_dir() && e.cache.canonical.is_dir());
+    assert!(unattributed.join("weights/w.bin").exists());
+    assert!(e.outside.join("outside.txt").exists());
+    // Executing the same plan again: everything is already gone, nothing else is touched.
+    let (r, outcomes) = e.execute(&p, now);
+    assert_eq!(r.already_gone.len(), 20);
+    assert!(outcomes.iter().all(|o| o.ends_with("already-gone")));
+    assert!(root.is_dir() && unattributed.is_dir());
+}
