@@ -1,10 +1,116 @@
 //! Alert rules, evaluation and cooldowns.
 //!
-//! SKELETON — owned by the history/alerts helper.
+//! [`AlertsConfig`] (the `[alerts]` section of the config) sets the rules; an [`Alerter`] evaluates
+//! them on [`AlertInputs`] the monitor gathers (current sizes, growth from the
+//! [`history`](crate::history), free space, disk-full ETA) and returns the [`Alert`]s that fire,
+//! each at most once per cooldown per rule and producer. The evaluator is pure: time is passed in,
+//! and its cooldown state can be restored from the alerts stored in the history DB, so a restart
+//! does not repeat an alert.
+//!
+//! Rules (`rule` in [`AlertDto`]): `producer-growth` (a producer grew more than N bytes or M items
+//! in a window: leaks like Metal's `gpuarchiver-*` are thousands of small dirs, so items count as
+//! much as bytes), `total-limit`, `free-disk`, `disk-full-eta`, and `crash-loop` (evaluated by
+//! [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector), passed through here).
 
-use serde::{Deserialize, Serialize};
+mod config;
+mod eval;
+mod text;
 
-/// The `[alerts]` section of the config file. Filled in by the history/alerts helper.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct AlertsConfig {}
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::snapshot::AlertDto;
+
+pub use config::AlertsConfig;
+pub use eval::{AlertInputs, Alerter, ProducerInput};
+pub use text::format_bytes;
+
+/// An alert rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AlertRule {
+    /// A producer grew more than the configured bytes or items in the growth window.
+    ProducerGrowth,
+    /// All watched dirs together hold more than the limit.
+    TotalLimit,
+    /// Free space on a watched volume is below the limit.
+    FreeDisk,
+    /// At the recent growth rate the disk is full sooner than the limit.
+    DiskFullEta,
+    /// A process keeps crashing (see [`crate::crash`]).
+    CrashLoop,
+}
+
+impl AlertRule {
+    /// All rules.
+    pub const ALL: [AlertRule; 5] = [
+        AlertRule::ProducerGrowth,
+        AlertRule::TotalLimit,
+        AlertRule::FreeDisk,
+        AlertRule::DiskFullEta,
+        AlertRule::CrashLoop,
+    ];
+
+    /// The kebab-case name stored in [`AlertDto::rule`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertRule::ProducerGrowth => "producer-growth",
+            AlertRule::TotalLimit => "total-limit",
+            AlertRule::FreeDisk => "free-disk",
+            AlertRule::DiskFullEta => "disk-full-eta",
+            AlertRule::CrashLoop => "crash-loop",
+        }
+    }
+
+    /// The rule named `s` (as [`AlertRule::as_str`]); `None` for an unknown name.
+    pub fn parse(s: &str) -> Option<AlertRule> {
+        AlertRule::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// An alert that fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    /// The rule.
+    pub rule: AlertRule,
+    /// The producer (rule id), where the alert is about one.
+    pub producer: Option<String>,
+    /// Short title.
+    pub title: String,
+    /// The text: producer, amount, rate, what to do.
+    pub message: String,
+    /// When it fired.
+    pub time: SystemTime,
+}
+
+impl Alert {
+    /// The DTO with row id `id` (0 when it is not stored).
+    pub fn to_dto(&self, id: i64) -> AlertDto {
+        AlertDto {
+            id,
+            time_unix_secs: self
+                .time
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            rule: self.rule.as_str().to_string(),
+            producer: self.producer.clone(),
+            title: self.title.clone(),
+            message: self.message.clone(),
+        }
+    }
+
+    /// The alert a DTO describes; `None` when its rule is unknown.
+    pub fn from_dto(dto: &AlertDto) -> Option<Alert> {
+        Some(Alert {
+            rule: AlertRule::parse(&dto.rule)?,
+            producer: dto.producer.clone(),
+            title: dto.title.clone(),
+            message: dto.message.clone(),
+            time: UNIX_EPOCH + Duration::from_secs(dto.time_unix_secs),
+        })
+    }
+}
+
+impl From<&Alert> for AlertDto {
+    fn from(a: &Alert) -> AlertDto {
+        a.to_dto(0)
+    }
+}

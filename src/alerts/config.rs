@@ -1,0 +1,88 @@
+//! The `[alerts]` section of the config file.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::crash::CrashLoopConfig;
+
+const GIB: u64 = 1 << 30;
+
+/// Alert rules and their limits. Every limit can be turned off (`0`, or leaving out
+/// `total_limit_bytes`). Windows and cooldowns are humantime strings in the file (`"1h"`, `"6h"`).
+///
+/// ```toml
+/// [alerts]
+/// producer_growth_bytes = 1073741824   # 1 GiB ...
+/// producer_growth_items = 5000         # ... or 5000 items ...
+/// producer_growth_window = "1h"        # ... within an hour
+/// free_disk_min_bytes = 10737418240    # 10 GiB
+/// disk_full_eta_min_hours = 24
+/// cooldown = "6h"
+///
+/// [alerts.crash_loop]
+/// crash_loop_reports = 5
+/// crash_loop_window = "10m"
+/// crash_loop_cooldown = "6h"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AlertsConfig {
+    /// A producer that grew by at least this many allocated bytes within
+    /// [`AlertsConfig::producer_growth_window`] fires `producer-growth`; 0 turns the byte test off.
+    pub producer_growth_bytes: u64,
+    /// ... or by at least this many items; 0 turns the item test off.
+    pub producer_growth_items: u64,
+    /// The growth window (default 1 h).
+    #[serde(with = "humantime_serde_secs")]
+    pub producer_growth_window: Duration,
+    /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
+    /// absent (the default).
+    pub total_limit_bytes: Option<u64>,
+    /// Free bytes on a watched volume below this fire `free-disk` (default 10 GiB); 0 turns it off.
+    pub free_disk_min_bytes: u64,
+    /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
+    pub disk_full_eta_min_hours: u64,
+    /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
+    #[serde(with = "humantime_serde_secs")]
+    pub cooldown: Duration,
+    /// Crash-loop settings (`[alerts.crash_loop]`), used by
+    /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector).
+    pub crash_loop: CrashLoopConfig,
+}
+
+impl Default for AlertsConfig {
+    fn default() -> Self {
+        AlertsConfig {
+            producer_growth_bytes: GIB,
+            producer_growth_items: 5000,
+            producer_growth_window: Duration::from_secs(3600),
+            total_limit_bytes: None,
+            free_disk_min_bytes: 10 * GIB,
+            disk_full_eta_min_hours: 24,
+            cooldown: Duration::from_secs(6 * 3600),
+            crash_loop: CrashLoopConfig::default(),
+        }
+    }
+}
+
+/// Durations as humantime strings (`"1h 30m"`), whole seconds.
+mod humantime_serde_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        let whole = Duration::from_secs(d.as_secs());
+        s.serialize_str(&humantime::format_duration(whole).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "bad duration {s:?}: {e} (write e.g. \"30m\", \"1h\", \"6h\")"
+            ))
+        })
+    }
+}
