@@ -254,7 +254,11 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
 /// The 1-based line of byte `offset` in `text`.
 fn line_of(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
-    text.as_bytes()[..end].iter().filter(|&&b| b == b'\n').count() + 1
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 /// Serde for a `Duration` written as a humantime string (`"3d"`, `"90m"`).
@@ -276,6 +280,7 @@ mod humantime_duration {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -284,7 +289,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let loaded = load(&dir.path().join("none.toml")).unwrap();
         assert_eq!(loaded.config, Config::default());
-        assert_eq!(loaded.config.reclaim.older_than, Duration::from_secs(259_200));
+        assert_eq!(
+            loaded.config.reclaim.older_than,
+            Duration::from_secs(259_200)
+        );
         assert_eq!(loaded.config.watch.debounce_ms, 500);
     }
 
@@ -315,7 +323,11 @@ id = "x"
         // Line 1 is empty, line 2 the table header, line 3 the bad key.
         let text = "\n[watch]\ndebounce_msec = 3\n";
         match parse(text, Path::new("/x/c.toml")) {
-            Err(ConfigError::Invalid { path, line, message }) => {
+            Err(ConfigError::Invalid {
+                path,
+                line,
+                message,
+            }) => {
                 assert_eq!(path, Path::new("/x/c.toml"));
                 assert_eq!(line, 3);
                 assert!(message.contains("debounce_msec"), "{message}");

@@ -1,5 +1,23 @@
-//! The `cachewatch` command-line tool.
+//! The `cachewatch` command-line tool: scan, attribute and reclaim the per-user temp and cache dirs.
 //!
-//! SKELETON — owned by the CLI helper.
+//! Exit codes: 0 success; 1 error (bad config, bad root, database); 2 usage error; 3 completed with
+//! problems (unreadable paths in a scan, failed deletions).
 
-fn main() {}
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    cli::init_tracing(args.global.verbose);
+    match cli::run(args) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            // One line: the context chain joined with ": " (anyhow's alternate format).
+            eprintln!("cachewatch: error: {e:#}");
+            ExitCode::from(cli::EXIT_ERROR)
+        }
+    }
+}

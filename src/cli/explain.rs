@@ -1,0 +1,138 @@
+//! `cachewatch explain PATH`: which rule claims a path and why, or that none does.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use cachewatch::catalogue::{Explanation, Verdict};
+
+use super::scan::enum_word;
+use super::{Context, Outcome, RootArgs};
+
+/// Options of `cachewatch explain`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The path to explain (it need not exist)
+    pub path: PathBuf,
+    /// Roots to consider.
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Print JSON instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `cachewatch explain`.
+///
+/// # Errors
+/// Bad roots, bad config, or a failed write to stdout.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    let roots = ctx.roots(&args.roots)?;
+    let catalogue = ctx.catalogue()?;
+    let path = if args.path.is_absolute() {
+        args.path.clone()
+    } else {
+        std::env::current_dir()
+            .context("reading the current dir")?
+            .join(&args.path)
+    };
+    let mut e = catalogue.explain(&roots, &path);
+    if matches!(e.verdict, Verdict::OutsideRoots) {
+        // Given through a symlink the roots do not know about: try the resolved path.
+        if let Ok(canonical) = std::fs::canonicalize(&path) {
+            if canonical != path {
+                let again = catalogue.explain(&roots, &canonical);
+                if !matches!(again.verdict, Verdict::OutsideRoots) {
+                    e = again;
+                }
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &e).context("writing JSON to stdout")?;
+        writeln!(out).context("writing to stdout")?;
+    } else {
+        write_human(&e, &mut out).context("writing to stdout")?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
+    let path = e.path.display();
+    let root = e
+        .root
+        .as_ref()
+        .map(|r| format!("{} root {}", r.kind, r.path.display()))
+        .unwrap_or_default();
+    match &e.verdict {
+        Verdict::OutsideRoots => writeln!(
+            out,
+            "{path}: outside every root, so no rule applies (roots: --root KIND=PATH or the config)"
+        ),
+        Verdict::RootItself => writeln!(out, "{path}: is the {root} itself, never an item"),
+        Verdict::Claimed {
+            producer,
+            name,
+            kind,
+            reclaim,
+            min_age_secs,
+            item,
+            is_item,
+            captures,
+            ..
+        } => {
+            if *is_item {
+                writeln!(out, "{path}: an item of producer {producer} ({name})")?;
+            } else {
+                writeln!(
+                    out,
+                    "{path}: inside item {} of producer {producer} ({name})",
+                    item.display()
+                )?;
+            }
+            writeln!(out, "  in the {root}")?;
+            writeln!(
+                out,
+                "  kind {}, reclaim {}, age floor {min_age_secs} s",
+                enum_word(kind),
+                enum_word(reclaim)
+            )?;
+            if let Some(pid) = captures.pid {
+                writeln!(out, "  owner pid in its name: {pid}")?;
+            }
+            if let Some(b) = &captures.bundle {
+                writeln!(out, "  bundle in its path: {b}")?;
+            }
+            if let Some(ts) = captures.ts {
+                writeln!(
+                    out,
+                    "  created (from its name): {}",
+                    humantime::format_rfc3339_seconds(ts)
+                )?;
+            }
+            Ok(())
+        }
+        Verdict::Unattributed {
+            top_level,
+            near_misses,
+        } => {
+            writeln!(
+                out,
+                "{path}: no rule claims it; it counts under the unattributed entry {}",
+                top_level.display()
+            )?;
+            writeln!(out, "  in the {root}")?;
+            for m in near_misses {
+                writeln!(
+                    out,
+                    "  nearly {}: {} ({})",
+                    m.producer,
+                    m.relative.display(),
+                    m.reason
+                )?;
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Human output: binary units and aligned tables.
+
+use std::io::{self, Write};
+
+/// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// An age in seconds, in its largest whole unit: `40s`, `12m`, `5h`, `3d`.
+pub fn age(secs: u64) -> String {
+    match secs {
+        s if s >= 86_400 => format!("{}d", s / 86_400),
+        s if s >= 3_600 => format!("{}h", s / 3_600),
+        s if s >= 60 => format!("{}m", s / 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// Column alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text: padded on the right.
+    Left,
+    /// Numbers: padded on the left.
+    Right,
+}
+
+/// A table printed with aligned columns, two spaces apart; the last column is not padded.
+#[derive(Debug)]
+pub struct Table {
+    header: Vec<&'static str>,
+    align: Vec<Align>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with these column titles and alignments.
+    pub fn new(columns: &[(&'static str, Align)]) -> Table {
+        Table {
+            header: columns.iter().map(|c| c.0).collect(),
+            align: columns.iter().map(|c| c.1).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row (as many cells as columns).
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Writes the header and the rows.
+    ///
+    /// # Errors
+    /// The write error.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        let header: Vec<String> = self.header.iter().map(|h| (*h).to_owned()).collect();
+        let all = std::iter::once(&header).chain(self.rows.iter());
+        let mut widths = vec![0usize; self.header.len()];
+        for row in all.clone() {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for row in all {
+            let last = row.len().saturating_sub(1);
+            let mut line = String::new();
+            for (i, cell) in row.iter().enumerate() {
+                if i > 0 {
+                    line.push_str("  ");
+                }
+                let pad = widths[i].saturating_sub(cell.chars().count());
+                match self.align[i] {
+                    Align::Right => {
+                        line.push_str(&" ".repeat(pad));
+                        line.push_str(cell);
+                    }
+                    Align::Left => {
+                        line.push_str(cell);
+                        if i != last {
+                            line.push_str(&" ".repeat(pad));
+                        }
+                    }
+                }
+            }
+            writeln!(out, "{}", line.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_use_binary_units() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(1024), "1.0 KiB");
+        assert_eq!(bytes(1536), "1.5 KiB");
+        assert_eq!(bytes(5 * 1024 * 1024), "5.0 MiB");
+        assert_eq!(bytes(3 * 1024 * 1024 * 1024 + 512 * 1024 * 1024), "3.5 GiB");
+        assert_eq!(bytes(u64::MAX), "16.0 EiB");
+    }
+
+    #[test]
+    fn ages_use_the_largest_whole_unit() {
+        assert_eq!(age(0), "0s");
+        assert_eq!(age(59), "59s");
+        assert_eq!(age(60), "1m");
+        assert_eq!(age(3_599), "59m");
+        assert_eq!(age(7_200), "2h");
+        assert_eq!(age(3 * 86_400 + 5), "3d");
+    }
+
+    #[test]
+    fn table_aligns_columns() {
+        let mut t = Table::new(&[("NAME", Align::Left), ("SIZE", Align::Right)]);
+        t.row(vec!["a".into(), "1.0 KiB".into()]);
+        t.row(vec!["longer".into(), "3 B".into()]);
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, "NAME       SIZE\na       1.0 KiB\nlonger      3 B\n");
+    }
+}

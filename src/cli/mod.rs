@@ -1,0 +1,137 @@
+//! The clap definitions and the dispatch of the `cachewatch` subcommands.
+//!
+//! Adding a subcommand: a file `src/cli/<name>.rs` with `pub struct Args` (`clap::Args`) and
+//! `pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome>`, then one variant in
+//! [`Command`] and one line in [`run`].
+
+mod context;
+mod explain;
+mod format;
+mod producers;
+mod reclaim;
+mod scan;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use context::{Context, RootArgs};
+
+/// Exit code of an error (bad config, bad root, database).
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code of a run that completed with problems (unreadable paths, failed deletions).
+pub const EXIT_PROBLEMS: u8 = 3;
+
+const EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  success
+  1  error (bad config, bad root, database)
+  2  usage error
+  3  completed, but with problems (unreadable paths in a scan, failed deletions)
+
+Sizes are in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024 KiB, 1 GiB = 1024 MiB.";
+
+/// Watch the per-user temp and cache dirs, attribute what is there to known leaking producers,
+/// and reclaim space safely.
+#[derive(Debug, Parser)]
+#[command(name = "cachewatch", version, after_help = EXIT_CODES_HELP)]
+pub struct Cli {
+    /// Options of every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options of every subcommand.
+#[derive(Debug, clap::Args)]
+pub struct GlobalArgs {
+    /// Config file [default: the platform config dir's cachewatch/config.toml]
+    #[arg(long, global = true, env = "CACHEWATCH_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Data dir holding the history database cachewatch.db [default: the platform data dir]
+    #[arg(long, global = true, env = "CACHEWATCH_DATA_DIR", value_name = "PATH")]
+    pub data_dir: Option<PathBuf>,
+    /// Log to stderr: -v info, -vv debug, -vvv trace
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure the roots: totals per root, per producer, and the largest unattributed entries.
+    Scan(scan::Args),
+    /// Plan and (with --yes or a "y" answer) delete old items of leaking producers.
+    Reclaim(reclaim::Args),
+    /// List the producer catalogue (built-in rules plus the config's [[producer]] rules).
+    Producers(producers::Args),
+    /// Say which rule claims a path and why, or that none does.
+    Explain(explain::Args),
+}
+
+/// How a subcommand that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything went fine: exit 0.
+    Success,
+    /// Completed, with problems worth a non-zero exit: exit 3.
+    Problems,
+}
+
+impl Outcome {
+    /// The process exit code of this outcome.
+    pub fn exit_code(self) -> ExitCode {
+        match self {
+            Outcome::Success => ExitCode::SUCCESS,
+            Outcome::Problems => ExitCode::from(EXIT_PROBLEMS),
+        }
+    }
+
+    /// `Problems` when `problems` is true, else `Success`.
+    pub fn from_problems(problems: bool) -> Outcome {
+        if problems {
+            Outcome::Problems
+        } else {
+            Outcome::Success
+        }
+    }
+}
+
+/// Runs the parsed command line.
+///
+/// # Errors
+/// Any error that should end the process with exit code 1, with its context chain.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let ctx = Context::load(&cli.global)?;
+    match &cli.command {
+        Command::Scan(a) => scan::run(&ctx, a),
+        Command::Reclaim(a) => reclaim::run(&ctx, a),
+        Command::Producers(a) => producers::run(&ctx, a),
+        Command::Explain(a) => explain::run(&ctx, a),
+    }
+}
+
+/// Logs to stderr with `tracing`: warnings by default, more with each `-v`; `RUST_LOG` overrides.
+pub fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    // A second init (never in the binary) would fail; there is nothing to do about it.
+    if tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init()
+        .is_err()
+    {
+        eprintln!("cachewatch: warning: logging was already set up");
+    }
+}

@@ -1,0 +1,273 @@
+//! `cachewatch scan`: totals per root and per producer, and the largest unattributed entries.
+
+use std::io::Write;
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use cachewatch::catalogue::Catalogue;
+use cachewatch::inventory::{Inventory, IssueKind};
+use serde::Serialize;
+
+use super::format::{bytes, Align, Table};
+use super::{Context, Outcome, RootArgs};
+
+/// Options of `cachewatch scan`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Roots to scan.
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Print JSON (shape documented in the README) instead of tables
+    #[arg(long)]
+    pub json: bool,
+    /// How many unattributed entries to list, largest first
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
+}
+
+/// The JSON document of `cachewatch scan --json`.
+#[derive(Debug, Serialize)]
+pub struct ScanReport {
+    /// One per root, in the order scanned.
+    pub roots: Vec<RootJson>,
+    /// One per producer with items, largest allocated first.
+    pub producers: Vec<ProducerJson>,
+    /// The largest unattributed top-level entries (at most `--top`).
+    pub unattributed: Vec<UnattributedJson>,
+    /// Every path that could not be read.
+    pub errors: Vec<ErrorJson>,
+}
+
+/// A root's totals.
+#[derive(Debug, Serialize)]
+pub struct RootJson {
+    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    pub kind: String,
+    /// The path as given.
+    pub path: String,
+    /// The path with symlinks resolved.
+    pub canonical: String,
+    /// Allocated bytes (as `du -B1 -s -x`).
+    pub allocated_bytes: u64,
+    /// Apparent bytes (as `du -b -s -x`).
+    pub apparent_bytes: u64,
+    /// Items: claimed items plus unattributed top-level entries.
+    pub items: u64,
+    /// Non-directory entries.
+    pub files: u64,
+    /// Directories, the root included.
+    pub dirs: u64,
+    /// Paths that could not be read.
+    pub unreadable: u64,
+    /// Entries that vanished during the scan.
+    pub vanished: u64,
+}
+
+/// A producer's totals over all roots.
+#[derive(Debug, Serialize)]
+pub struct ProducerJson {
+    /// Rule id.
+    pub id: String,
+    /// Human name.
+    pub name: String,
+    /// `leak`, `cache`, `report` or `system`.
+    pub kind: String,
+    /// `auto`, `manual` or `never`.
+    pub reclaim: String,
+    /// Number of items.
+    pub items: u64,
+    /// Allocated bytes of its items.
+    pub allocated_bytes: u64,
+    /// Apparent bytes of its items.
+    pub apparent_bytes: u64,
+}
+
+/// An unattributed top-level entry.
+#[derive(Debug, Serialize)]
+pub struct UnattributedJson {
+    /// Absolute path.
+    pub path: String,
+    /// The kind of its root.
+    pub root_kind: String,
+    /// Allocated bytes outside claimed items inside it.
+    pub allocated_bytes: u64,
+    /// Apparent bytes outside claimed items inside it.
+    pub apparent_bytes: u64,
+}
+
+/// A path that could not be read.
+#[derive(Debug, Serialize)]
+pub struct ErrorJson {
+    /// The path.
+    pub path: String,
+    /// `permission-denied` or `io`.
+    pub kind: IssueKind,
+    /// The OS error text.
+    pub message: String,
+}
+
+/// Runs `cachewatch scan`.
+///
+/// # Errors
+/// Bad roots, bad config, or a failed write to stdout.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    let roots = ctx.roots(&args.roots)?;
+    let catalogue = ctx.catalogue()?;
+    let inv = cachewatch::scan::scan(&roots, &catalogue, SystemTime::now());
+    let report = report(&inv, &catalogue, args.top);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report).context("writing JSON to stdout")?;
+        writeln!(out).context("writing to stdout")?;
+    } else {
+        print_human(&report, &mut out).context("writing to stdout")?;
+    }
+    Ok(Outcome::from_problems(!report.errors.is_empty()))
+}
+
+/// Builds the JSON document from an inventory; `top` bounds the unattributed list.
+pub fn report(inv: &Inventory, catalogue: &Catalogue, top: usize) -> ScanReport {
+    let roots = inv
+        .roots
+        .iter()
+        .map(|r| RootJson {
+            kind: r.root.kind.to_string(),
+            path: r.root.path.display().to_string(),
+            canonical: r.root.canonical.display().to_string(),
+            allocated_bytes: r.total.allocated_bytes,
+            apparent_bytes: r.total.apparent_bytes,
+            items: r.items.len() as u64,
+            files: r.total.files,
+            dirs: r.total.dirs,
+            unreadable: r.issues.len() as u64,
+            vanished: r.vanished,
+        })
+        .collect();
+    let producers = inv
+        .producers()
+        .into_iter()
+        .map(|p| {
+            let rule = catalogue.rule(&p.id);
+            ProducerJson {
+                name: rule.map_or_else(|| p.id.clone(), |r| r.name.clone()),
+                kind: rule.map_or_else(String::new, |r| enum_word(&r.kind)),
+                reclaim: rule.map_or_else(String::new, |r| enum_word(&r.reclaim)),
+                id: p.id,
+                items: p.items,
+                allocated_bytes: p.measure.allocated_bytes,
+                apparent_bytes: p.measure.apparent_bytes,
+            }
+        })
+        .collect();
+    let unattributed = inv
+        .unattributed()
+        .into_iter()
+        .take(top)
+        .map(|(root, item)| UnattributedJson {
+            path: item.path.display().to_string(),
+            root_kind: root.kind.to_string(),
+            allocated_bytes: item.measure.allocated_bytes,
+            apparent_bytes: item.measure.apparent_bytes,
+        })
+        .collect();
+    let errors = inv
+        .roots
+        .iter()
+        .flat_map(|r| &r.issues)
+        .map(|i| ErrorJson {
+            path: i.path.display().to_string(),
+            kind: i.kind,
+            message: i.message.clone(),
+        })
+        .collect();
+    ScanReport {
+        roots,
+        producers,
+        unattributed,
+        errors,
+    }
+}
+
+/// The serde word of a unit enum (`leak`, `auto`, ...).
+pub fn enum_word<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut roots = Table::new(&[
+        ("ROOT", Align::Left),
+        ("ALLOCATED", Align::Right),
+        ("APPARENT", Align::Right),
+        ("ITEMS", Align::Right),
+        ("UNREADABLE", Align::Right),
+        ("PATH", Align::Left),
+    ]);
+    for root in &r.roots {
+        roots.row(vec![
+            root.kind.clone(),
+            bytes(root.allocated_bytes),
+            bytes(root.apparent_bytes),
+            root.items.to_string(),
+            root.unreadable.to_string(),
+            root.path.clone(),
+        ]);
+    }
+    roots.write(out)?;
+
+    writeln!(out)?;
+    if r.producers.is_empty() {
+        writeln!(out, "No known producer has items here.")?;
+    } else {
+        let mut producers = Table::new(&[
+            ("PRODUCER", Align::Left),
+            ("KIND", Align::Left),
+            ("RECLAIM", Align::Left),
+            ("ITEMS", Align::Right),
+            ("ALLOCATED", Align::Right),
+            ("APPARENT", Align::Right),
+        ]);
+        for p in &r.producers {
+            producers.row(vec![
+                p.id.clone(),
+                p.kind.clone(),
+                p.reclaim.clone(),
+                p.items.to_string(),
+                bytes(p.allocated_bytes),
+                bytes(p.apparent_bytes),
+            ]);
+        }
+        producers.write(out)?;
+    }
+
+    if !r.unattributed.is_empty() {
+        writeln!(out)?;
+        let mut un = Table::new(&[
+            ("UNATTRIBUTED", Align::Left),
+            ("ALLOCATED", Align::Right),
+            ("APPARENT", Align::Right),
+        ]);
+        for u in &r.unattributed {
+            un.row(vec![
+                u.path.clone(),
+                bytes(u.allocated_bytes),
+                bytes(u.apparent_bytes),
+            ]);
+        }
+        un.write(out)?;
+    }
+
+    if !r.errors.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "{} path(s) could not be read:", r.errors.len())?;
+        for e in r.errors.iter().take(10) {
+            writeln!(out, "  {}: {}", e.path, e.message)?;
+        }
+        if r.errors.len() > 10 {
+            writeln!(out, "  ... (all of them with --json)")?;
+        }
+    }
+    Ok(())
+}

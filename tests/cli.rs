@@ -1,0 +1,548 @@
+//! The `cachewatch` binary on real temp trees, with its config and data dir in temp dirs.
+//!
+//! Expected figures come from `du`, from hand counts of what the test built, and from the disk.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
+
+/// A sandbox: a temp root, a cache root, a config path and a data dir, all under one temp dir.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["temp", "cache", "data"] {
+            fs::create_dir(dir.path().join(d)).unwrap();
+        }
+        Sandbox { dir }
+    }
+    fn temp(&self) -> PathBuf {
+        self.dir.path().join("temp")
+    }
+    fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("config.toml")
+    }
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+    fn roots(&self) -> Vec<String> {
+        vec![
+            "--root".into(),
+            format!("temp={}", self.temp().display()),
+            "--root".into(),
+            format!("cache={}", self.cache().display()),
+        ]
+    }
+    /// The binary with this sandbox's config and data dir, no stdin, none of the user's env.
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.env_remove("CACHEWATCH_CONFIG")
+            .env_remove("CACHEWATCH_DATA_DIR")
+            .env_remove("RUST_LOG")
+            .arg("--config")
+            .arg(self.config())
+            .arg("--data-dir")
+            .arg(self.data())
+            .stdin(Stdio::null());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).output().unwrap()
+    }
+    fn run_roots(&self, args: &[&str]) -> Output {
+        self.cmd().args(args).args(self.roots()).output().unwrap()
+    }
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(3),
+        "status {:?}, stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `du <flag> -s -x` of the paths together (`-c` total: hard links counted once across them).
+fn du(flag: &str, paths: &[PathBuf]) -> u64 {
+    let out = Command::new("du")
+        .args([flag, "-s", "-x", "-c"])
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "du failed: {}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last = text.lines().last().unwrap();
+    last.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+fn write_file(path: &Path, len: usize) {
+    if let Some(p) = path.parent() {
+        fs::create_dir_all(p).unwrap();
+    }
+    let mut f = File::create(path).unwrap();
+    // Content that does not compress or dedupe to nothing.
+    let chunk: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+    f.write_all(&chunk).unwrap();
+}
+
+/// Sets the mtime of every entry under `path` (and `path`) to `t`, children before parents.
+fn set_tree_mtime(path: &Path, t: SystemTime) {
+    let meta = fs::symlink_metadata(path).unwrap();
+    if meta.is_dir() {
+        for e in fs::read_dir(path).unwrap() {
+            set_tree_mtime(&e.unwrap().path(), t);
+        }
+    }
+    if !meta.file_type().is_symlink() {
+        File::open(path).unwrap().set_modified(t).unwrap();
+    }
+}
+
+fn days_ago(d: u64) -> SystemTime {
+    SystemTime::now() - Duration::from_secs(d * 86_400)
+}
+
+/// `n` Metal gpuarchiver dirs in the cache root, each with two files; returns their paths.
+fn gpuarchiver_dirs(sb: &Sandbox, prefix: &str, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let d = sb
+                .cache()
+                .join(format!("com.apple.gpuarchiver/gpuarchiver-{prefix}{i:04}"));
+            write_file(&d.join("archive.metallib"), 3000 + i * 100);
+            write_file(&d.join("sub/index"), 10);
+            d
+        })
+        .collect()
+}
+
+fn producer<'a>(scan: &'a Value, id: &str) -> Option<&'a Value> {
+    scan["producers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+}
+
+#[test]
+fn scan_totals_equal_du() {
+    let sb = Sandbox::new();
+    write_file(&sb.temp().join("a/b/c/file"), 123_457);
+    write_file(&sb.temp().join("small"), 1);
+    write_file(&sb.temp().join("empty-ish"), 0);
+    fs::create_dir_all(sb.temp().join("empty/dir")).unwrap();
+    fs::hard_link(sb.temp().join("a/b/c/file"), sb.temp().join("hardlink")).unwrap();
+    std::os::unix::fs::symlink("/etc", sb.temp().join("link-out")).unwrap();
+    let sparse = File::create(sb.temp().join("sparse")).unwrap();
+    sparse.set_len(10 << 20).unwrap();
+    gpuarchiver_dirs(&sb, "x", 3);
+
+    let out = sb.run_roots(&["scan", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    for (i, root) in [sb.temp(), sb.cache()].iter().enumerate() {
+        let r = &v["roots"][i];
+        assert_eq!(r["path"], root.display().to_string());
+        assert_eq!(
+            r["allocated_bytes"],
+            du("-B1", std::slice::from_ref(root)),
+            "{root:?}"
+        );
+        assert_eq!(
+            r["apparent_bytes"],
+            du("-b", std::slice::from_ref(root)),
+            "{root:?}"
+        );
+        assert_eq!(r["unreadable"], 0);
+    }
+    // Hand count of temp: dirs temp, a, a/b, a/b/c, empty, empty/dir; files: file, small,
+    // empty-ish, link-out, sparse (`hardlink` is the inode of `file`: counted once, as du does).
+    assert_eq!(v["roots"][0]["dirs"], 6);
+    assert_eq!(v["roots"][0]["files"], 5);
+    // Items of temp: top-level entries a, small, empty-ish, empty, hardlink, link-out, sparse.
+    assert_eq!(v["roots"][0]["items"], 7);
+}
+
+#[test]
+fn scan_counts_producers_as_built() {
+    let sb = Sandbox::new();
+    let gpu = gpuarchiver_dirs(&sb, "y", 7);
+    let katago: Vec<PathBuf> = (0..4)
+        .map(|i| {
+            let d = sb.temp().join(format!(
+                "model_{}_{}_1700000000{i:03}.mlmodelc",
+                99_000 + i,
+                i
+            ));
+            write_file(&d.join("model.mil"), 20_000);
+            write_file(&d.join("weights/weight.bin"), 50_000 + i * 1000);
+            d
+        })
+        .collect();
+    write_file(&sb.temp().join("unknown-tool/blob"), 7777);
+
+    let v = json(&sb.run_roots(&["scan", "--json"]));
+    let g = producer(&v, "metal-gpuarchiver").expect("gpuarchiver producer listed");
+    assert_eq!(g["items"], 7);
+    assert_eq!(g["allocated_bytes"], du("-B1", &gpu));
+    assert_eq!(g["apparent_bytes"], du("-b", &gpu));
+    let k = producer(&v, "katago-coreml").expect("katago producer listed");
+    assert_eq!(k["items"], 4);
+    assert_eq!(k["allocated_bytes"], du("-B1", &katago));
+    assert_eq!(k["apparent_bytes"], du("-b", &katago));
+    assert_eq!(v["producers"].as_array().unwrap().len(), 2);
+    let un: Vec<&str> = v["unattributed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["path"].as_str().unwrap())
+        .collect();
+    let unknown = sb.temp().join("unknown-tool");
+    assert!(un.contains(&unknown.to_str().unwrap()), "{un:?}");
+}
+
+/// Replaces every number with "[n]", the values of path-like keys with "[path]" and the
+/// catalogue's wording (`name`) with "[name]".
+fn redact(v: &mut Value) {
+    match v {
+        Value::Number(_) => *v = Value::String("[n]".into()),
+        Value::Array(a) => a.iter_mut().for_each(redact),
+        Value::Object(o) => {
+            for (k, val) in o.iter_mut() {
+                if matches!(k.as_str(), "path" | "canonical") {
+                    *val = Value::String("[path]".into());
+                } else if k == "name" {
+                    *val = Value::String("[name]".into());
+                } else {
+                    redact(val);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn scan_json_shape() {
+    let sb = Sandbox::new();
+    gpuarchiver_dirs(&sb, "z", 1);
+    write_file(&sb.temp().join("other/file"), 10);
+    let mut v = json(&sb.run_roots(&["scan", "--json", "--top", "1"]));
+    assert_eq!(v["unattributed"].as_array().unwrap().len(), 1);
+    redact(&mut v);
+    insta::assert_json_snapshot!("scan_json", v);
+}
+
+fn reclaim_tree(sb: &Sandbox) -> (Vec<PathBuf>, PathBuf, PathBuf) {
+    let old = gpuarchiver_dirs(sb, "old", 5);
+    for d in &old {
+        set_tree_mtime(d, days_ago(10));
+    }
+    let young = gpuarchiver_dirs(sb, "young", 1).remove(0);
+    let unattributed = sb.temp().join("not-ours");
+    write_file(&unattributed.join("keep-me"), 100);
+    set_tree_mtime(&unattributed, days_ago(30));
+    (old, young, unattributed)
+}
+
+fn paths(v: &Value, key: &str) -> Vec<String> {
+    let mut p: Vec<String> = v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap().to_owned())
+        .collect();
+    p.sort();
+    p
+}
+
+fn strings(p: &[PathBuf]) -> Vec<String> {
+    let mut s: Vec<String> = p.iter().map(|p| p.display().to_string()).collect();
+    s.sort();
+    s
+}
+
+fn audit_rows(sb: &Sandbox) -> i64 {
+    let db = sb.data().join("cachewatch.db");
+    if !db.exists() {
+        return 0;
+    }
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("SELECT count(*) FROM reclaims", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn reclaim_dry_run_deletes_nothing() {
+    let sb = Sandbox::new();
+    let (old, young, unattributed) = reclaim_tree(&sb);
+    let before = du("-b", &[sb.temp(), sb.cache()]);
+    let v = json(&sb.run_roots(&["reclaim", "--older-than", "1d", "--dry-run", "--json"]));
+    assert_eq!(paths(&v, "planned"), strings(&old));
+    assert_eq!(paths(&v, "deleted"), Vec::<String>::new());
+    assert_eq!(v["executed"], false);
+    assert_eq!(v["freed_bytes"], 0);
+    let kept = &v["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0]["path"], young.display().to_string());
+    assert_eq!(kept[0]["reason"], "too-young");
+    for p in old.iter().chain([&young, &unattributed]) {
+        assert!(p.exists(), "{p:?} was deleted by a dry run");
+    }
+    assert_eq!(du("-b", &[sb.temp(), sb.cache()]), before);
+    assert_eq!(audit_rows(&sb), 0);
+}
+
+#[test]
+fn reclaim_without_tty_or_yes_deletes_nothing() {
+    let sb = Sandbox::new();
+    let (old, young, _) = reclaim_tree(&sb);
+    let out = sb.run_roots(&["reclaim", "--older-than", "1d"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("--yes"), "says how to proceed: {text}");
+    for p in old.iter().chain([&young]) {
+        assert!(p.exists(), "{p:?} deleted without --yes");
+    }
+    assert_eq!(audit_rows(&sb), 0);
+}
+
+#[test]
+fn reclaim_yes_deletes_exactly_the_plan_and_audits_it() {
+    let sb = Sandbox::new();
+    let (old, young, unattributed) = reclaim_tree(&sb);
+    let expected_freed = du("-B1", &old);
+    let out = sb.run_roots(&[
+        "reclaim",
+        "--older-than",
+        "1d",
+        "--producer",
+        "metal-gpuarchiver",
+        "--yes",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["executed"], true);
+    assert_eq!(paths(&v, "deleted"), strings(&old));
+    assert_eq!(v["freed_bytes"], expected_freed);
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0);
+    for p in &old {
+        assert!(!p.exists(), "{p:?} planned but still there");
+    }
+    assert!(young.join("archive.metallib").exists());
+    assert!(unattributed.join("keep-me").exists());
+    assert!(sb.cache().join("com.apple.gpuarchiver").is_dir());
+    assert_eq!(audit_rows(&sb), old.len() as i64);
+}
+
+#[test]
+fn unknown_producer_is_an_error_naming_it() {
+    let sb = Sandbox::new();
+    let out = sb.run_roots(&[
+        "reclaim",
+        "--older-than",
+        "1d",
+        "--producer",
+        "no-such-thing",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(e.starts_with("cachewatch: error: "), "{e}");
+    assert!(e.contains("\"no-such-thing\""), "{e}");
+}
+
+#[test]
+fn bad_duration_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let out = sb.run_roots(&["reclaim", "--older-than", "three days"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_root_exits_1_naming_the_path() {
+    let sb = Sandbox::new();
+    let missing = sb.dir.path().join("no/such/dir");
+    let arg = format!("temp={}", missing.display());
+    let out = sb.run(&["scan", "--root", &arg]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(e.starts_with("cachewatch: error: "), "{e}");
+    assert!(e.contains(missing.to_str().unwrap()), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+}
+
+#[test]
+fn malformed_config_exits_1_naming_path_and_line() {
+    let sb = Sandbox::new();
+    // The bad key is on line 4.
+    fs::write(sb.config(), "# mine\n\n[watch]\ndebounce_msecs = 3\n").unwrap();
+    let out = sb.run_roots(&["scan"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(e.contains(sb.config().to_str().unwrap()), "{e}");
+    assert!(e.contains("line 4"), "{e}");
+}
+
+#[test]
+fn bad_user_rule_names_the_config_line() {
+    let sb = Sandbox::new();
+    // The unknown field `colour` is on line 9 of the config file.
+    let text = "[reclaim]\nolder_than = \"2d\"\n\n[[producer]]\nid = \"mine\"\nname = \"Mine\"\n\
+                root = \"temp\"\nitem = \"mine-*\"\ncolour = \"red\"\nkind = \"leak\"\nreclaim = \"auto\"\n";
+    fs::write(sb.config(), text).unwrap();
+    let out = sb.run(&["producers"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = stderr(&out);
+    assert!(e.contains(sb.config().to_str().unwrap()), "{e}");
+    assert!(e.contains(":9") || e.contains("line 9"), "{e}");
+}
+
+#[test]
+fn user_rule_from_config_is_listed_and_attributes() {
+    let sb = Sandbox::new();
+    let text = "[[producer]]\nid = \"zz-mine\"\nname = \"My tool\"\nroot = \"temp\"\n\
+                item = \"mine-*\"\nkind = \"leak\"\nreclaim = \"auto\"\n\
+                evidence = [\"https://example.invalid/1\"]\nexamples = [\"mine-1\"]\n";
+    fs::write(sb.config(), text).unwrap();
+    let list = json(&sb.run(&["producers", "--json"]));
+    let builtin = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalogue/producers.toml"
+    ))
+    .unwrap();
+    let builtin_count = builtin
+        .lines()
+        .filter(|l| l.trim() == "[[producer]]")
+        .count();
+    let rules = list.as_array().unwrap();
+    assert_eq!(rules.len(), builtin_count + 1);
+    let mine = rules.iter().find(|r| r["id"] == "zz-mine").unwrap();
+    assert_eq!(mine["globs"], serde_json::json!(["mine-*"]));
+    write_file(&sb.temp().join("mine-1/x"), 5000);
+    write_file(&sb.temp().join("mine-2/y"), 6000);
+    let v = json(&sb.run_roots(&["scan", "--json"]));
+    let p = producer(&v, "zz-mine").unwrap();
+    assert_eq!(p["items"], 2);
+    assert_eq!(
+        p["allocated_bytes"],
+        du("-B1", &[sb.temp().join("mine-1"), sb.temp().join("mine-2")])
+    );
+}
+
+#[test]
+fn explain_names_the_rule_and_the_item() {
+    let sb = Sandbox::new();
+    let d = gpuarchiver_dirs(&sb, "e", 1).remove(0);
+    let inside = d.join("sub/index");
+    let v = json(&sb.run_roots(&["explain", "--json", inside.to_str().unwrap()]));
+    assert_eq!(v["verdict"]["status"], "claimed");
+    assert_eq!(v["verdict"]["producer"], "metal-gpuarchiver");
+    assert_eq!(v["verdict"]["item"], d.display().to_string());
+    let other = sb.temp().join("whatever/x");
+    let v = json(&sb.run_roots(&["explain", "--json", other.to_str().unwrap()]));
+    assert_eq!(v["verdict"]["status"], "unattributed");
+    let v = json(&sb.run_roots(&["explain", "--json", "/definitely/elsewhere"]));
+    assert_eq!(v["verdict"]["status"], "outside-roots");
+}
+
+/// How to run the binary so that a `chmod 000` dir is really unreadable.
+enum Unprivileged {
+    /// Root: re-exec through setpriv as nobody.
+    Setpriv,
+    /// Not root: permissions already apply.
+    AsIs,
+}
+
+fn unprivileged() -> Option<Unprivileged> {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    if euid != 0 {
+        return Some(Unprivileged::AsIs);
+    }
+    let ok = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(Unprivileged::Setpriv)
+}
+
+#[test]
+fn unreadable_dir_gives_exit_3_and_is_reported() {
+    let Some(mode) = unprivileged() else {
+        println!(
+            "SKIPPED: running as root and `setpriv` is not usable, so chmod 000 denies nothing"
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    // nobody must be able to reach the root (tempfile makes 0700 dirs).
+    fs::set_permissions(sb.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(sb.temp(), fs::Permissions::from_mode(0o755)).unwrap();
+    write_file(&sb.temp().join("readable/f"), 4000);
+    write_file(&sb.temp().join("locked/secret"), 4000);
+    fs::set_permissions(
+        sb.temp().join("readable"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    fs::set_permissions(
+        sb.temp().join("readable/f"),
+        fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    fs::set_permissions(sb.temp().join("locked"), fs::Permissions::from_mode(0o000)).unwrap();
+    let root_arg = format!("temp={}", sb.temp().display());
+    let mut cmd = match mode {
+        Unprivileged::Setpriv => {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+            c
+        }
+        Unprivileged::AsIs => Command::new(BIN),
+    };
+    let out = cmd
+        .env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .args(["--config"])
+        .arg(sb.config())
+        .args(["scan", "--json", "--root", &root_arg])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    // Let the temp dir be cleaned up.
+    fs::set_permissions(sb.temp().join("locked"), fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["roots"][0]["unreadable"], 1);
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0]["path"],
+        sb.temp().join("locked").display().to_string()
+    );
+    assert_eq!(errors[0]["kind"], "permission-denied");
+    assert!(errors[0]["message"].as_str().is_some_and(|m| !m.is_empty()));
+}
