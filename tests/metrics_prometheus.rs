@@ -1,6 +1,8 @@
 //! `cachewatch watch --metrics` scraped by a real Prometheus (Debian package `prometheus`), on
 //! loopback: the series must appear in Prometheus with the hand-counted value.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;

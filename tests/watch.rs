@@ -1,6 +1,8 @@
 //! The watcher under a live monitor, on real trees: every figure is compared with `du` run on the
 //! same tree after `flush()` (no sleeps).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;

@@ -89,6 +89,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         producers: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
+        crash_groups: Vec::new(),
         errors: Vec::new(),
     }
 }
@@ -225,6 +226,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         producers,
         unattributed,
         alerts: inp.recorder.recent_alerts(),
+        crash_groups: inp.recorder.crash_groups(),
         errors,
     }
 }

@@ -76,6 +76,7 @@ fn statvfs_space(path: &Path) -> Option<VolumeSpace> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

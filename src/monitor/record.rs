@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use crate::history::History;
+use crate::alerts::{AlertInputs, Alerter, ProducerInput};
+use crate::catalogue::Catalogue;
+use crate::history::{Growth, History};
 use crate::reclaim::AuditRecord;
 use crate::snapshot::AlertDto;
 use crate::watch::state::RootState;
@@ -50,6 +52,9 @@ pub struct Recorder {
     sample_interval: Duration,
     last_sample_at: Option<SystemTime>,
     last_sampled: BTreeMap<String, (u64, u64)>,
+    alerter: Alerter,
+    alert_growth: BTreeMap<String, Growth>,
+    crashes: crate::crash::CrashWatch,
 }
 
 impl Recorder {
@@ -71,7 +76,13 @@ impl Recorder {
                 Vec::new()
             })
         });
+        let mut alerter = Alerter::new(opts.alerts.clone());
+        // A restart does not fire again what fired within the cooldown.
+        alerter.restore(&alerts);
         Recorder {
+            crashes: crate::crash::CrashWatch::new(&opts.roots, opts.alerts.crash_loop.clone()),
+            alerter,
+            alert_growth: BTreeMap::new(),
             db,
             errors,
             alerts,
@@ -112,6 +123,11 @@ impl Recorder {
     pub fn disk_full_eta(&self, free_bytes: u64) -> Option<u64> {
         let g = self.total_growth.as_ref()?;
         crate::history::disk_full_eta(free_bytes, g).map(|d| d.as_secs())
+    }
+
+    /// Crash groups of the diagnostic-reports roots, newest report first.
+    pub fn crash_groups(&self) -> Vec<crate::crash::CrashGroupDto> {
+        self.crashes.group_dtos()
     }
 
     /// Recent alerts, newest first.
@@ -218,9 +234,10 @@ impl Recorder {
         };
         let samples = io::samples_of(roots, totals);
         let ids: Vec<String> = totals.keys().cloned().collect();
+        let alert_window = self.alerter.config().producer_growth_window;
         let res = blocking(move || {
             let mut h = db.lock().unwrap_or_else(|e| e.into_inner());
-            io::write_and_read(&mut h, now, &samples, &ids, CHART_WINDOW)
+            io::write_and_read(&mut h, now, &samples, &ids, CHART_WINDOW, alert_window)
         })
         .await;
         match res {
@@ -228,6 +245,7 @@ impl Recorder {
                 self.growth = read.growth;
                 self.charts = read.charts;
                 self.total_growth = read.total_growth;
+                self.alert_growth = read.alert_growth;
                 self.last_sample_at = Some(now);
                 self.last_sampled = totals
                     .iter()
@@ -241,12 +259,13 @@ impl Recorder {
     /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire.
     pub async fn evaluate_alerts(
         &mut self,
+        catalogue: &Catalogue,
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
         space: &[Option<VolumeSpace>],
         now: SystemTime,
     ) -> Vec<AlertDto> {
-        let mut fired = self.evaluate(roots, totals, space, now);
+        let mut fired = self.evaluate(catalogue, roots, totals, space, now);
         if fired.is_empty() {
             return fired;
         }
@@ -281,14 +300,40 @@ impl Recorder {
 
     fn evaluate(
         &mut self,
+        catalogue: &Catalogue,
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
         space: &[Option<VolumeSpace>],
         now: SystemTime,
     ) -> Vec<AlertDto> {
-        // PENDING: wired to `alerts::Alerter` once it lands.
-        let _pending = (roots, totals, space, now);
-        Vec::new()
+        let producers = totals
+            .iter()
+            .filter_map(|(id, t)| {
+                let rule = catalogue.rule(id)?;
+                Some(ProducerInput::from_rule(
+                    rule,
+                    t.measure.allocated_bytes,
+                    t.items,
+                    self.alert_growth.get(id).copied(),
+                ))
+            })
+            .collect();
+        let free_bytes = space.iter().flatten().map(|s| s.free_bytes).min();
+        let inputs = AlertInputs {
+            producers,
+            total_allocated_bytes: roots.iter().map(|r| r.total.allocated_bytes).sum(),
+            free_bytes,
+            disk_full_eta: free_bytes.and_then(|f| {
+                let g = self.total_growth.as_ref()?;
+                crate::history::disk_full_eta(f, g)
+            }),
+            crash_alerts: self.crashes.update(now),
+        };
+        self.alerter
+            .evaluate(&inputs, now)
+            .iter()
+            .map(|a| a.to_dto(0))
+            .collect()
     }
 
     /// Stores reclaim audit rows.
@@ -325,7 +370,7 @@ async fn blocking<T: Send + 'static>(
 mod io {
     //! The calls into the history and alerts modules, in one place.
     use super::*;
-    use crate::history::{Growth, Sample, Series};
+    use crate::history::{Sample, Series};
 
     const HOUR: Duration = Duration::from_secs(3600);
     const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -335,6 +380,7 @@ mod io {
         pub growth: BTreeMap<String, GrowthFigures>,
         pub charts: BTreeMap<String, Vec<(u64, u64)>>,
         pub total_growth: Option<Growth>,
+        pub alert_growth: BTreeMap<String, Growth>,
     }
 
     /// One sample per producer, per root and of the total.
@@ -399,6 +445,7 @@ mod io {
         samples: &[Sample],
         ids: &[String],
         chart_window: Duration,
+        alert_window: Duration,
     ) -> Result<Read, String> {
         h.record_samples(now, samples).map_err(|e| e.to_string())?;
         h.compact(now).map_err(|e| e.to_string())?;
@@ -407,8 +454,15 @@ mod io {
             .unwrap_or(SystemTime::UNIX_EPOCH);
         let mut growth = BTreeMap::new();
         let mut charts = BTreeMap::new();
+        let mut alert_growth = BTreeMap::new();
         for id in ids {
             let series = Series::Producer(id.clone());
+            if let Some(g) = h
+                .growth(&series, alert_window, now)
+                .map_err(|e| e.to_string())?
+            {
+                alert_growth.insert(id.clone(), g);
+            }
             let hour = h.growth(&series, HOUR, now).map_err(|e| e.to_string())?;
             let day = h.growth(&series, DAY, now).map_err(|e| e.to_string())?;
             growth.insert(
@@ -434,6 +488,7 @@ mod io {
             growth,
             charts,
             total_growth,
+            alert_growth,
         })
     }
 

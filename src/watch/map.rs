@@ -69,6 +69,7 @@ pub fn ancestors_of(rel: &Path) -> Vec<PathBuf> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

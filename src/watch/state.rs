@@ -210,6 +210,7 @@ fn shift(m: &mut Measure, d_alloc: i64, d_apparent: i64) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::inventory::Captures;

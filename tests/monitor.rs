@@ -1,0 +1,262 @@
+//! The monitor's commands and its history link, on real trees: reclaim through plan ids, the
+//! reclaimable figures at a threshold, pause, growth and "grew while not running" across a restart
+//! with a manual clock, alerts stored and broadcast, a corrupt history database.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use cachewatch::alerts::AlertsConfig;
+use cachewatch::clock::ManualClock;
+use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
+use cachewatch::snapshot::{MonitorState, Snapshot};
+use cachewatch::{Catalogue, Root, RootKind};
+
+const GPU: &str = "metal-gpuarchiver";
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+fn du_total(paths: &[PathBuf]) -> u64 {
+    if paths.is_empty() {
+        return 0;
+    }
+    let out = Command::new("du")
+        .args(["-B1", "-s", "-c", "-x"])
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn producer(s: &Snapshot, id: &str) -> (u64, u64) {
+    s.producers
+        .iter()
+        .find(|p| p.id == id)
+        .map_or((0, 0), |p| (p.items, p.allocated_bytes))
+}
+
+/// `n` archive dirs with one file each; with `age`, every entry's mtime is set that far back.
+fn make_archives(root: &Path, n: usize, tag: &str, age: Option<Duration>) -> Vec<PathBuf> {
+    let parent = root.join("com.apple.gpuarchiver");
+    std::fs::create_dir_all(&parent).unwrap();
+    (0..n)
+        .map(|i| {
+            let d = parent.join(format!("gpuarchiver-{tag}{i:04}"));
+            std::fs::create_dir(&d).unwrap();
+            let f = d.join("PersistentState");
+            std::fs::write(&f, vec![3u8; 5000 + i * 100]).unwrap();
+            if let Some(age) = age {
+                let t = SystemTime::now() - age;
+                File::options()
+                    .write(true)
+                    .open(&f)
+                    .unwrap()
+                    .set_modified(t)
+                    .unwrap();
+                File::open(&d).unwrap().set_modified(t).unwrap();
+            }
+            d
+        })
+        .collect()
+}
+
+fn options(root: &Path) -> MonitorOptions {
+    let root = Root::new(RootKind::Cache, root).unwrap();
+    let mut opts = MonitorOptions::new(vec![root], Arc::new(Catalogue::builtin()));
+    opts.debounce = Duration::from_millis(50);
+    opts
+}
+
+async fn ready(m: &MonitorHandle) {
+    m.subscribe()
+        .wait_for(|s| s.state != MonitorState::Scanning)
+        .await
+        .unwrap();
+    m.flush().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reclaim_through_the_monitor_deletes_only_old_items_and_updates_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = make_archives(dir.path(), 12, "old", Some(2 * DAY));
+    let young = make_archives(dir.path(), 5, "new", None);
+    let m = monitor::spawn(options(dir.path())).unwrap();
+    ready(&m).await;
+
+    m.set_threshold(DAY).await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(s.threshold_secs, DAY.as_secs());
+    let p = s.producers.iter().find(|p| p.id == GPU).unwrap();
+    assert_eq!((p.items, p.reclaimable_items), (17, 12));
+    assert_eq!(p.reclaimable_bytes, du_total(&old));
+
+    let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
+    assert_eq!(plan.items.len(), 12);
+    assert_eq!(plan.kept.len(), 5, "the young ones are kept");
+    let unknown = m.execute_reclaim("no-such-plan".into()).await;
+    assert!(
+        matches!(unknown, Err(MonitorError::UnknownPlan { .. })),
+        "{unknown:?}"
+    );
+    let bad = m.plan_reclaim(vec!["no-such-producer".into()], DAY).await;
+    assert!(
+        matches!(bad, Err(MonitorError::UnknownProducer { .. })),
+        "{bad:?}"
+    );
+
+    let report = m.execute_reclaim(plan.id.clone()).await.unwrap();
+    assert_eq!(report.deleted.len(), 12);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert!(old.iter().all(|d| !d.exists()));
+    assert!(young.iter().all(|d| d.exists()));
+    // The snapshot published by execute already has the deletions.
+    assert_eq!(producer(&m.snapshot(), GPU), (5, du_total(&young)));
+    // A plan is used once.
+    let again = m.execute_reclaim(plan.id).await;
+    assert!(
+        matches!(again, Err(MonitorError::UnknownPlan { .. })),
+        "{again:?}"
+    );
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_monitor_holds_its_figures_and_catches_up_on_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = monitor::spawn(options(dir.path())).unwrap();
+    ready(&m).await;
+    m.set_paused(true).await.unwrap();
+    let dirs = make_archives(dir.path(), 9, "p", None);
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(s.state, MonitorState::Paused);
+    assert_eq!(producer(&s, GPU), (0, 0));
+    m.set_paused(false).await.unwrap();
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(s.state, MonitorState::Watching);
+    assert_eq!(producer(&s, GPU), (9, du_total(&dirs)));
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn growth_while_not_running_is_reported_and_alerts_fire_once_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let db = dir.path().join("data/cachewatch.db");
+    let first = make_archives(&root, 10, "a", None);
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
+    let clock = Arc::new(ManualClock::new(t0));
+    let opts = |clock: Arc<ManualClock>| {
+        let mut o = options(&root);
+        o.db_path = Some(db.clone());
+        o.clock = clock;
+        o.sample_interval = Duration::from_secs(3600 * 24 * 365);
+        o.alerts = AlertsConfig {
+            producer_growth_items: 10,
+            producer_growth_bytes: 0,
+            free_disk_min_bytes: 0,
+            disk_full_eta_min_hours: 0,
+            ..AlertsConfig::default()
+        };
+        o
+    };
+
+    let m = monitor::spawn(opts(clock.clone())).unwrap();
+    ready(&m).await;
+    let s = m.snapshot();
+    assert_eq!(producer(&s, GPU), (10, du_total(&first)));
+    assert!(s.errors.is_empty(), "{:?}", s.errors);
+    assert!(
+        s.alerts.is_empty(),
+        "one sample, no growth yet: {:?}",
+        s.alerts
+    );
+    m.shutdown().await;
+
+    // While it is not running: 20 more, an hour later.
+    let added = make_archives(&root, 20, "b", None);
+    clock.advance(Duration::from_secs(3600));
+    let m = monitor::spawn(opts(clock.clone())).unwrap();
+    ready(&m).await;
+    let s = m.snapshot();
+    let line = s
+        .errors
+        .iter()
+        .find(|e| e.contains("grew while not running"))
+        .unwrap_or_else(|| panic!("{:?}", s.errors));
+    assert!(
+        line.contains(&format!("{GPU} +")) && line.contains("(+20 items)"),
+        "{line}"
+    );
+    let p = s.producers.iter().find(|p| p.id == GPU).unwrap();
+    assert_eq!(p.growth_bytes_per_hour, Some(du_total(&added) as i64));
+    assert_eq!(p.growth_items_per_day, Some(20 * 24));
+    assert_eq!(p.history.len(), 2, "{:?}", p.history);
+    assert_eq!(
+        p.history[1],
+        (1_900_003_600, du_total(&first) + du_total(&added))
+    );
+    let a = s
+        .alerts
+        .iter()
+        .find(|a| a.rule == "producer-growth")
+        .unwrap();
+    assert_eq!(a.producer.as_deref(), Some(GPU));
+    assert!(a.id > 0, "stored in the history: {a:?}");
+    m.shutdown().await;
+
+    // A third start within the cooldown does not fire it again.
+    clock.advance(Duration::from_secs(60));
+    let m = monitor::spawn(opts(clock.clone())).unwrap();
+    let mut alerts = m.alerts();
+    ready(&m).await;
+    assert_eq!(
+        m.snapshot()
+            .alerts
+            .iter()
+            .filter(|a| a.rule == "producer-growth")
+            .count(),
+        1
+    );
+    assert!(alerts.try_recv().is_err(), "nothing new fired");
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_corrupt_history_database_is_reported_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let dirs = make_archives(&root, 4, "c", None);
+    let db = dir.path().join("cachewatch.db");
+    let garbage = b"this is not a sqlite database, just bytes\n".repeat(200);
+    std::fs::write(&db, &garbage).unwrap();
+    let mut o = options(&root);
+    o.db_path = Some(db.clone());
+    let m = monitor::spawn(o).unwrap();
+    ready(&m).await;
+    let s = m.snapshot();
+    let e = s
+        .errors
+        .iter()
+        .find(|e| e.contains("history unavailable"))
+        .unwrap_or_else(|| panic!("{:?}", s.errors));
+    assert!(e.contains(&*db.to_string_lossy()), "{e}");
+    assert_eq!(producer(&s, GPU), (4, du_total(&dirs)));
+    m.shutdown().await;
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}
