@@ -179,6 +179,9 @@ pub struct Snapshot {
     pub unattributed: Vec<UnattributedDto>,
     /// Recent alerts, newest first (at most 20).
     pub alerts: Vec<AlertDto>,
+    /// Crash reports grouped by process and signature, newest report first.
+    #[serde(default)]
+    pub crash_groups: Vec<crate::crash::CrashGroupDto>,
     /// Problems worth showing (history DB unavailable, a root not watched, ...).
     pub errors: Vec<String>,
 }

@@ -385,3 +385,85 @@ fn mixed_reports_dir_groups_by_process_and_signature_and_lists_unreadable() {
     let groups = group_reports(&reports, &Signatures::builtin());
     assert_eq!(groups.len(), 3);
 }
+
+/// The crash loop replayed into a watched `diagnostic-reports` root while the monitor runs: one
+/// CoreAI alert on the broadcast channel and in the snapshot, and the group in the snapshot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_loop_replayed_into_a_watched_reports_dir_alerts_once_through_the_monitor() {
+    use std::sync::Arc;
+
+    use cachewatch::alerts::AlertsConfig;
+    use cachewatch::clock::ManualClock;
+    use cachewatch::monitor::{self, MonitorOptions};
+    use cachewatch::snapshot::MonitorState;
+    use cachewatch::{Catalogue, Root, RootKind};
+
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("DiagnosticReports");
+    std::fs::create_dir(&reports).unwrap();
+    let now = at(1_773_482_400, 0);
+    let mut opts = MonitorOptions::new(
+        vec![Root::new(RootKind::DiagnosticReports, &reports).unwrap()],
+        Arc::new(Catalogue::builtin()),
+    );
+    opts.clock = Arc::new(ManualClock::new(now));
+    opts.debounce = Duration::from_millis(50);
+    opts.alerts = AlertsConfig {
+        free_disk_min_bytes: 0,
+        disk_full_eta_min_hours: 0,
+        ..AlertsConfig::default()
+    };
+    let m = monitor::spawn(opts).unwrap();
+    let mut alerts = m.alerts();
+    m.subscribe()
+        .wait_for(|s| s.state != MonitorState::Scanning)
+        .await
+        .unwrap();
+    m.flush().await.unwrap();
+    assert!(m.snapshot().crash_groups.is_empty());
+
+    // 20 reports in 10 minutes, delivered in 4 bursts with a flush after each.
+    for k in 0..4u32 {
+        write_burst(
+            &reports,
+            "coreai-worker",
+            now - Duration::from_secs(570) + Duration::from_secs(150) * k,
+            Duration::from_secs(30),
+            5,
+        );
+        m.flush().await.unwrap();
+    }
+    let s = m.snapshot();
+    let crash_alerts: Vec<_> = s.alerts.iter().filter(|a| a.rule == "crash-loop").collect();
+    assert_eq!(crash_alerts.len(), 1, "{:#?}", s.alerts);
+    assert_eq!(
+        crash_alerts[0].title,
+        "CoreAI runtime allocation cap: the process is killed after 16384 outputs"
+    );
+    // The first burst (5 reports) is already a loop: the alert says so, once.
+    assert!(
+        crash_alerts[0]
+            .message
+            .starts_with("coreai-worker crashed 5 times"),
+        "{}",
+        crash_alerts[0].message
+    );
+    let mut broadcast = Vec::new();
+    while let Ok(a) = alerts.try_recv() {
+        broadcast.push(a);
+    }
+    let broadcast: Vec<_> = broadcast
+        .iter()
+        .filter(|a| a.rule == "crash-loop")
+        .collect();
+    assert_eq!(broadcast.len(), 1, "{broadcast:#?}");
+    assert_eq!(s.crash_groups.len(), 1);
+    let g = &s.crash_groups[0];
+    assert_eq!(
+        (g.process.as_str(), g.signature.as_str(), g.count),
+        ("coreai-worker", COREAI, 20)
+    );
+    assert_eq!(g.first_unix_secs, 1_773_482_400 - 570);
+    assert_eq!(g.last_unix_secs, 1_773_482_400);
+    m.shutdown().await;
+}
