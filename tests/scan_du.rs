@@ -2,6 +2,8 @@
 //! `du -b`), hard links, sparse files, symlinks, unreadable dirs, odd names, and attribution of
 //! items to producers.
 
+#![allow(clippy::unwrap_used)]
+
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;

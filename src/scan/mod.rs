@@ -82,9 +82,13 @@ impl Classify for Catalogue {
 /// 2000 levels before `PATH_MAX` stops them.
 const SCAN_STACK_BYTES: usize = 64 << 20;
 
-/// Runs `f` in the scanner's thread pool (one thread per CPU, deep stacks), or on the caller's
-/// thread if the pool could not be started.
+/// Runs `f` in the scanner's thread pool (one thread per CPU, deep stacks). A caller already on a
+/// rayon pool's thread keeps its own pool (so tools can choose the thread count); if the scanner's
+/// pool could not be started, `f` runs on the caller's thread.
 fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return f();
+    }
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()

@@ -149,6 +149,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// Measures the contents of `dir` (at `depth`; the root is 0), not its own entry. `rel` is
     /// `dir`'s path relative to the root while its children are still to be classified, else `None`.
     /// Claimed entries and top-level entries become items and are left out of the returned sum.
+    ///
+    /// Entries are `lstat`ed in listing order; only subdirs are kept (as small [`Sub`]s) and walked
+    /// afterwards, in parallel when there are several, so leaf dirs cost no task switching.
     pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
         let listing = match std::fs::read_dir(dir) {
             Ok(l) => l,
@@ -157,21 +160,37 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                 return Acc::default();
             }
         };
-        let mut entries = Vec::new();
+        let mut acc = Acc::default();
+        let mut subs = Vec::new();
         for entry in listing {
             match entry {
-                Ok(e) => entries.push(e),
+                Ok(e) => self.entry(&e, rel, depth + 1, &mut acc, &mut subs),
                 Err(e) => self.report(failure(dir, "read dir", e)),
             }
         }
-        entries
-            .par_iter()
-            .map(|e| self.entry(e, rel, depth + 1))
-            .reduce(Acc::default, Acc::merge)
+        let walked = match subs.len() {
+            0 => Acc::default(),
+            1 => subs
+                .pop()
+                .map_or_else(Acc::default, |s| self.descend(s, depth + 1)),
+            _ => subs
+                .into_par_iter()
+                .map(|s| self.descend(s, depth + 1))
+                .reduce(Acc::default, Acc::merge),
+        };
+        acc.merge(walked)
     }
 
-    /// One listed entry at `depth`: classified, turned into an item, or summed into its parent.
-    fn entry(&self, e: &DirEntry, parent_rel: Option<&Path>, depth: usize) -> Acc {
+    /// One listed entry at `depth`: classified, turned into an item, summed into `acc`, or queued in
+    /// `subs` when there is a subtree to walk.
+    fn entry(
+        &self,
+        e: &DirEntry,
+        parent_rel: Option<&Path>,
+        depth: usize,
+        acc: &mut Acc,
+        subs: &mut Vec<Sub>,
+    ) {
         let name = e.file_name();
         if name.to_str().is_none() {
             self.non_utf8_names.fetch_add(1, Ordering::Relaxed);
@@ -180,37 +199,62 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             Stat::Found(md) => md,
             Stat::Vanished => {
                 self.vanished.fetch_add(1, Ordering::Relaxed);
-                return Acc::default();
+                return;
             }
             Stat::Failed(issue) => {
                 self.report(Some(issue));
-                return Acc::default();
+                return;
             }
         };
         if md.dev() != self.dev {
             self.other_device.fetch_add(1, Ordering::Relaxed);
-            return Acc::default();
+            return;
         }
+        let head = self.head(&md);
         let rel = parent_rel
             .filter(|_| depth <= self.max_depth)
             .map(|p| p.join(&name));
-        if let Some(claim) = rel
+        let claim = rel
             .as_deref()
-            .and_then(|r| self.classifier.classify(self.kind, r))
-        {
-            self.item(e.path(), &md, Some(claim), None, depth);
-            return Acc::default();
-        }
-        let inner_rel = rel.as_deref().filter(|_| depth < self.max_depth);
-        if depth == 1 {
-            self.item(e.path(), &md, None, inner_rel, depth);
-            return Acc::default();
-        }
-        let own = self.own(&md);
-        if md.is_dir() {
-            own.merge(self.children(&e.path(), inner_rel, depth))
+            .and_then(|r| self.classifier.classify(self.kind, r));
+        let inner_rel = rel.filter(|_| claim.is_none() && depth < self.max_depth);
+        let next = if claim.is_some() || depth == 1 {
+            Next::Item(claim)
         } else {
-            own
+            *acc = acc.merge(head.own);
+            Next::Plain
+        };
+        if head.is_dir {
+            subs.push(Sub {
+                path: e.path(),
+                head,
+                rel: inner_rel,
+                next,
+            });
+        } else if let Next::Item(claim) = next {
+            self.finish(e.path(), head, claim, None, depth);
+        }
+    }
+
+    /// Walks a queued subdir at `depth`: the sum to add to its parent (nothing for an item).
+    fn descend(&self, sub: Sub, depth: usize) -> Acc {
+        match sub.next {
+            Next::Plain => self.children(&sub.path, sub.rel.as_deref(), depth),
+            Next::Item(claim) => {
+                self.finish(sub.path, sub.head, claim, sub.rel.as_deref(), depth);
+                Acc::default()
+            }
+        }
+    }
+
+    fn head(&self, md: &Metadata) -> Head {
+        Head {
+            own: self.own(md),
+            birth: birth_time(md),
+            dev: md.dev(),
+            ino: md.ino(),
+            is_dir: md.is_dir(),
+            is_symlink: md.file_type().is_symlink(),
         }
     }
 
@@ -225,8 +269,20 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         rel: Option<&Path>,
         depth: usize,
     ) {
-        let mut acc = self.own(md);
-        if md.is_dir() {
+        let head = self.head(md);
+        self.finish(path, head, claim, rel, depth);
+    }
+
+    fn finish(
+        &self,
+        path: PathBuf,
+        head: Head,
+        claim: Option<Claim>,
+        rel: Option<&Path>,
+        depth: usize,
+    ) {
+        let mut acc = head.own;
+        if head.is_dir {
             acc = acc.merge(self.children(&path, rel, depth));
         }
         let (producer, captures) = match claim {
@@ -237,13 +293,39 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             path,
             producer,
             captures,
-            measure: acc.into_measure(birth_time(md)),
-            is_symlink: md.file_type().is_symlink(),
-            dev: md.dev(),
-            ino: md.ino(),
+            measure: acc.into_measure(head.birth),
+            is_symlink: head.is_symlink,
+            dev: head.dev,
+            ino: head.ino,
         };
         let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
         found.items.push(item);
         found.total = found.total.merge(acc);
     }
+}
+
+/// What the walk keeps of an entry's metadata.
+struct Head {
+    own: Acc,
+    birth: Option<SystemTime>,
+    dev: u64,
+    ino: u64,
+    is_dir: bool,
+    is_symlink: bool,
+}
+
+/// What to do with a queued subdir.
+enum Next {
+    /// Walk it and add its contents to the parent's sum (its own entry is already added).
+    Plain,
+    /// Measure it as an item (claimed, or unattributed when `None`).
+    Item(Option<Claim>),
+}
+
+/// A subdir queued for walking once its parent's listing is done.
+struct Sub {
+    path: PathBuf,
+    head: Head,
+    rel: Option<PathBuf>,
+    next: Next,
 }
