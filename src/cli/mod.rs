@@ -5,6 +5,7 @@
 //! [`Command`] and one line in [`run`].
 
 mod context;
+mod crashes;
 mod explain;
 mod format;
 mod producers;
@@ -70,6 +71,8 @@ pub enum Command {
     Producers(producers::Args),
     /// Say which rule claims a path and why, or that none does.
     Explain(explain::Args),
+    /// Crash reports grouped by process and known cause (crash signature), with what to do.
+    Crashes(crashes::Args),
 }
 
 /// How a subcommand that did not fail ended.
@@ -111,6 +114,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Reclaim(a) => reclaim::run(&ctx, a),
         Command::Producers(a) => producers::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
+        Command::Crashes(a) => crashes::run(&ctx, a),
     }
 }
 

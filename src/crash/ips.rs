@@ -180,9 +180,13 @@ pub fn parse_report(
         } else {
             "body is not JSON"
         };
-        // The body starts on line 2 of the file.
+        // The body starts on line 2 of the file; serde's own position is body-relative.
+        let text = e.to_string();
+        let cause = text
+            .rsplit_once(" at line ")
+            .map_or(text.as_str(), |(c, _)| c);
         parse_err(format!(
-            "{what} (line {}, column {}): {e}",
+            "{what} (line {}, column {}): {cause}",
             e.line() + 1,
             e.column()
         ))
