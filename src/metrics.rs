@@ -296,3 +296,67 @@ async fn respond(
     stream.write_all(resp.as_bytes()).await?;
     stream.shutdown().await
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{MonitorState, RootDto, ScanProgress, WatchMode};
+
+    #[test]
+    fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
+        let snap = Snapshot {
+            taken_at_unix_secs: 0,
+            state: MonitorState::Watching,
+            scan_progress: ScanProgress::default(),
+            threshold_secs: 0,
+            total_allocated_bytes: 0,
+            total_apparent_bytes: 0,
+            disk_full_eta_secs: None,
+            roots: vec![RootDto {
+                kind: "temp".into(),
+                path: "/tmp/a\"b\\c".into(),
+                allocated_bytes: 8192,
+                apparent_bytes: 10,
+                items: 1,
+                free_bytes: Some(77),
+                volume_bytes: Some(100),
+                mount: Some("/".into()),
+                watch_mode: WatchMode::Events,
+                watch_error: None,
+                unreadable: 0,
+                rescans: 0,
+            }],
+            producers: Vec::new(),
+            unattributed: Vec::new(),
+            alerts: Vec::new(),
+            errors: Vec::new(),
+            crash_groups: Vec::new(),
+        };
+        let alerts: AlertCounts = [("free-disk".to_owned(), 3)].into();
+        let text = render(&snap, &alerts);
+        assert!(text.contains(
+            "cachewatch_root_allocated_bytes{kind=\"temp\",path=\"/tmp/a\\\"b\\\\c\"} 8192\n"
+        ));
+        assert!(text.contains("# UNIT cachewatch_root_allocated_bytes bytes\n"));
+        assert!(text.contains("cachewatch_volume_free_bytes{mount=\"/\"} 77\n"));
+        assert!(text.contains(
+            "# TYPE cachewatch_alerts counter\ncachewatch_alerts_total{rule=\"free-disk\"} 3\n"
+        ));
+        assert!(text.ends_with("# EOF\n"));
+        // Every family announced once, with HELP before TYPE.
+        for name in [
+            "cachewatch_producer_allocated_bytes",
+            "cachewatch_producer_items",
+            "cachewatch_producer_orphan_bytes",
+            "cachewatch_producer_reclaimable_bytes",
+            "cachewatch_root_allocated_bytes",
+            "cachewatch_volume_free_bytes",
+            "cachewatch_alerts",
+        ] {
+            let help = text.find(&format!("# HELP {name} ")).unwrap();
+            let ty = text.find(&format!("# TYPE {name} ")).unwrap();
+            assert!(help < ty, "{name}");
+        }
+    }
+}

@@ -151,12 +151,18 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
     let mut producers: Vec<ProducerDto> = per
         .into_iter()
         .map(|(id, (t, mut items))| {
-            items.sort_by(|a, b| {
+            // The largest TOP_ITEMS in linear time, then sorted: no full sort per update.
+            let largest_first = |a: &&Item, b: &&Item| {
                 b.measure
                     .allocated_bytes
                     .cmp(&a.measure.allocated_bytes)
                     .then_with(|| a.path.cmp(&b.path))
-            });
+            };
+            if items.len() > TOP_ITEMS {
+                items.select_nth_unstable_by(TOP_ITEMS - 1, largest_first);
+                items.truncate(TOP_ITEMS);
+            }
+            items.sort_by(largest_first);
             let rule = inp.catalogue.rule(id);
             let a = inp.analysis.producers.get(id).copied().unwrap_or_default();
             let growth = inp.recorder.growth(id);
@@ -197,12 +203,17 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             .cmp(&a.allocated_bytes)
             .then_with(|| a.id.cmp(&b.id))
     });
-    unattributed.sort_by(|a, b| {
+    let largest_first = |a: &(&RootState, &Item), b: &(&RootState, &Item)| {
         b.1.measure
             .allocated_bytes
             .cmp(&a.1.measure.allocated_bytes)
             .then_with(|| a.1.path.cmp(&b.1.path))
-    });
+    };
+    if unattributed.len() > TOP_UNATTRIBUTED {
+        unattributed.select_nth_unstable_by(TOP_UNATTRIBUTED - 1, largest_first);
+        unattributed.truncate(TOP_UNATTRIBUTED);
+    }
+    unattributed.sort_by(largest_first);
     let unattributed = unattributed
         .into_iter()
         .take(TOP_UNATTRIBUTED)
