@@ -214,6 +214,7 @@ impl ProcessProbe for SystemProbe {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,4 +1,5 @@
 //! Reclaim on real trees with the real scanner, the built-in catalogue and the real `SystemProbe`.
+#![allow(clippy::unwrap_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! Property: on random trees with symlinks (inside and outside) and hard links (within items,
 //! across items, to unplanned and outside files), execute deletes exactly the planned items, leaves
 //! every other path with its content, and frees what `du -B1 -s` says the items held.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -1,4 +1,5 @@
 //! Unit tests of plan and execute on hand-built inventories over real temp trees, with a fake probe.
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::fs;
