@@ -20,6 +20,7 @@ pub fn bytes(bytes: u64) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::bytes;
 
@@ -46,6 +47,7 @@ pub fn age(secs: u64) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod age_tests {
     use super::age;
 

@@ -113,6 +113,7 @@ fn on_alert<R: Runtime>(app: &AppHandle<R>, alert: &AlertDto) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

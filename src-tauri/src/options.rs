@@ -109,6 +109,7 @@ fn parse_root(arg: &str, from: &'static str) -> Result<Root, OptionsError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use cachewatch::RootKind;

@@ -234,6 +234,7 @@ pub fn set_login_checked<R: Runtime>(app: &AppHandle<R>, on: bool) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,6 +1,8 @@
 //! The IPC commands against the mock runtime, with a real monitor on a tree built in a temp dir.
 //! Byte counts are checked against `du`; reclaim is checked on disk.
 
+#![allow(clippy::unwrap_used)]
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -178,7 +180,7 @@ fn get_snapshot_reports_the_bytes_du_counts() {
     assert_eq!(root["kind"], "cache");
     assert_eq!(
         root["allocated_bytes"].as_u64().unwrap(),
-        du(&[f.root.clone()], false)
+        du(std::slice::from_ref(&f.root), false)
     );
 }
 
