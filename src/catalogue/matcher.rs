@@ -1,5 +1,6 @@
 //! The compiled form of the rules: one `GlobSet` per (root kind, depth), plus the rules' regexes.
 
+use std::cell::RefCell;
 use std::path::{Component, Path};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -34,6 +35,9 @@ pub(super) struct RuleRegex {
     pub(super) name: Option<Regex>,
     pub(super) path: Option<Regex>,
 }
+
+/// A depth's glob set being built, with the rule index of each glob.
+type Pending = (GlobSetBuilder, Vec<usize>);
 
 /// The matcher for all rules.
 #[derive(Debug, Clone)]
@@ -99,7 +103,7 @@ impl Compiled {
         rules: &[Rule],
         regexes: Vec<RuleRegex>,
     ) -> Result<Compiled, (usize, usize, globset::Error)> {
-        let mut builders: Vec<Vec<Option<(GlobSetBuilder, Vec<usize>)>>> =
+        let mut builders: Vec<Vec<Option<Pending>>> =
             (0..RootKind::ALL.len()).map(|_| Vec::new()).collect();
         for (ri, rule) in rules.iter().enumerate() {
             let per_kind = &mut builders[kind_index(rule.root)];
@@ -137,18 +141,21 @@ impl Compiled {
         self.kinds[kind_index(kind)].depths.len()
     }
 
-    /// The first rule (lowest index) claiming `rel` exactly, with its captures.
+    /// The first rule (lowest index) claiming `rel` exactly, with its captures. One glob-set pass
+    /// into a per-thread buffer: no allocation on a miss.
     pub(super) fn classify(&self, kind: RootKind, rel: &Path) -> Option<(usize, Captures)> {
+        thread_local! {
+            static HITS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+        }
         let ds = self.depth_set(kind, rel)?;
         let candidate = Candidate::new(rel);
-        if !ds.set.is_match_candidate(&candidate) {
-            return None;
-        }
-        ds.set
-            .matches_candidate(&candidate)
-            .into_iter()
-            .map(|g| ds.rule_of[g])
-            .find_map(|ri| self.captures(ri, rel).map(|c| (ri, c)))
+        HITS.with(|hits| {
+            let mut hits = hits.borrow_mut();
+            ds.set.matches_candidate_into(&candidate, &mut hits);
+            hits.iter()
+                .map(|&g| ds.rule_of[g])
+                .find_map(|ri| self.captures(ri, rel).map(|c| (ri, c)))
+        })
     }
 
     /// Every rule claiming `rel` exactly (glob and regexes), in rule order, deduplicated.
@@ -185,16 +192,28 @@ impl Compiled {
         let mut out = Captures::default();
         if let Some(name_rx) = &rx.name {
             let name = rel.file_name()?.to_string_lossy();
-            let caps = name_rx.captures(&name)?;
-            fill(&mut out, name_rx, &caps);
+            apply(&mut out, name_rx, &name)?;
         }
         if let Some(path_rx) = &rx.path {
-            let path = rel.to_string_lossy();
-            let caps = path_rx.captures(&path)?;
-            fill(&mut out, path_rx, &caps);
+            apply(&mut out, path_rx, &rel.to_string_lossy())?;
         }
         Some(out)
     }
+}
+
+/// Matches `rx` on `text`: `None` when it does not match, else fills `out`. A regex without
+/// `pid`, `ts` or `bundle` groups runs as a plain match (faster than capturing).
+fn apply(out: &mut Captures, rx: &Regex, text: &str) -> Option<()> {
+    let wanted = rx
+        .capture_names()
+        .flatten()
+        .any(|n| matches!(n, "pid" | "ts" | "bundle"));
+    if !wanted {
+        return rx.is_match(text).then_some(());
+    }
+    let caps = rx.captures(text)?;
+    fill(out, rx, &caps);
+    Some(())
 }
 
 /// Copies the `pid`, `ts`, `bundle` captures that matched into `out`.
