@@ -8,6 +8,7 @@ mod context;
 mod crashes;
 mod explain;
 mod format;
+mod history;
 mod producers;
 mod reclaim;
 mod scan;
@@ -71,6 +72,8 @@ pub enum Command {
     Producers(producers::Args),
     /// Say which rule claims a path and why, or that none does.
     Explain(explain::Args),
+    /// What grew since a time, per producer and root, and the reclaims since then (from the history).
+    History(history::Args),
     /// Crash reports grouped by process and known cause (crash signature), with what to do.
     Crashes(crashes::Args),
 }
@@ -114,6 +117,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Reclaim(a) => reclaim::run(&ctx, a),
         Command::Producers(a) => producers::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
+        Command::History(a) => history::run(&ctx, a),
         Command::Crashes(a) => crashes::run(&ctx, a),
     }
 }
