@@ -12,6 +12,9 @@ mod history;
 mod producers;
 mod reclaim;
 mod scan;
+mod launchd;
+mod status;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,6 +79,13 @@ pub enum Command {
     History(history::Args),
     /// Crash reports grouped by process and known cause (crash signature), with what to do.
     Crashes(crashes::Args),
+    /// Run the monitor in the foreground: keep the figures current, print alerts, serve /metrics.
+    Watch(watch::Args),
+    /// One scan summarised (per root, per producer, reclaimable), with growth from the history.
+    Status(status::Args),
+    /// Print a LaunchAgent plist that runs `cachewatch watch` at login (macOS).
+    #[command(name = "launchd-plist")]
+    LaunchdPlist(launchd::Args),
 }
 
 /// How a subcommand that did not fail ended.
@@ -119,6 +129,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Explain(a) => explain::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
         Command::Crashes(a) => crashes::run(&ctx, a),
+        Command::Watch(a) => watch::run(&ctx, a),
+        Command::Status(a) => status::run(&ctx, a),
+        Command::LaunchdPlist(a) => launchd::run(&ctx, a),
     }
 }
 
