@@ -2,6 +2,8 @@
 //! a name of its own) that starts or stops one thread per command on stdin and acknowledges each,
 //! so the test drives the thread count step by step, with no sleeps.
 
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};

@@ -378,6 +378,7 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -217,6 +217,7 @@ fn line_at(text: &str, offset: usize) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
