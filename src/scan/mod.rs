@@ -82,7 +82,10 @@ impl Classify for Catalogue {
 /// 2000 levels before `PATH_MAX` stops them.
 const SCAN_STACK_BYTES: usize = 64 << 20;
 
-/// Runs `f` in the scanner's thread pool (one thread per CPU, deep stacks). A caller already on a
+/// Scan threads per CPU.
+const SCAN_THREADS_PER_CPU: usize = 3;
+
+/// Runs `f` in the scanner's thread pool ([`SCAN_THREADS_PER_CPU`] per CPU, deep stacks). A caller already on a
 /// rayon pool's thread keeps its own pool (so tools can choose the thread count); if the scanner's
 /// pool could not be started, `f` runs on the caller's thread.
 fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
@@ -91,7 +94,11 @@ fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     let pool = POOL.get_or_init(|| {
+        // Threads wait on the filesystem as much as they compute, so more threads than CPUs keep
+        // the CPUs busy (measured: 4 threads beat 2 on a 2-CPU box; diskus uses 3 per CPU too).
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         rayon::ThreadPoolBuilder::new()
+            .num_threads(SCAN_THREADS_PER_CPU * cpus)
             .thread_name(|i| format!("cachewatch-scan-{i}"))
             .stack_size(SCAN_STACK_BYTES)
             .build()
