@@ -174,7 +174,7 @@ pub(super) fn open_files() -> super::OpenFiles {
             )
         };
         if n == size {
-            if let Some(p) = c_path(&vpi.pvi_cdir.vip_path) {
+            if let Some(p) = c_path(vpi.pvi_cdir.vip_path.as_flattened()) {
                 out.files.push((pid, p));
             }
         }
@@ -206,7 +206,7 @@ fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
         if n != size {
             break;
         }
-        if let Some(p) = c_path(&info.prp_vip.vip_path) {
+        if let Some(p) = c_path(info.prp_vip.vip_path.as_flattened()) {
             if last.as_ref() != Some(&p) {
                 files.push((pid, p.clone()));
                 last = Some(p);
