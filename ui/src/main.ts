@@ -1,4 +1,5 @@
 // The window: wires the IPC layer to the views. Live by events (`snapshot`, `alert`), no polling.
+import './locale-guard'; // first: no module may format with a bad platform locale (LANG=C)
 import './style.css';
 import { h, keepFocus, replaceChildren } from './dom';
 import * as ipc from './ipc';

@@ -10,6 +10,7 @@ import { fixtureSnapshot, NOW } from './fixture';
 
 const UI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MOCK_IPC = readFileSync(join(UI_DIR, 'tests', 'e2e', 'mock-ipc.js'), 'utf8');
+const BAD_LOCALE = readFileSync(join(UI_DIR, 'tests', 'e2e', 'bad-locale.js'), 'utf8');
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'";
 const GIB = 1024 ** 3;
@@ -116,6 +117,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
 
 async function openApp(
   colorScheme: 'light' | 'dark' = 'light',
+  options: { badLocale?: boolean; snapshot?: unknown } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 380, height: 560 }, colorScheme });
   const page = await context.newPage();
@@ -124,8 +126,9 @@ async function openApp(
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
+  if (options.badLocale) await page.addInitScript({ content: BAD_LOCALE });
   await page.addInitScript({ content: MOCK_IPC });
-  await page.addInitScript(installHandlers, { snapshot: fixtureSnapshot(), gib: GIB, mib: MIB });
+  await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB });
   await page.goto(baseUrl);
   await page.locator('[data-testid="producer-bytes"]').first().waitFor();
   await page.locator('[data-testid="preview-frees"]').waitFor();
@@ -152,7 +155,7 @@ describe('the window', () => {
     const facts = await page.locator('.row-facts').allTextContents();
     expect(facts[0]).toBe('12,000 items · +1.2 GiB/day');
     expect(facts[2]).toBe('1 item · 0 B/day');
-    expect(await page.locator('.spark canvas').count()).toBe(3);
+    await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
     const unattributed = await page.getByTestId('unattributed').allTextContents();
     expect(unattributed).toEqual(['pipcache300 MiB', 'mystery-dirtemp200 MiB']);
     expect(await page.getByTestId('alert').first().textContent()).toContain('Metal gpuarchiver is growing10 min ago');
@@ -325,6 +328,32 @@ describe('the window', () => {
         },
       ],
     ]);
+    await context.close();
+  });
+
+  it('renders under the locale WebKitGTK gives JavaScript with LANG=C (a bad tag "C")', async () => {
+    const { context, page, errors } = await openApp('light', { badLocale: true });
+    // The stand-in really is hostile: the default locale and "C" throw.
+    const probe = await page.evaluate(() => {
+      const out: string[] = [navigator.language];
+      for (const run of [() => new Intl.NumberFormat(), () => new Intl.DateTimeFormat('C'), () => (1).toLocaleString()]) {
+        try {
+          run();
+          out.push('ok');
+        } catch (e) {
+          out.push(String(e));
+        }
+      }
+      return out;
+    });
+    expect(probe[0]).not.toBe('C'); // the window swapped the bad tag for a valid one
+    expect(probe.slice(1)).toEqual(['ok', 'ok', 'ok']); // and guards the default locale
+    expect(await page.getByTestId('total').textContent()).toBe('4.0 GiB');
+    expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
+    expect((await page.locator('.row-facts').allTextContents())[0]).toBe('12,000 items · +1.2 GiB/day');
+    await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
+    expect(await page.getByTestId('preview-frees').textContent()).toBe('Frees 2.0 GiB · 2 items');
+    expect(errors).toEqual([]);
     await context.close();
   });
 
