@@ -579,3 +579,61 @@ fn cli_history_without_a_database_says_where_it_looked_and_creates_nothing() {
     assert!(stderr.contains("no history"), "{stderr}");
     assert!(!dir.path().join("cachewatch.db").exists());
 }
+
+/// Figures, not a check: `cargo test --release --test history -- --ignored --nocapture`.
+/// 40 series (30 producers, 9 roots, total) sampled every minute for 30 days, then compacted.
+#[test]
+#[ignore = "benchmark: prints figures"]
+fn bench_a_month_of_minute_samples_for_40_series_compacts_to_the_bound() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.db");
+    let mut h = History::open(&path).expect("open");
+    let series: Vec<Series> = (0..30)
+        .map(|i| Series::Producer(format!("producer-{i:02}")))
+        .chain((0..9).map(|i| Series::Root {
+            kind: RootKind::Cache,
+            path: format!("/root/{i}").into(),
+        }))
+        .chain([Series::Total])
+        .collect();
+    let minutes = 30 * 1440u64;
+    let started = std::time::Instant::now();
+    for m in 0..minutes {
+        let samples: Vec<Sample> = series
+            .iter()
+            .enumerate()
+            .map(|(k, s)| sample(s.clone(), m * (k as u64 + 1), m))
+            .collect();
+        h.record_samples(t(START + 60 * m), &samples).expect("r");
+    }
+    let insert = started.elapsed();
+    let size = |p: &std::path::Path| {
+        ["", "-wal"]
+            .iter()
+            .map(|s| {
+                let mut f = p.as_os_str().to_owned();
+                f.push(s);
+                std::fs::metadata(&f).map_or(0, |m| m.len())
+            })
+            .sum::<u64>()
+    };
+    let before = size(&path);
+    let started = std::time::Instant::now();
+    let report = h.compact(t(START + minutes * 60)).expect("compact");
+    let compact = started.elapsed();
+    let rows: usize = series
+        .iter()
+        .map(|s| h.series(s, t(0)).expect("rows").len())
+        .sum();
+    println!(
+        "{} rows inserted in {insert:?} ({:.0} µs per 40-series record), {} MiB; compact removed \
+         {} rows in {compact:?}; {rows} rows left ({} per series, bound {})",
+        minutes * 40,
+        insert.as_micros() as f64 / minutes as f64,
+        before >> 20,
+        report.samples_deleted,
+        rows / 40,
+        cachewatch::history::MAX_ROWS_PER_SERIES
+    );
+    assert_eq!(rows / 40, 2880 + (28 * 24));
+}

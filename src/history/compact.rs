@@ -63,12 +63,13 @@ impl History {
             let lo = cut(ends_at_age);
             let deleted = tx
                 .execute(
+                    // A row goes when the next row of its series is in the same bucket and tier:
+                    // one index seek per row (MIN over the primary key), not a scan.
                     "DELETE FROM samples WHERE time_unix_secs >= ?1 AND time_unix_secs < ?2 \
-                     AND EXISTS (SELECT 1 FROM samples AS later \
+                     AND (SELECT MIN(later.time_unix_secs) FROM samples AS later \
                        WHERE later.series_id = samples.series_id \
-                       AND later.time_unix_secs > samples.time_unix_secs \
-                       AND later.time_unix_secs < ?2 \
-                       AND later.time_unix_secs < (samples.time_unix_secs / ?3 + 1) * ?3)",
+                       AND later.time_unix_secs > samples.time_unix_secs) \
+                     < MIN(?2, (samples.time_unix_secs / ?3 + 1) * ?3)",
                     params![lo, hi, bucket_secs],
                 )
                 .map_err(err("downsample samples"))?;
