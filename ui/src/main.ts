@@ -9,7 +9,8 @@ import type { AlertDto, IpcError, Snapshot } from './types';
 import type { ChartRange } from './views/chart';
 import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
-import { renderAlerts, renderUnattributed } from './views/lists';
+import { renderCrashGroups } from './views/crashes';
+import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
 import { renderProducers } from './views/producers';
 import { ReclaimPanel } from './views/reclaim';
 import { SettingsDialog } from './views/settings';
@@ -27,8 +28,10 @@ const els = {
   header: byId('header'),
   banner: byId('banner'),
   producers: byId('producers'),
+  crashes: byId('crashes'),
   unattributed: byId('unattributed'),
   alerts: byId('alerts'),
+  roots: byId('roots'),
   reclaim: byId('reclaim'),
   reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
   settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
@@ -152,12 +155,14 @@ function renderAll(): void {
         },
       },
     );
+    renderCrashGroups(els.crashes, snapshot.crash_groups, snapshot.taken_at_unix_secs);
     renderUnattributed(els.unattributed, snapshot.unattributed);
     renderAlerts(
       els.alerts,
       mergeAlerts(snapshot.alerts, ui.received, ALERTS_SHOWN),
       snapshot.taken_at_unix_secs,
     );
+    renderRoots(els.roots, snapshot.roots);
   });
   renderBanner();
 }

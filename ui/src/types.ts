@@ -24,9 +24,13 @@ export interface RootDto {
   items: number;
   free_bytes: number | null;
   volume_bytes: number | null;
+  /** Mount point of the root's volume; `null` when unknown. */
+  mount: string | null;
   watch_mode: WatchMode;
   watch_error: string | null;
   unreadable: number;
+  /** Full rescans since the monitor started, the first scan excluded. */
+  rescans: number;
 }
 
 /** `snapshot::ItemDto`. */
@@ -77,6 +81,24 @@ export interface AlertDto {
   message: string;
 }
 
+// ---- Mirrors `src/crash.rs` ----------------------------------------------------------------
+
+/** `crash::CrashGroupDto`: crash reports of one process that show one signature. */
+export interface CrashGroupDto {
+  /** The process name. */
+  process: string;
+  /** The signature id (`coreai-ndarray-allocation-cap`, `repeated-crash`, ...). */
+  signature: string;
+  /** The signature's title. */
+  title: string;
+  /** Number of reports. */
+  count: number;
+  first_unix_secs: number;
+  last_unix_secs: number;
+  /** Apparent bytes of the report files. */
+  report_bytes: number;
+}
+
 /** `snapshot::Snapshot`: the payload of `get_snapshot` and of the `snapshot` event. */
 export interface Snapshot {
   taken_at_unix_secs: number;
@@ -90,6 +112,8 @@ export interface Snapshot {
   producers: ProducerDto[];
   unattributed: UnattributedDto[];
   alerts: AlertDto[];
+  /** Crash reports grouped by process and signature, newest report first. */
+  crash_groups: CrashGroupDto[];
   errors: string[];
 }
 

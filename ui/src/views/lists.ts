@@ -1,8 +1,8 @@
 // The unattributed entries and the recent alerts.
 import { h, replaceChildren } from '../dom';
-import { baseName, formatAgo, formatBytes } from '../format';
+import { formatAgo, formatBytes, formatCount, baseName } from '../format';
 import { topUnattributed } from '../sort';
-import type { AlertDto, UnattributedDto } from '../types';
+import type { AlertDto, RootDto, UnattributedDto } from '../types';
 
 /** How many unattributed entries the window lists. */
 export const UNATTRIBUTED_SHOWN = 8;
@@ -55,5 +55,53 @@ export function renderAlerts(
     el,
     h('h2', {}, 'Recent alerts'),
     alerts.length === 0 ? h('p', { class: 'empty' }, 'No alerts.') : list,
+  );
+}
+
+/** A root's second line: `on / · events · 2 rescans` (`mount unknown`, `polling`, unreadable paths). */
+export function rootDetail(root: RootDto): string {
+  const parts = [
+    root.mount ? `on ${root.mount}` : 'mount unknown',
+    root.watch_mode === 'off' ? 'not watched' : root.watch_mode,
+    formatCount(root.rescans ?? 0, 'rescan'),
+  ];
+  if (root.unreadable > 0) parts.push(`${formatCount(root.unreadable, 'unreadable path')}`);
+  return parts.join(' · ');
+}
+
+/** A root's tooltip: path, mount, volume figures, watch mode and error. */
+export function rootTooltip(root: RootDto): string {
+  const lines = [root.path, `mount: ${root.mount ?? 'unknown'}`];
+  if (root.free_bytes !== null && root.volume_bytes !== null) {
+    lines.push(`volume: ${formatBytes(root.free_bytes)} free of ${formatBytes(root.volume_bytes)}`);
+  }
+  lines.push(`${formatCount(root.items, 'item')}, ${formatCount(root.rescans ?? 0, 'rescan')} since start`);
+  if (root.watch_error) lines.push(`not watched by events: ${root.watch_error}`);
+  return lines.join('\n');
+}
+
+/** Renders the watched roots, one compact two-line entry each. */
+export function renderRoots(el: HTMLElement, roots: readonly RootDto[]): void {
+  const list = h('ul', { class: 'plain-list roots', 'aria-label': 'Watched roots' });
+  for (const root of roots) {
+    list.appendChild(
+      h(
+        'li',
+        { title: rootTooltip(root), 'data-testid': 'root', class: root.watch_mode === 'off' ? 'root off' : 'root' },
+        h(
+          'div',
+          { class: 'root-line' },
+          h('span', { class: 'tag' }, root.kind),
+          h('span', { class: 'item-name' }, root.path),
+          h('span', { class: 'item-bytes' }, formatBytes(root.allocated_bytes)),
+        ),
+        h('div', { class: 'root-detail', 'data-testid': 'root-detail' }, rootDetail(root)),
+      ),
+    );
+  }
+  replaceChildren(
+    el,
+    h('h2', {}, 'Roots'),
+    roots.length === 0 ? h('p', { class: 'empty' }, 'No roots watched.') : list,
   );
 }

@@ -357,6 +357,57 @@ describe('the window', () => {
     await context.close();
   });
 
+  it('shows crash loops (a CoreAI loop highlighted) and the roots with mount and rescans', async () => {
+    const { context, page, errors } = await openApp();
+    const section = page.locator('#crashes');
+    expect(await section.isVisible()).toBe(true);
+    expect(await section.locator('h2').textContent()).toBe('Crash loops');
+    const groups = page.getByTestId('crash-group');
+    expect(await groups.count()).toBe(2);
+    // The engine's order (newest report first): the CoreAI loop, then Preview.
+    expect(await groups.locator('.crash-process').allTextContents()).toEqual(['ModelWorker', 'Preview']);
+    expect(await page.getByTestId('crash-count').allTextContents()).toEqual(['12 reports', '2 reports']);
+    expect(await groups.first().locator('.crash-title').textContent()).toBe(
+      'CoreAI runtime allocation cap: the process is killed after 16384 outputs',
+    );
+    expect(await groups.locator('time').allTextContents()).toEqual(['last 5 min ago', 'last 1 d ago']);
+    expect(await page.getByTestId('crash-bytes').allTextContents()).toEqual(['1.1 MiB of reports', '40.0 KiB of reports']);
+    expect(await groups.evaluateAll((els) => els.map((e) => e.classList.contains('loop')))).toEqual([true, false]);
+    const border = await groups.evaluateAll((els) => els.map((e) => getComputedStyle(e).borderLeftWidth));
+    expect(border).toEqual(['3px', '1px']);
+    expect(await groups.first().getAttribute('title')).toBe('coreai-ndarray-allocation-cap: first 1 h ago, last 5 min ago');
+    // Roots: mount and rescans on a compact second line, details in the tooltip.
+    expect(await page.getByTestId('root-detail').allTextContents()).toEqual([
+      'on / · events · 0 rescans',
+      'on /home · polling · 3 rescans · 2 unreadable paths',
+    ]);
+    expect(await page.getByTestId('root').nth(1).getAttribute('title')).toBe(
+      '/home/u/.cache\nmount: /home\nvolume: 100 GiB free of 1000 GiB\n40 items, 3 rescans since start\nnot watched by events: inotify watch limit reached',
+    );
+    // A snapshot without crash groups hides the section; one from an engine that predates the
+    // fields (no crash_groups, no mount/rescans) still renders.
+    const none = fixtureSnapshot();
+    none.taken_at_unix_secs = NOW + 60;
+    none.crash_groups = [];
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), none);
+    await expect.poll(() => section.isVisible()).toBe(false);
+    expect(await page.getByTestId('crash-group').count()).toBe(0);
+    const old = fixtureSnapshot() as unknown as Record<string, unknown>;
+    old.taken_at_unix_secs = NOW + 120;
+    old.total_allocated_bytes = 5 * GIB;
+    delete old.crash_groups;
+    for (const r of old.roots as Record<string, unknown>[]) {
+      delete r.mount;
+      delete r.rescans;
+    }
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), old);
+    await expect.poll(() => page.getByTestId('total').textContent()).toBe('5.0 GiB');
+    expect(await section.isVisible()).toBe(false);
+    expect(await page.getByTestId('root-detail').first().textContent()).toBe('mount unknown · events · 0 rescans');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('saves light and dark screenshots', async () => {
     const out = join(UI_DIR, 'screenshots');
     mkdirSync(out, { recursive: true });
@@ -364,10 +415,13 @@ describe('the window', () => {
       const { context, page, errors } = await openApp(scheme);
       await page.locator('[data-key="producer-metal-gpuarchiver"]').click();
       await page.locator('.notes').waitFor();
+      await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
       const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
       expect(bg).toBe(scheme === 'light' ? 'rgb(245, 245, 247)' : 'rgb(30, 30, 30)');
       await page.screenshot({ path: join(out, `${scheme}.png`) });
-      // The lower sections (unattributed, alerts), scrolled into view.
+      // The crash loops, then the lower sections (unattributed, alerts, roots), scrolled into view.
+      await page.locator('#crashes').evaluate((c) => c.scrollIntoView({ block: 'start' }));
+      await page.screenshot({ path: join(out, `${scheme}-crashes.png`) });
       await page.locator('.main').evaluate((m) => m.scrollTo(0, m.scrollHeight));
       await page.screenshot({ path: join(out, `${scheme}-lists.png`) });
       expect(errors).toEqual([]);

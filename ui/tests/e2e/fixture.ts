@@ -47,8 +47,8 @@ export function fixtureSnapshot(): Snapshot {
     total_apparent_bytes: 4 * GIB - 10 * MIB,
     disk_full_eta_secs: 3 * 86400 + 4 * 3600,
     roots: [
-      { kind: 'temp', path: '/tmp', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, volume_bytes: 500 * GIB, watch_mode: 'events', watch_error: null, unreadable: 0 },
-      { kind: 'cache', path: '/home/u/.cache', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, volume_bytes: 1000 * GIB, watch_mode: 'events', watch_error: null, unreadable: 0 },
+      { kind: 'temp', path: '/tmp', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, volume_bytes: 500 * GIB, mount: '/', watch_mode: 'events', watch_error: null, unreadable: 0, rescans: 0 },
+      { kind: 'cache', path: '/home/u/.cache', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, volume_bytes: 1000 * GIB, mount: '/home', watch_mode: 'polling', watch_error: 'inotify watch limit reached', unreadable: 2, rescans: 3 },
     ],
     // Deliberately not in size order: the window sorts.
     producers: [
@@ -82,6 +82,18 @@ export function fixtureSnapshot(): Snapshot {
     ],
     alerts: [
       { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: '+1.2 GiB in the last day. Run cachewatch reclaim --producer metal-gpuarchiver --older-than 1d.' },
+    ],
+    // A CoreAI crash loop (12 reports, highlighted) and a process that crashed twice (not).
+    crash_groups: [
+      {
+        process: 'ModelWorker', signature: 'coreai-ndarray-allocation-cap',
+        title: 'CoreAI runtime allocation cap: the process is killed after 16384 outputs',
+        count: 12, first_unix_secs: NOW - 3600, last_unix_secs: NOW - 300, report_bytes: 12 * 98304,
+      },
+      {
+        process: 'Preview', signature: 'repeated-crash', title: 'A process keeps crashing',
+        count: 2, first_unix_secs: NOW - 2 * 86400, last_unix_secs: NOW - 86400, report_bytes: 40960,
+      },
     ],
     errors: [],
   };
