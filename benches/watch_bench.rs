@@ -1,11 +1,14 @@
 //! Watch benchmark (prints figures; not a test). Run with
-//! `cargo bench --bench watch_bench` (env `WATCH_BENCH_SIZES=10000,1000000`, `WATCH_BENCH_IDLE_SECS=60`).
+//! `cargo bench --bench watch_bench` (env `WATCH_BENCH_SIZES=10000,1000000`, `WATCH_BENCH_IDLE_SECS=60`;
+//! `WATCH_BENCH_NOTIFY=1` measures only the notify watcher; `WATCH_BENCH_DIR=/path` keeps the generated trees there and reuses them on the next run).
 //!
 //! For each tree size (entries = dirs × 9 files, as `gpuarchiver-*` dirs under
 //! `com.apple.gpuarchiver/`): the first scan's wall time, then five times the latency from creating
 //! one new item to its appearance in a published snapshot (default 500 ms debounce included) and
 //! the process CPU time (user + system, `getrusage`) spent meanwhile; and, once, the CPU time of the
-//! idle monitor over `WATCH_BENCH_IDLE_SECS`.
+//! idle monitor over `WATCH_BENCH_IDLE_SECS`. Memory: the process's resident set after the first
+//! scan and after the updates (`/proc/self/statm`), and its peak (`getrusage` `ru_maxrss`; the peak
+//! of the whole process, so a smaller tree run first does not hide it, a larger one does).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -29,6 +32,30 @@ fn cpu_time() -> Duration {
     let ru = unsafe { ru.assume_init() };
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Peak resident set of this process so far, MiB (`ru_maxrss` is KiB on Linux).
+fn peak_rss_mib() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::uninit();
+    // SAFETY: getrusage fills the struct it is given.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    assert_eq!(rc, 0);
+    // SAFETY: rc == 0, so it is filled.
+    let ru = unsafe { ru.assume_init() };
+    ru.ru_maxrss as f64 / 1024.0
+}
+
+/// Current resident set of this process, MiB (`/proc/self/statm`; 0 where there is none).
+fn rss_mib() -> f64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: f64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as f64;
+    pages * page / (1024.0 * 1024.0)
 }
 
 fn items(s: &Snapshot) -> u64 {
@@ -69,8 +96,41 @@ fn generate(root: &Path, entries: usize) -> usize {
 async fn run_size(entries: usize, idle: Option<Duration>) {
     println!("== tree of {entries} entries");
     let tmp = tempfile::tempdir().unwrap();
-    let dirs = generate(tmp.path(), entries);
-    let root = Root::new(RootKind::Cache, tmp.path()).unwrap();
+    let kept = std::env::var_os("WATCH_BENCH_DIR").map(|d| Path::new(&d).join(entries.to_string()));
+    let base = kept.unwrap_or_else(|| tmp.path().to_path_buf());
+    let parent = base.join("com.apple.gpuarchiver");
+    let dirs = if parent.is_dir() {
+        // A kept tree: drop the items of the last run's updates, count the rest.
+        for e in std::fs::read_dir(&parent).unwrap().flatten() {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with("gpuarchiver-new")
+            {
+                std::fs::remove_dir_all(e.path()).unwrap();
+            }
+        }
+        let n = std::fs::read_dir(&parent).unwrap().count();
+        eprintln!("  reusing {n} dirs in {}", base.display());
+        n
+    } else {
+        std::fs::create_dir_all(&base).unwrap();
+        generate(&base, entries)
+    };
+    let root = Root::new(RootKind::Cache, &base).unwrap();
+    if std::env::var_os("WATCH_BENCH_NOTIFY").is_some() {
+        // The watcher alone (notify's own tables per watched dir), in a process that then exits.
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (r0, t) = (rss_mib(), Instant::now());
+        let w = cachewatch::watch::RootWatcher::start(0, &root, tx).unwrap();
+        println!(
+            "  notify watcher alone: {:.1?} to start, +{:.0} MiB resident ({:.0} MiB peak)",
+            t.elapsed(),
+            rss_mib() - r0,
+            peak_rss_mib()
+        );
+        drop(w);
+        return;
+    }
     let opts = MonitorOptions::new(vec![root], Arc::new(Catalogue::builtin()));
     let t = Instant::now();
     let c = cpu_time();
@@ -84,8 +144,12 @@ async fn run_size(entries: usize, idle: Option<Duration>) {
         t.elapsed(),
         cpu_time() - c
     );
+    println!(
+        "  memory after the first scan: {:.0} MiB resident, {:.0} MiB peak",
+        rss_mib(),
+        peak_rss_mib()
+    );
     m.flush().await.unwrap();
-    let parent = tmp.path().join("com.apple.gpuarchiver");
     let mut lat = Vec::new();
     let mut cpu = Vec::new();
     for k in 0..5 {
@@ -101,6 +165,11 @@ async fn run_size(entries: usize, idle: Option<Duration>) {
     }
     println!("  one new item -> snapshot latency: {lat:.0?} (debounce 500 ms included)");
     println!("  CPU time of each update: {cpu:.1?}");
+    println!(
+        "  memory after the updates: {:.0} MiB resident, {:.0} MiB peak",
+        rss_mib(),
+        peak_rss_mib()
+    );
     if let Some(idle) = idle {
         let c = cpu_time();
         tokio::time::sleep(idle).await;

@@ -226,7 +226,7 @@ impl Actor {
                 self.last_poll[i] = Instant::now();
                 tracing::info!(
                     root = %self.roots[i].root.canonical.display(),
-                    items = self.roots[i].items.len(),
+                    items = self.roots[i].item_count(),
                     allocated_bytes = self.roots[i].total.allocated_bytes,
                     ms = started.elapsed().as_millis() as u64,
                     "scanned root"
@@ -568,9 +568,15 @@ impl Actor {
         self.analysis_at = Some(Instant::now());
     }
 
+    /// The claimed items as an [`Inventory`] (reclaim plans and figures never touch unattributed
+    /// entries). O(items): only for plans and the periodic reclaimable figures.
     fn inventory(&self) -> Inventory {
         Inventory {
-            roots: self.roots.iter().map(RootState::to_root_scan).collect(),
+            roots: self
+                .roots
+                .iter()
+                .map(|st| st.to_root_scan_where(|e| e.producer.is_some()))
+                .collect(),
             scanned_at: self.opts.clock.now(),
         }
     }
@@ -583,6 +589,9 @@ impl Actor {
         } else {
             MonitorState::Watching
         };
+        for st in &mut self.roots {
+            st.refresh_tops();
+        }
         let snap = build::snapshot(build::Inputs {
             roots: &self.roots,
             catalogue: &self.opts.catalogue,

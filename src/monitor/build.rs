@@ -1,44 +1,32 @@
 //! Building a [`Snapshot`] from the monitor's state.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Item, Measure};
+use crate::inventory::Measure;
 use crate::snapshot::{
     ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
 };
-use crate::watch::state::RootState;
+use crate::watch::state::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
 use super::analysis::Analysis;
 use super::disks::{VolumeSpace, Volumes};
 use super::record::Recorder;
 use super::MonitorOptions;
 
-/// Items listed per producer in the snapshot.
-const TOP_ITEMS: usize = 10;
-/// Unattributed entries listed in the snapshot.
-const TOP_UNATTRIBUTED: usize = 20;
+pub use crate::watch::state::Totals;
 
-/// Totals of one producer over all roots.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
-    /// Number of items.
-    pub items: u64,
-    /// Summed sizes.
-    pub measure: Measure,
-}
-
-/// Totals per producer id over every root (unattributed items left out).
+/// Totals per producer id over every root (unattributed items left out), from the totals each root
+/// keeps by deltas: O(producers), not O(items).
 pub fn producer_totals(roots: &[RootState]) -> BTreeMap<String, Totals> {
     let mut out: BTreeMap<String, Totals> = BTreeMap::new();
     for st in roots {
-        for item in st.items.values() {
-            if let Some(id) = &item.producer {
-                let t = out.entry(id.clone()).or_default();
-                t.items += 1;
-                t.measure.add(&item.measure);
-            }
+        for (id, g) in st.producers() {
+            let t = out.entry(id.to_string()).or_default();
+            t.items += g.totals.items;
+            t.measure.add(&g.totals.measure);
         }
     }
     out
@@ -64,9 +52,9 @@ pub fn unix_secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// Seconds from the newest mtime in `item` to `now` (0 when unknown or in the future).
-pub fn age_secs(item: &Item, now: SystemTime) -> u64 {
-    item.measure
+/// Seconds from the newest mtime in `measure` to `now` (0 when unknown or in the future).
+pub fn age_secs(measure: &Measure, now: SystemTime) -> u64 {
+    measure
         .newest_mtime
         .and_then(|m| now.duration_since(m).ok())
         .map_or(0, |d| d.as_secs())
@@ -121,7 +109,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             path: st.root.path.to_string_lossy().into_owned(),
             allocated_bytes: st.total.allocated_bytes,
             apparent_bytes: st.total.apparent_bytes,
-            items: st.items.len() as u64,
+            items: st.item_count() as u64,
             free_bytes: space.as_ref().map(|s| s.free_bytes),
             volume_bytes: space.as_ref().map(|s| s.total_bytes),
             mount: space.as_ref().map(|s| s.mount.clone()),
@@ -132,37 +120,42 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         });
     }
 
-    // Per producer: totals and the largest items.
-    let mut per: BTreeMap<&str, (Totals, Vec<&Item>)> = BTreeMap::new();
-    let mut unattributed: Vec<(&RootState, &Item)> = Vec::new();
+    // Per producer: the totals and largest items each root keeps, merged over the roots.
+    let mut per: BTreeMap<&str, (Totals, Vec<(u64, PathBuf)>)> = BTreeMap::new();
+    let mut unattributed: Vec<(u64, PathBuf, &RootState, Measure)> = Vec::new();
     for st in inp.roots {
-        for item in st.items.values() {
-            match item.producer.as_deref() {
-                Some(id) => {
-                    let e = per.entry(id).or_default();
-                    e.0.items += 1;
-                    e.0.measure.add(&item.measure);
-                    e.1.push(item);
-                }
-                None => unattributed.push((st, item)),
+        for (id, g) in st.producers() {
+            let e = per.entry(id).or_default();
+            e.0.items += g.totals.items;
+            e.0.measure.add(&g.totals.measure);
+            e.1.extend(
+                g.top
+                    .items
+                    .iter()
+                    .map(|(b, rel)| (*b, st.root.canonical.join(rel))),
+            );
+        }
+        for (_, rel) in &st.unattributed().top.items {
+            if let Some(e) = st.entry(rel) {
+                unattributed.push((
+                    e.measure.allocated_bytes,
+                    st.root.canonical.join(rel),
+                    st,
+                    e.measure,
+                ));
             }
         }
     }
+    let entry_of = |path: &std::path::Path| {
+        inp.roots
+            .iter()
+            .find_map(|st| st.root.relative(path).and_then(|rel| st.entry(rel)))
+    };
     let mut producers: Vec<ProducerDto> = per
         .into_iter()
         .map(|(id, (t, mut items))| {
-            // The largest TOP_ITEMS in linear time, then sorted: no full sort per update.
-            let largest_first = |a: &&Item, b: &&Item| {
-                b.measure
-                    .allocated_bytes
-                    .cmp(&a.measure.allocated_bytes)
-                    .then_with(|| a.path.cmp(&b.path))
-            };
-            if items.len() > TOP_ITEMS {
-                items.select_nth_unstable_by(TOP_ITEMS - 1, largest_first);
-                items.truncate(TOP_ITEMS);
-            }
-            items.sort_by(largest_first);
+            items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            items.truncate(TOP_ITEMS);
             let rule = inp.catalogue.rule(id);
             let a = inp.analysis.producers.get(id).copied().unwrap_or_default();
             let growth = inp.recorder.growth(id);
@@ -187,11 +180,10 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 notes: rule.map(|r| r.notes.clone()).unwrap_or_default(),
                 top_items: items
                     .iter()
-                    .take(TOP_ITEMS)
-                    .map(|i| ItemDto {
-                        path: i.path.to_string_lossy().into_owned(),
-                        allocated_bytes: i.measure.allocated_bytes,
-                        age_secs: age_secs(i, inp.now),
+                    .map(|(bytes, path)| ItemDto {
+                        path: path.to_string_lossy().into_owned(),
+                        allocated_bytes: *bytes,
+                        age_secs: entry_of(path).map_or(0, |e| age_secs(&e.measure, inp.now)),
                     })
                     .collect(),
                 history: inp.recorder.chart(id),
@@ -203,25 +195,15 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             .cmp(&a.allocated_bytes)
             .then_with(|| a.id.cmp(&b.id))
     });
-    let largest_first = |a: &(&RootState, &Item), b: &(&RootState, &Item)| {
-        b.1.measure
-            .allocated_bytes
-            .cmp(&a.1.measure.allocated_bytes)
-            .then_with(|| a.1.path.cmp(&b.1.path))
-    };
-    if unattributed.len() > TOP_UNATTRIBUTED {
-        unattributed.select_nth_unstable_by(TOP_UNATTRIBUTED - 1, largest_first);
-        unattributed.truncate(TOP_UNATTRIBUTED);
-    }
-    unattributed.sort_by(largest_first);
+    unattributed.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    unattributed.truncate(TOP_UNATTRIBUTED);
     let unattributed = unattributed
         .into_iter()
-        .take(TOP_UNATTRIBUTED)
-        .map(|(st, i)| UnattributedDto {
-            path: i.path.to_string_lossy().into_owned(),
+        .map(|(_, path, st, m)| UnattributedDto {
+            path: path.to_string_lossy().into_owned(),
             root_kind: st.root.kind.as_str().to_owned(),
-            allocated_bytes: i.measure.allocated_bytes,
-            apparent_bytes: i.measure.apparent_bytes,
+            allocated_bytes: m.allocated_bytes,
+            apparent_bytes: m.apparent_bytes,
         })
         .collect();
     let free_min = space.iter().flatten().map(|s| s.free_bytes).min();

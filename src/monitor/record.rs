@@ -403,11 +403,11 @@ mod io {
                 },
                 allocated_bytes: st.total.allocated_bytes,
                 apparent_bytes: st.total.apparent_bytes,
-                items: st.items.len() as u64,
+                items: st.item_count() as u64,
             });
             a += st.total.allocated_bytes;
             b += st.total.apparent_bytes;
-            n += st.items.len() as u64;
+            n += st.item_count() as u64;
         }
         out.push(Sample {
             series: Series::Total,

@@ -1,11 +1,20 @@
-//! The incremental inventory of one root: items keyed by path, totals kept by deltas.
+//! The incremental inventory of one root: items keyed by their path relative to the root, totals
+//! per root and per producer kept by deltas, and the largest items per producer kept as they change.
+//!
+//! Per item the state holds the relative path (one allocation), the producer id as a shared
+//! `Arc<str>`, the captures only when the rule captured something, and the sizes: an update costs
+//! O(log items), not a walk of every item. The only O(items) work is [`RootState::load_scan`] (a
+//! rescan), [`RootState::to_root_scan`] (the periodic reclaimable figures) and, rarely,
+//! [`RootState::refresh_tops`] after one of a producer's largest items shrank or went away.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::inventory::{Item, Measure, RootScan, ScanIssue};
+use crate::inventory::{Captures, Item, Measure, RootScan, ScanIssue};
 use crate::roots::Root;
 use crate::snapshot::WatchMode;
 
@@ -32,17 +41,106 @@ impl DirEntryStat {
     }
 }
 
+/// Items listed per producer in a snapshot (and kept per producer per root).
+pub const TOP_ITEMS: usize = 10;
+/// Unattributed entries listed in a snapshot (and kept per root).
+pub const TOP_UNATTRIBUTED: usize = 20;
+
+/// One item as the state keeps it (its path is the key of [`RootState::entries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The id of the rule that claims it; `None` for an unattributed top-level entry.
+    pub producer: Option<Arc<str>>,
+    /// What the rule's regex captured, when it captured anything.
+    pub captures: Option<Box<Captures>>,
+    /// Sizes of the subtree.
+    pub measure: Measure,
+    /// True when the item itself is a symlink.
+    pub is_symlink: bool,
+    /// Device id (`st_dev`).
+    pub dev: u64,
+    /// Inode number (`st_ino`).
+    pub ino: u64,
+}
+
+/// Item count and summed sizes of a group of items. Times in `measure` are not kept by deltas.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Number of items.
+    pub items: u64,
+    /// Summed sizes.
+    pub measure: Measure,
+}
+
+/// The largest items of a group: `(allocated bytes, relative path)`, largest first, ties by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopList {
+    /// At most the list's capacity; when not stale, exactly the group's largest items.
+    pub items: Vec<(u64, Box<Path>)>,
+    /// True when an item of a full list shrank or went away: the list must be recomputed.
+    pub stale: bool,
+}
+
+impl TopList {
+    fn rank(a: &(u64, Box<Path>), b: &(u64, Box<Path>)) -> std::cmp::Ordering {
+        b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+    }
+
+    /// Takes `rel` out (its allocated bytes were `old_bytes`), then offers it again with
+    /// `new_bytes` (`None`: it left the group). `cap` is the list's capacity.
+    fn update(&mut self, rel: &Path, new_bytes: Option<u64>, cap: usize) {
+        let full = self.items.len() >= cap;
+        let pos = self.items.iter().position(|(_, p)| &**p == rel);
+        if let Some(pos) = pos {
+            let (old_bytes, _) = self.items.remove(pos);
+            // Below the last listed item there may be one larger than what it became.
+            if full && new_bytes.map_or(true, |b| b < old_bytes) {
+                self.stale = true;
+            }
+        }
+        if self.stale {
+            return;
+        }
+        if let Some(bytes) = new_bytes {
+            let cand = (bytes, Box::from(rel));
+            let fits = self.items.len() < cap
+                || self
+                    .items
+                    .last()
+                    .is_some_and(|last| Self::rank(&cand, last).is_lt());
+            if fits {
+                let at = self.items.partition_point(|x| Self::rank(x, &cand).is_lt());
+                self.items.insert(at, cand);
+                self.items.truncate(cap);
+            }
+        }
+    }
+}
+
+/// Totals and largest items of one producer (or of the unattributed entries) in one root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Count and sizes.
+    pub totals: Totals,
+    /// The largest items.
+    pub top: TopList,
+}
+
 /// One root as the watcher keeps it.
 #[derive(Debug, Clone)]
 pub struct RootState {
     /// The root.
     pub root: Root,
-    /// Items by canonical path (claimed items and unattributed top-level entries).
-    pub items: BTreeMap<PathBuf, Item>,
+    /// Items (claimed items and unattributed top-level entries) by path relative to the root.
+    entries: BTreeMap<Box<Path>, Entry>,
+    /// Per producer id: totals and largest items, kept by deltas.
+    producers: BTreeMap<Arc<str>, Group>,
+    /// The unattributed top-level entries: totals and largest ones.
+    unattributed: Group,
     /// Totals of the root: the root dir's own entry plus every item, updated by deltas.
     pub total: Measure,
     /// The own entries of the root dir (key `""`) and of the dirs between it and claimed items.
-    pub dirs: HashMap<PathBuf, DirEntryStat>,
+    pub dirs: HashMap<Box<Path>, DirEntryStat>,
     /// What the last scan could not read.
     pub issues: Vec<ScanIssue>,
     /// How the root is watched.
@@ -62,7 +160,9 @@ impl RootState {
     pub fn new(root: Root) -> RootState {
         RootState {
             root,
-            items: BTreeMap::new(),
+            entries: BTreeMap::new(),
+            producers: BTreeMap::new(),
+            unattributed: Group::default(),
             total: Measure::default(),
             dirs: HashMap::new(),
             issues: Vec::new(),
@@ -74,27 +174,103 @@ impl RootState {
         }
     }
 
+    /// Number of items (claimed + unattributed).
+    pub fn item_count(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Items by path relative to the root, in path order.
+    pub fn entries(&self) -> impl Iterator<Item = (&Path, &Entry)> {
+        self.entries.iter().map(|(p, e)| (&**p, e))
+    }
+
+    /// The item at `rel` (relative to the root).
+    pub fn entry(&self, rel: &Path) -> Option<&Entry> {
+        self.entries.get(rel)
+    }
+
+    /// Per producer id: totals and largest items (run [`RootState::refresh_tops`] first for exact
+    /// lists).
+    pub fn producers(&self) -> &BTreeMap<Arc<str>, Group> {
+        &self.producers
+    }
+
+    /// The unattributed entries: totals and largest ones.
+    pub fn unattributed(&self) -> &Group {
+        &self.unattributed
+    }
+
+    /// The item at `rel` as an [`Item`] (absolute path).
+    pub fn item_at(&self, rel: &Path, e: &Entry) -> Item {
+        Item {
+            path: self.root.canonical.join(rel),
+            producer: e.producer.as_deref().map(str::to_owned),
+            captures: e.captures.as_deref().cloned().unwrap_or_default(),
+            measure: e.measure,
+            is_symlink: e.is_symlink,
+            dev: e.dev,
+            ino: e.ino,
+        }
+    }
+
+    /// The compact form of `item`, sharing the producer id with the items already held.
+    fn entry_of(&mut self, item: Item) -> Entry {
+        let producer = item
+            .producer
+            .map(|id| match self.producers.get_key_value(id.as_str()) {
+                Some((k, _)) => k.clone(),
+                None => Arc::from(id),
+            });
+        Entry {
+            producer,
+            captures: (item.captures != Captures::default()).then(|| Box::new(item.captures)),
+            measure: item.measure,
+            is_symlink: item.is_symlink,
+            dev: item.dev,
+            ino: item.ino,
+        }
+    }
+
+    /// The path of `path` relative to the root (either spelling); `None` outside it.
+    fn rel_of(&self, path: &Path) -> Option<Box<Path>> {
+        self.root.relative(path).map(Box::from)
+    }
+
     /// Replaces the items and totals with a fresh scan, and records the own entries of the root dir
     /// and of every dir between it and a claimed item (one `lstat` per distinct dir).
     pub fn load_scan(&mut self, scan: RootScan, now: SystemTime) {
-        self.items = scan
-            .items
-            .into_iter()
-            .map(|i| (i.path.clone(), i))
-            .collect();
+        self.entries.clear();
+        self.producers.clear();
+        self.unattributed = Group::default();
+        for item in scan.items {
+            let Some(rel) = self.rel_of(&item.path) else {
+                tracing::warn!(path = %item.path.display(), "scanned item outside its root; left out");
+                continue;
+            };
+            let e = self.entry_of(item);
+            let g = match &e.producer {
+                Some(id) => self.producers.entry(id.clone()).or_default(),
+                None => &mut self.unattributed,
+            };
+            g.totals.items += 1;
+            g.totals.measure.add(&e.measure);
+            self.entries.insert(rel, e);
+        }
+        for g in self.producers.values_mut() {
+            g.top.stale = true;
+        }
+        self.unattributed.top.stale = true;
+        self.refresh_tops();
         self.total = scan.total;
         self.issues = scan.issues;
         self.dirs.clear();
         self.dirs.insert(
-            PathBuf::new(),
+            Box::from(Path::new("")),
             DirEntryStat::of(&self.root.canonical).unwrap_or_default(),
         );
         let mut wanted: Vec<PathBuf> = Vec::new();
-        for item in self.items.values() {
-            if item.producer.is_none() {
-                continue;
-            }
-            if let Some(rel) = self.root.relative(&item.path) {
+        for (rel, e) in &self.entries {
+            if e.producer.is_some() {
                 wanted.extend(ancestors_of(rel).into_iter().skip(1));
             }
         }
@@ -102,35 +278,146 @@ impl RootState {
         wanted.dedup();
         for rel in wanted {
             let stat = DirEntryStat::of(&self.root.canonical.join(&rel)).unwrap_or_default();
-            self.dirs.insert(rel, stat);
+            self.dirs.insert(rel.into_boxed_path(), stat);
         }
         self.scanned_at = Some(now);
         self.scans += 1;
         self.gone = !self.root.canonical.is_dir();
     }
 
-    /// Sets the item at `path` to `item` (`None`: it is gone, and so is every item below it),
-    /// adjusting the totals by the difference. Returns the change in allocated bytes.
-    pub fn apply(&mut self, path: &Path, item: Option<Item>) -> i64 {
-        let before = self.total.allocated_bytes as i64;
-        if item.is_none() {
-            let below: Vec<PathBuf> = self
-                .items
-                .range(path.to_path_buf()..)
-                .take_while(|(p, _)| p.starts_with(path))
-                .map(|(p, _)| p.clone())
-                .collect();
-            for p in below {
-                if let Some(old) = self.items.remove(&p) {
-                    sub(&mut self.total, &old.measure);
+    /// Recomputes the largest-item lists marked stale (one pass over the items, only when some
+    /// list is stale).
+    pub fn refresh_tops(&mut self) {
+        let any = self.unattributed.top.stale || self.producers.values().any(|g| g.top.stale);
+        if !any {
+            return;
+        }
+        let mut fresh: HashMap<Option<&str>, Vec<(u64, Box<Path>)>> = HashMap::new();
+        for (rel, e) in &self.entries {
+            let stale = match &e.producer {
+                Some(id) => self.producers.get(id).is_some_and(|g| g.top.stale),
+                None => self.unattributed.top.stale,
+            };
+            if !stale {
+                continue;
+            }
+            let cap = if e.producer.is_some() {
+                TOP_ITEMS
+            } else {
+                TOP_UNATTRIBUTED
+            };
+            let list = fresh.entry(e.producer.as_deref()).or_default();
+            list.push((e.measure.allocated_bytes, rel.clone()));
+            // Keep the buffer small: cut back to the largest `cap` now and then.
+            if list.len() >= cap * 64 {
+                list.select_nth_unstable_by(cap - 1, TopList::rank);
+                list.truncate(cap);
+            }
+        }
+        let mut fresh: HashMap<Option<String>, Vec<(u64, Box<Path>)>> = fresh
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.sort_by(TopList::rank);
+                v.truncate(if k.is_some() {
+                    TOP_ITEMS
+                } else {
+                    TOP_UNATTRIBUTED
+                });
+                (k.map(str::to_owned), v)
+            })
+            .collect();
+        for (id, g) in self.producers.iter_mut().filter(|(_, g)| g.top.stale) {
+            g.top = TopList {
+                items: fresh.remove(&Some(id.to_string())).unwrap_or_default(),
+                stale: false,
+            };
+        }
+        if self.unattributed.top.stale {
+            self.unattributed.top = TopList {
+                items: fresh.remove(&None).unwrap_or_default(),
+                stale: false,
+            };
+        }
+    }
+
+    /// Sets the item at `rel` to `new` (`None`: removes it), keeping the totals of the root, of
+    /// the producers and the largest-item lists. Returns the entry it replaced.
+    fn set(&mut self, rel: &Path, new: Option<Entry>) -> Option<Entry> {
+        let old = self.entries.remove(rel);
+        let new_key = new.as_ref().map(|e| e.producer.clone());
+        if let Some(old) = &old {
+            sub(&mut self.total, &old.measure);
+            let same_group = new_key.as_ref() == Some(&old.producer);
+            let new_bytes = new
+                .as_ref()
+                .filter(|_| same_group)
+                .map(|e| e.measure.allocated_bytes);
+            let (g, cap) = self.group_mut(&old.producer);
+            if let Some(g) = g {
+                g.totals.items = g.totals.items.saturating_sub(1);
+                sub(&mut g.totals.measure, &old.measure);
+                g.top.update(rel, new_bytes, cap);
+            }
+            if let Some(id) = &old.producer {
+                if self.producers.get(id).is_some_and(|g| g.totals.items == 0) {
+                    self.producers.remove(id);
                 }
             }
-        } else if let Some(old) = self.items.remove(path) {
-            sub(&mut self.total, &old.measure);
         }
-        if let Some(item) = item {
-            self.total.add(&item.measure);
-            self.items.insert(item.path.clone(), item);
+        if let Some(new) = new {
+            self.total.add(&new.measure);
+            let same_group = old.as_ref().is_some_and(|o| o.producer == new.producer);
+            let g = match &new.producer {
+                Some(id) => self.producers.entry(id.clone()).or_default(),
+                None => &mut self.unattributed,
+            };
+            g.totals.items += 1;
+            g.totals.measure.add(&new.measure);
+            if !same_group {
+                let cap = if new.producer.is_some() {
+                    TOP_ITEMS
+                } else {
+                    TOP_UNATTRIBUTED
+                };
+                g.top.update(rel, Some(new.measure.allocated_bytes), cap);
+            }
+            self.entries.insert(Box::from(rel), new);
+        }
+        old
+    }
+
+    fn group_mut(&mut self, producer: &Option<Arc<str>>) -> (Option<&mut Group>, usize) {
+        match producer {
+            Some(id) => (self.producers.get_mut(id), TOP_ITEMS),
+            None => (Some(&mut self.unattributed), TOP_UNATTRIBUTED),
+        }
+    }
+
+    /// Sets the item at `path` (absolute, either spelling of the root) to `item` (`None`: it is
+    /// gone, and so is every item below it), adjusting the totals by the difference. Returns the
+    /// change in allocated bytes.
+    pub fn apply(&mut self, path: &Path, item: Option<Item>) -> i64 {
+        let before = self.total.allocated_bytes as i64;
+        let Some(rel) = self.rel_of(path) else {
+            tracing::warn!(path = %path.display(), "item outside its root; left out");
+            return 0;
+        };
+        match item {
+            None => {
+                let below: Vec<Box<Path>> = self
+                    .entries
+                    .range::<Path, _>((Bound::Included(&*rel), Bound::Unbounded))
+                    .take_while(|(p, _)| p.starts_with(&rel))
+                    .map(|(p, _)| p.clone())
+                    .collect();
+                for p in below {
+                    self.set(&p, None);
+                }
+            }
+            Some(item) => {
+                let e = self.entry_of(item);
+                self.set(&rel, Some(e));
+            }
         }
         self.total.allocated_bytes as i64 - before
     }
@@ -142,52 +429,68 @@ impl RootState {
     pub fn restat_ancestors(&mut self, rel: &Path) {
         for dir in ancestors_of(rel) {
             let now = DirEntryStat::of(&self.root.canonical.join(&dir));
-            let old = self.dirs.get(&dir).copied();
+            let old = self.dirs.get(dir.as_path()).copied();
             let (now, old) = match (now, old) {
                 (Some(now), Some(old)) => (now, old),
                 (Some(now), None) => {
                     // New since the last scan: its own entry was counted when the item holding
                     // it was measured.
-                    self.dirs.insert(dir, now);
+                    self.dirs.insert(dir.into_boxed_path(), now);
                     continue;
                 }
                 (None, _) => {
-                    self.dirs.remove(&dir);
+                    self.dirs.remove(dir.as_path());
                     continue;
                 }
             };
             if now == old {
                 continue;
             }
-            self.dirs.insert(dir.clone(), now);
             let d_alloc = now.allocated_bytes as i64 - old.allocated_bytes as i64;
             let d_apparent = now.apparent_bytes as i64 - old.apparent_bytes as i64;
             shift(&mut self.total, d_alloc, d_apparent);
             if let Some(first) = dir.components().next() {
-                let top = self.root.canonical.join(first);
-                if let Some(item) = self.items.get_mut(&top) {
-                    if item.producer.is_none() {
-                        shift(&mut item.measure, d_alloc, d_apparent);
+                let top = Path::new(first.as_os_str());
+                if let Some(mut e) = self.entries.get(top).cloned() {
+                    if e.producer.is_none() {
+                        // `set` moves the item's old sizes out of the root total and its new
+                        // ones in; the shift above already counted the change there.
+                        shift(&mut self.total, -d_alloc, -d_apparent);
+                        shift(&mut e.measure, d_alloc, d_apparent);
+                        self.set(top, Some(e));
                     }
                 }
             }
+            self.dirs.insert(dir.into_boxed_path(), now);
         }
     }
 
     /// Forgets every item and total (the root was removed).
     pub fn clear(&mut self) {
-        self.items.clear();
+        self.entries.clear();
+        self.producers.clear();
+        self.unattributed = Group::default();
         self.total = Measure::default();
         self.dirs.clear();
         self.issues.clear();
     }
 
-    /// The whole root as a [`RootScan`] (for a dry reclaim plan or a one-off summary).
+    /// The whole root as a [`RootScan`] (for a dry reclaim plan or a one-off summary). O(items).
     pub fn to_root_scan(&self) -> RootScan {
+        self.to_root_scan_where(|_| true)
+    }
+
+    /// The root as a [`RootScan`] holding only the items `keep` accepts. O(items).
+    pub fn to_root_scan_where(&self, keep: impl Fn(&Entry) -> bool) -> RootScan {
         RootScan {
             root: self.root.clone(),
             total: self.total,
-            items: self.items.values().cloned().collect(),
+            items: self
+                .entries
+                .iter()
+                .filter(|(_, e)| keep(e))
+                .map(|(rel, e)| self.item_at(rel, e))
+                .collect(),
             issues: self.issues.clone(),
             vanished: 0,
             non_utf8_names: 0,
@@ -213,7 +516,6 @@ fn shift(m: &mut Measure, d_alloc: i64, d_apparent: i64) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::inventory::Captures;
     use crate::roots::RootKind;
 
     fn item(path: &Path, producer: Option<&str>, allocated_bytes: u64, files: u64) -> Item {
@@ -249,7 +551,73 @@ mod tests {
         assert_eq!(st.total.files, 8);
         // Removing a dir drops every item below it.
         assert_eq!(st.apply(&root.canonical.join("g"), None), -(12288 + 8192));
-        assert!(st.items.is_empty());
+        assert_eq!(st.item_count(), 0);
+        assert!(st.producers().is_empty());
         assert_eq!(st.total, Measure::default());
+    }
+
+    /// Totals and largest-item lists kept by deltas equal those recomputed from the items.
+    #[test]
+    fn groups_follow_updates_like_a_recount() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+        let mut st = RootState::new(root.clone());
+        // A fixed pseudo-random sequence of sets, shrinks, moves between producers and removals.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for step in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let n = x % 40;
+            let path = root.canonical.join(format!("g/i{n:02}"));
+            let producer = ["p", "q", "none"][(x >> 8) as usize % 3];
+            let producer = (producer != "none").then_some(producer);
+            if (x >> 16) % 5 == 0 {
+                st.apply(&path, None);
+            } else {
+                let bytes = ((x >> 20) % 64) * 4096;
+                st.apply(&path, Some(item(&path, producer, bytes, 1)));
+            }
+            st.refresh_tops();
+            let mut want: BTreeMap<Option<String>, (u64, u64, Vec<(u64, PathBuf)>)> =
+                BTreeMap::new();
+            for (rel, e) in st.entries() {
+                let w = want
+                    .entry(e.producer.as_deref().map(str::to_owned))
+                    .or_default();
+                w.0 += 1;
+                w.1 += e.measure.allocated_bytes;
+                w.2.push((e.measure.allocated_bytes, rel.to_path_buf()));
+            }
+            let mut got: BTreeMap<Option<String>, (u64, u64, Vec<(u64, PathBuf)>)> = st
+                .producers()
+                .iter()
+                .map(|(id, g)| (Some(id.to_string()), g))
+                .chain((st.unattributed().totals.items > 0).then_some((None, st.unattributed())))
+                .map(|(id, g)| {
+                    let top = g.top.items.iter().map(|(b, p)| (*b, p.to_path_buf()));
+                    (
+                        id,
+                        (
+                            g.totals.items,
+                            g.totals.measure.allocated_bytes,
+                            top.collect(),
+                        ),
+                    )
+                })
+                .collect();
+            for (id, w) in &mut want {
+                w.2.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+                w.2.truncate(if id.is_some() {
+                    TOP_ITEMS
+                } else {
+                    TOP_UNATTRIBUTED
+                });
+            }
+            got.retain(|_, g| g.0 > 0);
+            assert_eq!(got, want, "after step {step}");
+            let sum: u64 = st.entries().map(|(_, e)| e.measure.allocated_bytes).sum();
+            assert_eq!(st.total.allocated_bytes, sum, "after step {step}");
+        }
     }
 }
