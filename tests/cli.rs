@@ -546,3 +546,129 @@ fn unreadable_dir_gives_exit_3_and_is_reported() {
     assert_eq!(errors[0]["kind"], "permission-denied");
     assert!(errors[0]["message"].as_str().is_some_and(|m| !m.is_empty()));
 }
+
+#[test]
+fn failed_deletion_gives_exit_3_and_is_audited() {
+    let Some(mode) = unprivileged() else {
+        println!(
+            "SKIPPED: running as root and `setpriv` is not usable, so nothing can fail to delete"
+        );
+        return;
+    };
+    let sb = Sandbox::new();
+    let old = gpuarchiver_dirs(&sb, "old", 2);
+    // Inside the second item, a dir the unprivileged user cannot empty.
+    let stuck = old[1].join("stuck");
+    write_file(&stuck.join("file"), 100);
+    for d in &old {
+        set_tree_mtime(d, days_ago(10));
+    }
+    let root_arg = format!("cache={}", sb.cache().display());
+    let mut cmd = match mode {
+        Unprivileged::Setpriv => {
+            // nobody owns everything but `stuck` (root's, 0755): its file cannot be unlinked.
+            let walk = Command::new("chown")
+                .args(["-R", "65534:65534"])
+                .arg(sb.dir.path())
+                .status()
+                .unwrap();
+            assert!(walk.success());
+            std::os::unix::fs::chown(&stuck, Some(0), Some(0)).unwrap();
+            std::os::unix::fs::chown(stuck.join("file"), Some(0), Some(0)).unwrap();
+            fs::set_permissions(sb.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
+            c
+        }
+        Unprivileged::AsIs => {
+            fs::set_permissions(&stuck, fs::Permissions::from_mode(0o555)).unwrap();
+            Command::new(BIN)
+        }
+    };
+    // The chown changed no mtime, but set them again to be sure the items are old.
+    for d in &old {
+        set_tree_mtime(d, days_ago(10));
+    }
+    let out = cmd
+        .env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .arg("--config")
+        .arg(sb.config())
+        .arg("--data-dir")
+        .arg(sb.data())
+        .args([
+            "reclaim",
+            "--older-than",
+            "1d",
+            "--yes",
+            "--json",
+            "--root",
+            &root_arg,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    fs::set_permissions(&stuck, fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(paths(&v, "deleted"), strings(&old[..1]));
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["path"], old[1].display().to_string());
+    assert!(!old[0].exists());
+    assert!(stuck.join("file").exists());
+    // Both attempts are audited: the deletion and the failure.
+    assert_eq!(audit_rows(&sb), 2);
+}
+
+/// Runs `cachewatch <args>` on a pseudo-terminal (util-linux `script`), typing `answer`.
+fn run_on_tty(sb: &Sandbox, args: &[String], answer: &str) -> Option<Output> {
+    let mut line = format!(
+        "{BIN} --config {} --data-dir {}",
+        sb.config().display(),
+        sb.data().display()
+    );
+    for a in args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn reclaim_on_a_terminal_asks_and_deletes_only_after_y() {
+    let sb = Sandbox::new();
+    let (old, young, _) = reclaim_tree(&sb);
+    let mut args = vec!["reclaim".to_owned(), "--older-than".into(), "1d".into()];
+    args.extend(sb.roots());
+    let Some(out) = run_on_tty(&sb, &args, "n\n") else {
+        println!("SKIPPED: util-linux `script` is not installed, so no terminal can be made");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("[y/N]"), "asked: {text}");
+    assert!(old.iter().all(|p| p.exists()), "deleted after `n`: {text}");
+    assert_eq!(audit_rows(&sb), 0);
+
+    let out = run_on_tty(&sb, &args, "y\n").unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(old.iter().all(|p| !p.exists()), "kept after `y`: {text}");
+    assert!(young.exists());
+    assert_eq!(audit_rows(&sb), old.len() as i64);
+}
