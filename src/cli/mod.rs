@@ -9,10 +9,10 @@ mod crashes;
 mod explain;
 mod format;
 mod history;
+mod launchd;
 mod producers;
 mod reclaim;
 mod scan;
-mod launchd;
 mod status;
 mod watch;
 
@@ -75,14 +75,14 @@ pub enum Command {
     Producers(producers::Args),
     /// Say which rule claims a path and why, or that none does.
     Explain(explain::Args),
-    /// What grew since a time, per producer and root, and the reclaims since then (from the history).
-    History(history::Args),
     /// Crash reports grouped by process and known cause (crash signature), with what to do.
     Crashes(crashes::Args),
     /// Run the monitor in the foreground: keep the figures current, print alerts, serve /metrics.
     Watch(watch::Args),
     /// One scan summarised (per root, per producer, reclaimable), with growth from the history.
     Status(status::Args),
+    /// What grew since a time, per producer and root, and the reclaims since then (from the history).
+    History(history::Args),
     /// Print a LaunchAgent plist that runs `cachewatch watch` at login (macOS).
     #[command(name = "launchd-plist")]
     LaunchdPlist(launchd::Args),
@@ -127,10 +127,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Reclaim(a) => reclaim::run(&ctx, a),
         Command::Producers(a) => producers::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
-        Command::History(a) => history::run(&ctx, a),
         Command::Crashes(a) => crashes::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
+        Command::History(a) => history::run(&ctx, a),
         Command::LaunchdPlist(a) => launchd::run(&ctx, a),
     }
 }
