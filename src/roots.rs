@@ -66,7 +66,9 @@ impl FromStr for RootKind {
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
     /// The kind word is not one of the four.
-    #[error("unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports")]
+    #[error(
+        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports"
+    )]
     UnknownKind(String),
     /// A `--root` argument without `=`.
     #[error("malformed root {0:?}: expected KIND=PATH, e.g. temp=/tmp")]
@@ -180,7 +182,10 @@ mod tests {
     fn kind_words_round_trip() {
         for k in RootKind::ALL {
             assert_eq!(k.as_str().parse::<RootKind>().unwrap(), k);
-            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.as_str()));
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.as_str())
+            );
         }
         assert!("tmp".parse::<RootKind>().is_err());
     }
@@ -204,14 +209,23 @@ mod tests {
 
     #[test]
     fn bad_root_args_are_refused() {
-        assert!(matches!(Root::parse_arg("temp"), Err(RootError::Malformed(_))));
-        assert!(matches!(Root::parse_arg("nope=/tmp"), Err(RootError::UnknownKind(_))));
+        assert!(matches!(
+            Root::parse_arg("temp"),
+            Err(RootError::Malformed(_))
+        ));
+        assert!(matches!(
+            Root::parse_arg("nope=/tmp"),
+            Err(RootError::UnknownKind(_))
+        ));
         assert!(matches!(
             Root::parse_arg("temp=/does/not/exist/cachewatch"),
             Err(RootError::Missing { .. })
         ));
         let f = tempfile::NamedTempFile::new().unwrap();
         let arg = format!("cache={}", f.path().display());
-        assert!(matches!(Root::parse_arg(&arg), Err(RootError::NotADirectory { .. })));
+        assert!(matches!(
+            Root::parse_arg(&arg),
+            Err(RootError::NotADirectory { .. })
+        ));
     }
 }
