@@ -15,6 +15,12 @@ use super::{Claim, Classify};
 use crate::inventory::{Captures, Item, Measure, ScanIssue};
 use crate::roots::RootKind;
 
+/// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
+const SERIAL_ENTRIES: usize = 64;
+
+/// Entries per parallel `lstat` task of a big dir.
+const STAT_CHUNK: usize = 256;
+
 /// Sums over a subtree while it is walked; becomes a [`Measure`] once the item's birth time is known.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Acc {
@@ -150,10 +156,12 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// `dir`'s path relative to the root while its children are still to be classified, else `None`.
     /// Claimed entries and top-level entries become items and are left out of the returned sum.
     ///
-    /// Entries are `lstat`ed in listing order; only subdirs are kept (as small [`Sub`]s) and walked
-    /// afterwards, in parallel when there are several, so leaf dirs cost no task switching.
+    /// The first [`SERIAL_ENTRIES`] entries are `lstat`ed (and classified) as they are listed; the
+    /// rest of a big dir is `lstat`ed in parallel chunks, so one huge dir does not serialize the
+    /// walk. Only subdirs are kept (as small [`Sub`]s) and walked once the listing is closed (so open
+    /// dir fds do not grow with the tree's depth), in parallel when there are several.
     pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
-        let listing = match std::fs::read_dir(dir) {
+        let mut listing = match std::fs::read_dir(dir) {
             Ok(l) => l,
             Err(e) => {
                 self.report(failure(dir, "read dir", e));
@@ -162,11 +170,43 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         };
         let mut acc = Acc::default();
         let mut subs = Vec::new();
-        for entry in listing {
+        for entry in listing.by_ref().take(SERIAL_ENTRIES) {
             match entry {
                 Ok(e) => self.entry(&e, rel, depth + 1, &mut acc, &mut subs),
                 Err(e) => self.report(failure(dir, "read dir", e)),
             }
+        }
+        let rest: Vec<DirEntry> = listing
+            .filter_map(|entry| {
+                entry
+                    .map_err(|e| self.report(failure(dir, "read dir", e)))
+                    .ok()
+            })
+            .collect();
+        if !rest.is_empty() {
+            let (more, more_subs) = rest
+                .par_chunks(STAT_CHUNK)
+                .map(|chunk| {
+                    let mut acc = Acc::default();
+                    let mut subs = Vec::new();
+                    for e in chunk {
+                        self.entry(e, rel, depth + 1, &mut acc, &mut subs);
+                    }
+                    (acc, subs)
+                })
+                .reduce(
+                    || (Acc::default(), Vec::new()),
+                    |(a, mut x), (b, mut y)| {
+                        if x.len() < y.len() {
+                            std::mem::swap(&mut x, &mut y);
+                        }
+                        x.append(&mut y);
+                        (a.merge(b), x)
+                    },
+                );
+            drop(rest);
+            acc = acc.merge(more);
+            subs.extend(more_subs);
         }
         let walked = match subs.len() {
             0 => Acc::default(),
