@@ -58,6 +58,16 @@ fn rss_mib() -> f64 {
     pages * page / (1024.0 * 1024.0)
 }
 
+/// Resident set after glibc returned its free heap pages to the OS (`malloc_trim`): what is live.
+fn trimmed_rss_mib() -> f64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    rss_mib()
+}
+
 fn items(s: &Snapshot) -> u64 {
     s.producers
         .iter()
@@ -145,9 +155,10 @@ async fn run_size(entries: usize, idle: Option<Duration>) {
         cpu_time() - c
     );
     println!(
-        "  memory after the first scan: {:.0} MiB resident, {:.0} MiB peak",
+        "  memory after the first scan: {:.0} MiB resident, {:.0} MiB peak, {:.0} MiB resident once malloc returned its free memory",
         rss_mib(),
-        peak_rss_mib()
+        peak_rss_mib(),
+        trimmed_rss_mib()
     );
     m.flush().await.unwrap();
     let mut lat = Vec::new();
@@ -165,10 +176,13 @@ async fn run_size(entries: usize, idle: Option<Duration>) {
     }
     println!("  one new item -> snapshot latency: {lat:.0?} (debounce 500 ms included)");
     println!("  CPU time of each update: {cpu:.1?}");
+    let snap = m.snapshot();
     println!(
-        "  memory after the updates: {:.0} MiB resident, {:.0} MiB peak",
+        "  memory after the updates: {:.0} MiB resident, {:.0} MiB peak, {:.0} MiB trimmed; rescans of the root: {}",
         rss_mib(),
-        peak_rss_mib()
+        peak_rss_mib(),
+        trimmed_rss_mib(),
+        snap.roots.first().map_or(0, |r| r.rescans)
     );
     if let Some(idle) = idle {
         let c = cpu_time();
