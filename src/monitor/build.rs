@@ -121,7 +121,8 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
     }
 
     // Per producer: the totals and largest items each root keeps, merged over the roots.
-    let mut per: BTreeMap<&str, (Totals, Vec<(u64, PathBuf)>)> = BTreeMap::new();
+    type Largest = Vec<(u64, PathBuf)>;
+    let mut per: BTreeMap<&str, (Totals, Largest)> = BTreeMap::new();
     let mut unattributed: Vec<(u64, PathBuf, &RootState, Measure)> = Vec::new();
     for st in inp.roots {
         for (id, g) in st.producers() {

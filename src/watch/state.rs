@@ -556,6 +556,9 @@ mod tests {
         assert_eq!(st.total, Measure::default());
     }
 
+    /// Items, allocated bytes and the largest items of one group.
+    type Recount = (u64, u64, Vec<(u64, PathBuf)>);
+
     /// Totals and largest-item lists kept by deltas equal those recomputed from the items.
     #[test]
     fn groups_follow_updates_like_a_recount() {
@@ -579,8 +582,7 @@ mod tests {
                 st.apply(&path, Some(item(&path, producer, bytes, 1)));
             }
             st.refresh_tops();
-            let mut want: BTreeMap<Option<String>, (u64, u64, Vec<(u64, PathBuf)>)> =
-                BTreeMap::new();
+            let mut want: BTreeMap<Option<String>, Recount> = BTreeMap::new();
             for (rel, e) in st.entries() {
                 let w = want
                     .entry(e.producer.as_deref().map(str::to_owned))
@@ -589,7 +591,7 @@ mod tests {
                 w.1 += e.measure.allocated_bytes;
                 w.2.push((e.measure.allocated_bytes, rel.to_path_buf()));
             }
-            let mut got: BTreeMap<Option<String>, (u64, u64, Vec<(u64, PathBuf)>)> = st
+            let mut got: BTreeMap<Option<String>, Recount> = st
                 .producers()
                 .iter()
                 .map(|(id, g)| (Some(id.to_string()), g))
