@@ -42,17 +42,18 @@ else
     SCAN_NAME="examples/scan (CLI scan not available)"
 fi
 
-# best_of NAME CMD...: best wall seconds and its peak RSS (KiB) over RUNS runs, after one warm-up.
+# best_of NAME CMD...: best wall seconds and its peak RSS (KiB) over RUNS runs, after one warm-up
+# (the user and system CPU seconds of that run are printed too).
 best_of() {
     local name=$1; shift
     "$@" >/dev/null 2>&1 || true
-    local best="" rss=""
+    local best="" rss="" usr="" sys=""
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -f "%e %M" -o "$WORK/time.out" "$@" >/dev/null 2>&1 || true
-        read -r wall kib < "$WORK/time.out"
-        if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then best=$wall; rss=$kib; fi
+        /usr/bin/time -f "%e %M %U %S" -o "$WORK/time.out" "$@" >/dev/null 2>&1 || true
+        read -r wall kib u s < "$WORK/time.out"
+        if [ -z "$best" ] || awk "BEGIN{exit !($wall < $best)}"; then best=$wall; rss=$kib; usr=$u; sys=$s; fi
     done
-    printf '%-45s wall %7.3f s   peak RSS %8.1f MiB\n' "$name" "$best" "$(awk "BEGIN{print $rss/1024}")" >&2
+    printf '%-45s wall %7.3f s   user %6.2f s   sys %6.2f s   peak RSS %8.1f MiB\n' "$name" "$best" "$usr" "$sys" "$(awk "BEGIN{print $rss/1024}")" >&2
     echo "$best $rss"
 }
 
