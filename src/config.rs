@@ -92,6 +92,10 @@ pub struct Config {
     /// `[[producer]]`: user catalogue rules. Kept raw here; validated by [`Config::catalogue`].
     #[serde(rename = "producer")]
     pub producers: Vec<toml::Table>,
+    /// `[[process_watch]]`: processes whose thread count is watched for a steady climb (opt-in;
+    /// see [`crate::procwatch`]).
+    #[serde(rename = "process_watch")]
+    pub process_watch: Vec<crate::procwatch::ProcessWatchConfig>,
 }
 
 /// One `roots` entry.
