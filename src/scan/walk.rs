@@ -183,8 +183,10 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     .ok()
             })
             .collect();
+        // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
+        let mut groups: Vec<Vec<Sub>> = Vec::new();
         if !rest.is_empty() {
-            let (more, more_subs) = rest
+            let chunks: Vec<(Acc, Vec<Sub>)> = rest
                 .par_chunks(STAT_CHUNK)
                 .map(|chunk| {
                     let mut acc = Acc::default();
@@ -194,29 +196,27 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     }
                     (acc, subs)
                 })
-                .reduce(
-                    || (Acc::default(), Vec::new()),
-                    |(a, mut x), (b, mut y)| {
-                        if x.len() < y.len() {
-                            std::mem::swap(&mut x, &mut y);
-                        }
-                        x.append(&mut y);
-                        (a.merge(b), x)
-                    },
-                );
+                .collect();
             drop(rest);
-            acc = acc.merge(more);
-            subs.extend(more_subs);
+            groups.reserve(chunks.len() + 1);
+            for (more, more_subs) in chunks {
+                acc = acc.merge(more);
+                groups.push(more_subs);
+            }
         }
-        let walked = match subs.len() {
-            0 => Acc::default(),
-            1 => subs
+        let walked = match (subs.len(), groups.is_empty()) {
+            (0, true) => Acc::default(),
+            (1, true) => subs
                 .pop()
                 .map_or_else(Acc::default, |s| self.descend(s, depth + 1)),
-            _ => subs
-                .into_par_iter()
-                .map(|s| self.descend(s, depth + 1))
-                .reduce(Acc::default, Acc::merge),
+            _ => {
+                groups.push(subs);
+                groups
+                    .into_par_iter()
+                    .flat_map(Vec::into_par_iter)
+                    .map(|s| self.descend(s, depth + 1))
+                    .reduce(Acc::default, Acc::merge)
+            }
         };
         acc.merge(walked)
     }
