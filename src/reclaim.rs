@@ -74,6 +74,12 @@ pub enum KeepReason {
     },
     /// The item's producer id is not in the catalogue (e.g. a rule removed from the config).
     UnknownProducer,
+    /// The item is a root (of another kind) or holds one inside it: deleting it would delete a
+    /// root (nested roots, e.g. a temp root inside a cache root).
+    HoldsRoot {
+        /// The root it is or holds.
+        root: PathBuf,
+    },
 }
 
 impl std::fmt::Display for KeepReason {
@@ -92,6 +98,9 @@ impl std::fmt::Display for KeepReason {
             KeepReason::Manual => f.write_str("the rule is manual and was not named"),
             KeepReason::Changed { what } => write!(f, "changed: {what}"),
             KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
+            KeepReason::HoldsRoot { root } => {
+                write!(f, "it is or holds the root {}", root.display())
+            }
         }
     }
 }
@@ -176,6 +185,10 @@ pub struct ReclaimPlan {
     pub items: Vec<PlannedItem>,
     /// Items kept, in path order.
     pub kept: Vec<KeptItem>,
+    /// Every root of the inventory (canonical and as given, sorted, deduplicated): execute refuses
+    /// an item that is one of them or holds one, whatever root the item lies in.
+    #[serde(default)]
+    pub roots: Vec<PathBuf>,
     /// Sum of the planned items' allocated bytes.
     pub planned_bytes: u64,
 }
@@ -284,6 +297,11 @@ impl ReclaimError {
             message: self.to_string(),
         }
     }
+}
+
+/// The first of `roots` that `item` is or holds (an ancestor of), if any.
+fn held_root<'a>(item: &std::path::Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    roots.iter().find(|r| r.starts_with(item))
 }
 
 /// Whole seconds from `earlier` to `now`, 0 when `earlier` is in the future.

@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::plan::plan_id;
 use super::{
-    age_secs, app_running, needed_secs, owner_keeps, rule_forbids, AuditRecord, DeletedItem,
-    KeepReason, KeptItem, PlannedItem, ReclaimError, ReclaimPlan, ReclaimReport,
+    age_secs, app_running, held_root, needed_secs, owner_keeps, rule_forbids, AuditRecord,
+    DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimError, ReclaimPlan, ReclaimReport,
 };
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
@@ -32,6 +32,7 @@ enum Outcome {
 ///
 /// The re-check, per item: the path is absolute and ends in a plain name; its parent resolves
 /// (canonicalize) to a dir inside the plan's root, so the item is never the root nor outside it;
+/// it is not and does not hold any of the plan's roots (nested roots);
 /// the rule still exists and still allows deletion; `lstat` gives the planned device and inode
 /// (and the same symlink-ness); the owner pid is still not a live owner, the rule's processes
 /// still do not run, and no open or mapped file lies under it (one probe snapshot for the whole
@@ -53,7 +54,7 @@ pub fn execute(
     audit: &mut dyn FnMut(&AuditRecord),
 ) -> ReclaimReport {
     let mut report = ReclaimReport::default();
-    let expected = plan_id(&plan.policy, &plan.items);
+    let expected = plan_id(&plan.policy, &plan.roots, &plan.items);
     if expected != plan.id {
         let e = ReclaimError::PlanMismatch {
             found: plan.id.clone(),
@@ -161,6 +162,9 @@ fn attempt(
     };
     if resolved != item.path {
         return changed(format!("path now resolves to {}", resolved.display()));
+    }
+    if let Some(root) = held_root(&resolved, &plan.roots) {
+        return Outcome::Kept(KeepReason::HoldsRoot { root: root.clone() });
     }
     let Some(rule) = catalogue.rule(&item.producer) else {
         return Outcome::Kept(KeepReason::UnknownProducer);

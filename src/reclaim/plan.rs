@@ -1,9 +1,10 @@
 //! Building a [`ReclaimPlan`] from an inventory: which claimed items may go, which stay and why.
 
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{
-    age_secs, app_running, needed_secs, owner_keeps, rule_forbids, KeepReason, KeptItem,
+    age_secs, app_running, held_root, needed_secs, owner_keeps, rule_forbids, KeepReason, KeptItem,
     PlannedItem, Policy, ReclaimPlan,
 };
 use crate::catalogue::{Catalogue, ReclaimMode, Rule};
@@ -20,7 +21,8 @@ use crate::roots::Root;
 /// `min_age_secs`) (`TooYoung`), the owner pid in the name is alive and started at or before the
 /// item's birth (`OwnerAlive`), one of the rule's `owner.processes` runs (`AppRunning`), or a
 /// process holds a file under it open or mapped (`InUse`). Rules selected but unknown to the
-/// catalogue keep their items (`UnknownProducer`).
+/// catalogue keep their items (`UnknownProducer`). An item that is a root of the inventory or holds
+/// one (nested roots: a temp root inside a cache root) is kept (`HoldsRoot`).
 ///
 /// Calls `probe.refresh()` once, then only looks the snapshot up.
 pub fn plan(
@@ -31,6 +33,14 @@ pub fn plan(
     now: SystemTime,
 ) -> ReclaimPlan {
     probe.refresh();
+    let mut roots: Vec<PathBuf> = inv
+        .roots
+        .iter()
+        .flat_map(|r| [r.root.canonical.clone(), r.root.path.clone()])
+        .filter(|p| p.is_absolute())
+        .collect();
+    roots.sort();
+    roots.dedup();
     let mut items = Vec::new();
     let mut kept = Vec::new();
     for (root, item) in inv.items() {
@@ -44,9 +54,10 @@ pub fn plan(
         if !policy.producers.is_empty() && !named {
             continue;
         }
-        let decision = match catalogue.rule(id) {
-            None => Err(KeepReason::UnknownProducer),
-            Some(rule) => decide(root, item, rule, named, policy, probe, now),
+        let decision = match (held_root(&item.path, &roots), catalogue.rule(id)) {
+            (Some(r), _) => Err(KeepReason::HoldsRoot { root: r.clone() }),
+            (None, None) => Err(KeepReason::UnknownProducer),
+            (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
         };
         match decision {
             Ok(p) => items.push(p),
@@ -61,11 +72,12 @@ pub fn plan(
     kept.sort_by(|a, b| a.path.cmp(&b.path));
     let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
     ReclaimPlan {
-        id: plan_id(policy, &items),
+        id: plan_id(policy, &roots, &items),
         created: now,
         policy: policy.clone(),
         items,
         kept,
+        roots,
         planned_bytes,
     }
 }
@@ -138,10 +150,10 @@ impl Fnv {
     }
 }
 
-/// The plan id: two FNV-1a hashes (different bases) over the policy and every planned item's path,
+/// The plan id: two FNV-1a hashes (different bases) over the policy, the roots and every planned item's path,
 /// root, producer, device, inode, symlink flag, owner pid and times, as 32 hex digits. Stable across runs and Rust
 /// versions (no `DefaultHasher`).
-pub(super) fn plan_id(policy: &Policy, items: &[PlannedItem]) -> String {
+pub(super) fn plan_id(policy: &Policy, roots: &[PathBuf], items: &[PlannedItem]) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut a = Fnv(0xcbf2_9ce4_8422_2325);
     let mut b = Fnv(0x6c62_272e_07bb_0142);
@@ -153,6 +165,11 @@ pub(super) fn plan_id(policy: &Policy, items: &[PlannedItem]) -> String {
     both(&policy.older_than.subsec_nanos().to_le_bytes());
     for p in &policy.producers {
         both(p.as_bytes());
+        both(&[0]);
+    }
+    both(&[0xff]);
+    for r in roots {
+        both(r.as_os_str().as_bytes());
         both(&[0]);
     }
     both(&[0xff]);

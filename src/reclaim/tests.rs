@@ -378,11 +378,12 @@ fn execute_refuses_root_outside_and_dotdot() {
     ];
     let pol = policy(Duration::ZERO, &[]);
     let plan = ReclaimPlan {
-        id: plan_id(&pol, &items),
+        id: plan_id(&pol, &[], &items),
         created: now,
         policy: pol,
         items,
         kept: vec![],
+        roots: vec![],
         planned_bytes: 0,
     };
     let mut outcomes = vec![];
@@ -470,4 +471,86 @@ fn execute_rechecks_inode_age_and_counts_hard_links_once() {
         r.deleted.iter().map(|d| d.allocated_bytes).sum::<u64>(),
         r.freed_bytes
     );
+}
+
+/// Regression: with a cache root and a temp root nested inside it (here: the temp root is a
+/// claimed gpuarchiver-like dir of the cache root), reclaim deleted the temp root as an item of the
+/// cache root. An item that is or holds another root is kept at plan and refused at execute.
+#[test]
+fn nested_root_claimed_as_item_of_outer_root_is_never_deleted() {
+    let t = tree();
+    let now = SystemTime::now();
+    let old = now - 2 * HOUR;
+    let holder = make_dir(&t.root, "gpuarchiver-holder", old);
+    let inner_dir = holder.join("inner");
+    fs::create_dir(&inner_dir).unwrap();
+    set_mtime(&inner_dir, old);
+    set_mtime(&holder, old);
+    let inner = Root::new(RootKind::Cache, &inner_dir).unwrap();
+    let same = make_dir(&t.root, "gpuarchiver-is-root", old);
+    let same_root = Root::new(RootKind::Cache, &same).unwrap();
+    let plain = make_dir(&t.root, "gpuarchiver-plain", old);
+    let items = [&holder, &same, &plain]
+        .iter()
+        .map(|p| item(p, Some("gpu"), Captures::default()))
+        .collect();
+    let mut inv = inventory(&t.root, items, now);
+    for r in [&inner, &same_root] {
+        inv.roots.push(RootScan {
+            root: r.clone(),
+            total: Measure::default(),
+            items: vec![],
+            issues: vec![],
+            vanished: 0,
+            non_utf8_names: 0,
+            other_device: 0,
+        });
+    }
+    let probe = FakeProbe::default();
+    let p = plan(&inv, &catalogue(), &policy(HOUR, &[]), &probe, now);
+    let planned: Vec<_> = p.items.iter().map(|i| i.path.clone()).collect();
+    assert_eq!(planned, vec![plain.clone()]);
+    assert_eq!(
+        kept_reason(&p.kept, &holder),
+        &KeepReason::HoldsRoot {
+            root: inner.canonical.clone()
+        }
+    );
+    assert_eq!(
+        kept_reason(&p.kept, &same),
+        &KeepReason::HoldsRoot {
+            root: same_root.canonical.clone()
+        }
+    );
+
+    // A plan that lists them anyway (made before the nested root existed, or crafted with a
+    // consistent id) still leaves them: execute checks every item against the plan's roots.
+    let mut crafted = p.clone();
+    crafted.items = [&holder, &same, &plain]
+        .iter()
+        .map(|path| {
+            let mut i = p.items[0].clone();
+            let md = fs::symlink_metadata(path).unwrap();
+            i.path = (*path).clone();
+            i.dev = md.dev();
+            i.ino = md.ino();
+            i.born = md.created().ok();
+            i
+        })
+        .collect();
+    crafted.id = plan_id(&crafted.policy, &crafted.roots, &crafted.items);
+    let mut audit = vec![];
+    let r = execute(&crafted, &catalogue(), &probe, now, &mut |a| {
+        audit.push(a.outcome.clone())
+    });
+    let deleted: Vec<_> = r.deleted.iter().map(|d| d.path.clone()).collect();
+    assert_eq!(deleted, vec![plain.clone()]);
+    assert!(inner_dir.is_dir() && same.is_dir() && holder.is_dir());
+    assert!(!plain.exists());
+    assert_eq!(r.kept.len(), 2);
+    assert!(r
+        .kept
+        .iter()
+        .all(|k| matches!(k.reason, KeepReason::HoldsRoot { .. })));
+    assert_eq!(audit.len(), 3);
 }
