@@ -10,6 +10,7 @@ mod actor;
 mod analysis;
 mod build;
 mod disks;
+mod procs;
 mod record;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::alerts::AlertsConfig;
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
+use crate::procwatch::ProcessWatchConfig;
 use crate::reclaim::{ReclaimPlan, ReclaimReport};
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
@@ -55,11 +57,15 @@ pub struct MonitorOptions {
     pub sample_interval: Duration,
     /// The clock for ages, rates and alerts.
     pub clock: Arc<dyn Clock>,
+    /// Processes watched for a steady thread climb (config `[[process_watch]]`; default none).
+    /// Sampled every `sample_interval_secs` (the shortest of the entries); a suspected leak fires
+    /// a `process-leak` alert, at most once per name within the alerts' cooldown.
+    pub process_watch: Vec<ProcessWatchConfig>,
 }
 
 impl MonitorOptions {
     /// Options with the defaults: 500 ms debounce, a 3-day threshold, default alerts, 5-minute
-    /// samples, the system clock, no history database.
+    /// samples, the system clock, no history database, no process watch.
     pub fn new(roots: Vec<Root>, catalogue: Arc<Catalogue>) -> MonitorOptions {
         MonitorOptions {
             roots,
@@ -70,6 +76,7 @@ impl MonitorOptions {
             alerts: AlertsConfig::default(),
             sample_interval: DEFAULT_SAMPLE_INTERVAL,
             clock: Arc::new(crate::clock::SystemClock),
+            process_watch: Vec::new(),
         }
     }
 }
@@ -126,6 +133,7 @@ pub(crate) enum Command {
         reply: oneshot::Sender<Result<ReclaimReport, MonitorError>>,
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
+    SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -263,6 +271,15 @@ impl MonitorHandle {
     /// [`FLUSH_TIMEOUT`]; [`MonitorError::Stopped`].
     pub async fn flush(&self) -> Result<(), MonitorError> {
         self.ask(Command::Flush).await
+    }
+
+    /// Samples the watched processes now (as the process-watch interval does) and returns the
+    /// `process-leak` alerts this sample fired (they are also stored and broadcast).
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn sample_processes(&self) -> Result<Vec<AlertDto>, MonitorError> {
+        self.ask(Command::SampleProcesses).await
     }
 
     /// Stops the monitor and waits for its task to finish its current step.

@@ -29,6 +29,10 @@ pub struct ProcessWatchConfig {
     /// The window the rise is measured over, seconds (default 1800).
     #[serde(default = "default_window_secs")]
     pub window_secs: u64,
+    /// Interval between samples, seconds (default 10; the monitor samples every watched process at
+    /// the shortest interval of its entries).
+    #[serde(default = "default_sample_interval_secs")]
+    pub sample_interval_secs: u64,
 }
 
 fn default_min_thread_rise() -> u32 {
@@ -39,6 +43,10 @@ fn default_window_secs() -> u64 {
     1800
 }
 
+fn default_sample_interval_secs() -> u64 {
+    10
+}
+
 impl ProcessWatchConfig {
     /// A rule for `name` with the defaults.
     pub fn named(name: &str) -> ProcessWatchConfig {
@@ -46,6 +54,7 @@ impl ProcessWatchConfig {
             name: name.to_owned(),
             min_thread_rise: default_min_thread_rise(),
             window_secs: default_window_secs(),
+            sample_interval_secs: default_sample_interval_secs(),
         }
     }
 }
@@ -115,10 +124,16 @@ impl SuspectedLeak {
             time_unix_secs: crate::crash::unix_secs(now),
             rule: PROCESS_LEAK_RULE.to_owned(),
             producer: None,
-            title: format!("{} keeps gaining threads", self.name),
+            title: leak_title(&self.name),
             message: self.message(),
         }
     }
+}
+
+/// The title of the [`PROCESS_LEAK_RULE`] alert of the watched name `name` (the cooldown of a
+/// restarted monitor finds its last alerts by it).
+pub fn leak_title(name: &str) -> String {
+    format!("{name} keeps gaining threads")
 }
 
 /// Judges the samples of one process (oldest first): a leak when, over the samples within

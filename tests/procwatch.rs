@@ -1,15 +1,21 @@
 //! Process watch on a real child process: a small Python program (run through a symlink so it has
 //! a name of its own) that starts or stops one thread per command on stdin and acknowledges each,
-//! so the test drives the thread count step by step, with no sleeps.
+//! so the test drives the thread count step by step, with no sleeps. The monitor tests run the
+//! same child under a [`Monitor`](cachewatch::monitor) with `[[process_watch]]` rules, and one
+//! that grows by itself on the monitor's own sample interval.
 
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::clock::ManualClock;
+use cachewatch::monitor::{self, MonitorOptions};
 use cachewatch::procwatch::{judge, ProcSample, ProcessWatchConfig, ProcessWatcher};
+use cachewatch::{Catalogue, Root, RootKind};
 
 const CHILD: &str = r#"
 import sys, threading
@@ -30,6 +36,26 @@ for line in sys.stdin:
     print(threading.active_count(), flush=True)
 "#;
 
+/// Prints its `Threads:` from `/proc/self/status`, waits for a line on stdin, then starts one
+/// thread every 100 ms up to 30, printing the count after each, then `done`; then parks.
+const GROWER: &str = r#"
+import sys, threading, time
+def threads():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+stop = threading.Event()
+print(threads(), flush=True)
+sys.stdin.readline()
+for _ in range(30):
+    time.sleep(0.1)
+    threading.Thread(target=stop.wait, daemon=True).start()
+    print(threads(), flush=True)
+print("done", flush=True)
+stop.wait()
+"#;
+
 struct Leaky {
     child: Child,
     stdin: ChildStdin,
@@ -39,13 +65,18 @@ struct Leaky {
 impl Leaky {
     /// Starts the child as `<dir>/<name>` (a symlink to python3), so its process name is `name`.
     fn start(dir: &Path, name: &str) -> Option<Leaky> {
+        Leaky::start_script(dir, name, CHILD)
+    }
+
+    /// Starts `script` as `<dir>/<name>` (see [`Leaky::start`]).
+    fn start_script(dir: &Path, name: &str, script: &str) -> Option<Leaky> {
         let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
             .into_iter()
             .find(|p| Path::new(p).exists())?;
         let link = dir.join(name);
         std::os::unix::fs::symlink(python, &link).unwrap();
         let mut child = Command::new(&link)
-            .args(["-u", "-c", CHILD])
+            .args(["-u", "-c", script])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -127,6 +158,7 @@ fn steady_thread_climb_of_a_child_is_flagged_with_its_figures() {
         name: "cw-leaky-thr".to_owned(),
         min_thread_rise: 8,
         window_secs: 600,
+        sample_interval_secs: 10,
     }]);
     // Baseline, then one more thread per sample, 12 samples 30 s apart (by the test's clock).
     assert_eq!(leaky.send("="), 1);
@@ -195,6 +227,7 @@ fn sawtooth_and_flat_thread_counts_are_not_flagged() {
         name: "cw-saw-thr".to_owned(),
         min_thread_rise: 4,
         window_secs: 3600,
+        sample_interval_secs: 10,
     }]);
     // +3 then -3, twice: ends where it started.
     let mut counts = Vec::new();
@@ -249,4 +282,151 @@ fn judge_needs_a_mostly_monotonic_rise_ending_at_the_top() {
     assert!(judge(7, "w", &jagged, 8, w, t(500)).is_none());
     // Fewer than 3 samples in the window.
     assert!(judge(7, "w", &climb[..2], 1, w, t(50)).is_none());
+}
+
+/// `(first, last, rise)` from a process-leak message "... went from A to B threads (+R) ...".
+fn leak_figures(message: &str) -> (u32, u32, u32) {
+    let rest = message.split(" went from ").nth(1).unwrap();
+    let mut words = rest.split_whitespace();
+    let first = words.next().unwrap().parse().unwrap();
+    assert_eq!(words.next(), Some("to"));
+    let last = words.next().unwrap().parse().unwrap();
+    assert_eq!(words.next(), Some("threads"));
+    let rise = words
+        .next()
+        .unwrap()
+        .trim_start_matches("(+")
+        .trim_end_matches(')')
+        .parse()
+        .unwrap();
+    (first, last, rise)
+}
+
+fn monitor_options(dir: &Path, rule: ProcessWatchConfig) -> MonitorOptions {
+    let root_dir = dir.join("root");
+    std::fs::create_dir(&root_dir).unwrap();
+    let root = Root::new(RootKind::Cache, &root_dir).unwrap();
+    let mut opts = MonitorOptions::new(vec![root], Arc::new(Catalogue::builtin()));
+    opts.process_watch = vec![rule];
+    opts
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_alerts_a_thread_leak_once_with_the_proc_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut leaky) = Leaky::start(dir.path(), "cw-mon-leak") else {
+        println!("skipped: no python3 to run the child process");
+        return;
+    };
+    let pid = leaky.pid();
+    let clock = Arc::new(ManualClock::new(t(0)));
+    let mut opts = monitor_options(
+        dir.path(),
+        ProcessWatchConfig {
+            name: "cw-mon-leak".to_owned(),
+            min_thread_rise: 5,
+            window_secs: 600,
+            // Only the interval's first, immediate tick samples by itself; the test samples.
+            sample_interval_secs: 3600,
+        },
+    );
+    opts.clock = clock.clone();
+    let m = monitor::spawn(opts).unwrap();
+    let mut alerts = m.alerts();
+    leaky.send("=");
+    let base = proc_threads(pid);
+    assert!(m.sample_processes().await.unwrap().is_empty());
+    for i in 1..=7u32 {
+        leaky.send("+");
+        let now_threads = proc_threads(pid);
+        assert_eq!(now_threads, base + i);
+        clock.advance(Duration::from_secs(30));
+        let fired = m.sample_processes().await.unwrap();
+        if i < 5 {
+            assert!(fired.is_empty(), "+{i}: {fired:#?}");
+            assert!(alerts.try_recv().is_err());
+            continue;
+        }
+        if i > 5 {
+            // Still climbing, but the name alerted within the cooldown.
+            assert!(fired.is_empty(), "+{i}: {fired:#?}");
+            assert!(alerts.try_recv().is_err());
+            continue;
+        }
+        assert_eq!(fired.len(), 1, "{fired:#?}");
+        let a = &fired[0];
+        assert_eq!(a.rule, "process-leak");
+        assert_eq!(a.title, "cw-mon-leak keeps gaining threads");
+        assert_eq!(a.time_unix_secs, 1_773_000_000 + 150);
+        assert!(
+            a.message
+                .contains(&format!("cw-mon-leak (pid {pid}) went from")),
+            "{}",
+            a.message
+        );
+        assert_eq!(leak_figures(&a.message), (base, now_threads, 5));
+        assert!(a.message.contains("(+5) in 2m 30s"), "{}", a.message);
+        // The same alert went out on the broadcast and into the snapshot's recent alerts.
+        assert_eq!(alerts.try_recv().unwrap(), *a);
+        assert_eq!(m.snapshot().alerts.first(), Some(a));
+    }
+    m.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_samples_on_its_interval_and_alerts_a_growing_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut grower) = Leaky::start_script(dir.path(), "cw-mon-grow", GROWER) else {
+        println!("skipped: no python3 to run the child process");
+        return;
+    };
+    let pid = grower.pid();
+    let opts = monitor_options(
+        dir.path(),
+        ProcessWatchConfig {
+            name: "cw-mon-grow".to_owned(),
+            min_thread_rise: 5,
+            window_secs: 600,
+            sample_interval_secs: 1,
+        },
+    );
+    let m = monitor::spawn(opts).unwrap();
+    let mut alerts = m.alerts();
+    // The child is up (it printed its base count); one sample at the base, then let it grow.
+    let mut line = String::new();
+    grower.stdout.read_line(&mut line).unwrap();
+    let base: u32 = line.trim().parse().unwrap();
+    assert!(m.sample_processes().await.unwrap().is_empty());
+    writeln!(grower.stdin, "go").unwrap();
+    // Bounded wait for the broadcast: the child grows 10 threads a second, samples are 1 s apart.
+    let a = tokio::time::timeout(Duration::from_secs(60), alerts.recv())
+        .await
+        .expect("no process-leak alert within 60 s")
+        .unwrap();
+    assert_eq!(a.rule, "process-leak");
+    assert_eq!(a.title, "cw-mon-grow keeps gaining threads");
+    assert!(
+        a.message
+            .contains(&format!("cw-mon-grow (pid {pid}) went from")),
+        "{}",
+        a.message
+    );
+    // Every thread count the child went through, as its own /proc/self/status said.
+    let mut counts = vec![base];
+    loop {
+        let mut line = String::new();
+        grower.stdout.read_line(&mut line).unwrap();
+        match line.trim() {
+            "done" => break,
+            n => counts.push(n.parse::<u32>().unwrap()),
+        }
+    }
+    assert_eq!(counts.len(), 31);
+    assert_eq!(*counts.last().unwrap(), proc_threads(pid));
+    let (first, last, rise) = leak_figures(&a.message);
+    assert!(counts.contains(&first), "{first} not in {counts:?}");
+    assert!(counts.contains(&last), "{last} not in {counts:?}");
+    assert_eq!(last - first, rise);
+    assert!(rise >= 5, "{}", a.message);
+    m.shutdown().await;
 }

@@ -133,6 +133,7 @@ pub fn monitor_options(
     m.sample_interval = Duration::from_secs(loaded.config.monitor.sample_interval_secs.max(1));
     m.threshold = settings.default_threshold();
     m.alerts = settings.alerts;
+    m.process_watch = loaded.config.process_watch.clone();
     Ok((m, SettingsState { store, seed }))
 }
 

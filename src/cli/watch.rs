@@ -34,6 +34,7 @@ pub fn monitor_options(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Monito
     opts.threshold = cfg.reclaim.older_than;
     opts.alerts = cfg.alerts.clone();
     opts.sample_interval = Duration::from_secs(cfg.monitor.sample_interval_secs.max(1));
+    opts.process_watch = cfg.process_watch.clone();
     Ok(opts)
 }
 

@@ -18,6 +18,7 @@ use crate::watch::state::RootState;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::analysis::Analysis;
+use super::procs::ProcWatch;
 use super::record::Recorder;
 use super::{build, Command, MonitorError, MonitorOptions, FLUSH_TIMEOUT, POLL_INTERVAL};
 
@@ -75,6 +76,7 @@ pub(super) struct Actor {
     analysis_stale: bool,
     analysis_at: Option<Instant>,
     recorder: Recorder,
+    procs: ProcWatch,
 }
 
 enum Flow {
@@ -93,7 +95,10 @@ impl Actor {
         let roots = opts.roots.iter().cloned().map(RootState::new).collect();
         let threshold = opts.threshold;
         let recorder = Recorder::new(&opts);
+        let mut procs = ProcWatch::new(&opts.process_watch, opts.alerts.cooldown);
+        procs.restore(&recorder.recent_alerts());
         Actor {
+            procs,
             roots,
             watchers: (0..n).map(|_| None).collect(),
             last_poll: vec![Instant::now(); n],
@@ -132,6 +137,9 @@ impl Actor {
         self.initial_scan().await;
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let procs_on = self.procs.interval().is_some();
+        let mut proc_tick = tokio::time::interval(self.procs.interval().unwrap_or(TICK));
+        proc_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let wake = self.next_wake();
             tokio::select! {
@@ -161,6 +169,9 @@ impl Actor {
                     self.on_wake().await;
                 }
                 _ = tick.tick() => self.on_tick().await,
+                _ = proc_tick.tick(), if procs_on => {
+                    self.sample_processes().await;
+                }
             }
         }
         tracing::debug!("monitor stopped: every handle dropped");
@@ -224,6 +235,12 @@ impl Actor {
                 let now = self.opts.clock.now();
                 self.roots[i].load_scan(scan, now);
                 self.last_poll[i] = Instant::now();
+                // The scan's buffers are freed: return their pages to the OS.
+                if let Err(e) =
+                    tokio::task::spawn_blocking(crate::platform::release_free_memory).await
+                {
+                    tracing::debug!(error = %e, "releasing free memory failed");
+                }
                 tracing::info!(
                     root = %self.roots[i].root.canonical.display(),
                     items = self.roots[i].item_count(),
@@ -551,13 +568,33 @@ impl Actor {
         self.publish();
     }
 
+    /// Samples the watched processes; stores, broadcasts and returns the `process-leak` alerts that
+    /// fire (none while paused: the samples are still taken).
+    async fn sample_processes(&mut self) -> Vec<AlertDto> {
+        let fired = self.procs.sample(self.opts.clock.now()).await;
+        if self.paused || fired.is_empty() {
+            return Vec::new();
+        }
+        let fired = self.recorder.store_alerts(fired).await;
+        for alert in &fired {
+            // No receiver is fine: nobody listens yet.
+            let _receivers = self.alert_tx.send(alert.clone()).unwrap_or(0);
+        }
+        self.publish();
+        fired
+    }
+
     async fn refresh_analysis(&mut self) {
         let inv = self.inventory();
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
         let now = self.opts.clock.now();
         match tokio::task::spawn_blocking(move || {
-            Analysis::compute(&inv, &catalogue, threshold, now)
+            let analysis = Analysis::compute(&inv, &catalogue, threshold, now);
+            drop(inv);
+            // The inventory copy and the figures' temporaries are gone: return their pages.
+            crate::platform::release_free_memory();
+            analysis
         })
         .await
         {
@@ -650,6 +687,10 @@ impl Actor {
                 send(reply, res);
             }
             Command::Flush(reply) => self.start_flush(reply).await,
+            Command::SampleProcesses(reply) => {
+                let fired = self.sample_processes().await;
+                send(reply, Ok(fired));
+            }
             Command::Shutdown(ack) => return Flow::Stop(ack),
         }
         Flow::Continue

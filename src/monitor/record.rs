@@ -265,7 +265,13 @@ impl Recorder {
         space: &[Option<VolumeSpace>],
         now: SystemTime,
     ) -> Vec<AlertDto> {
-        let mut fired = self.evaluate(catalogue, roots, totals, space, now);
+        let fired = self.evaluate(catalogue, roots, totals, space, now);
+        self.store_alerts(fired).await
+    }
+
+    /// Stores `fired` (alerts that passed their cooldown) in the history, logs them and keeps them
+    /// among the recent alerts; returns them with their row ids (0 without history).
+    pub async fn store_alerts(&mut self, mut fired: Vec<AlertDto>) -> Vec<AlertDto> {
         if fired.is_empty() {
             return fired;
         }
