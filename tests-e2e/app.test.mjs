@@ -4,8 +4,9 @@
 //   xvfb-run -a -s "-screen 0 1280x900x24" node --test tests-e2e/
 //
 // Needs: target/debug/cachewatch-app (cargo build -p cachewatch-app, after `npm run build` in ui/),
-// tauri-driver on PATH (cargo install tauri-driver --locked), /usr/bin/WebKitWebDriver, `du`.
-// Screenshots go to docs/screenshots/.
+// tauri-driver on PATH (cargo install tauri-driver --locked), /usr/bin/WebKitWebDriver, `du`, and
+// for the notification test dunst + dunstctl on a D-Bus session bus (run under dbus-run-session).
+// Screenshots go to docs/screenshots/ (the X screen ones need ImageMagick's `import`, `xwininfo`).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
@@ -21,10 +22,29 @@ const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-ap
 const SHOTS = join(REPO, 'docs/screenshots');
 const PRODUCER = 'metal-gpuarchiver';
 const TWO_DAYS_AGO = Date.now() / 1000 - 2 * 86400;
+/** Items a producer must gain within the window to fire `producer-growth` (the test config's). */
+const GROWTH_ITEMS = 5;
+
+/** `cmd` on PATH, or null. */
+function which(cmd) {
+  try {
+    return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+const DUNST = which('dunst') && which('dunstctl');
+const NO_DUNST = DUNST
+  ? process.env.DBUS_SESSION_BUS_ADDRESS
+    ? false
+    : 'no D-Bus session bus (run under dbus-run-session)'
+  : 'dunst is not installed (apt-get install dunst)';
 
 const fx = {};
 let driver;
 let session;
+let dunst;
 
 function freePort() {
   return new Promise((ok, fail) => {
@@ -91,6 +111,79 @@ async function shot(name) {
   }
 }
 
+/** Runs dunstctl with `args`; its stdout. */
+const dunstctl = (...args) => execFileSync('dunstctl', args, { encoding: 'utf8' }).trim();
+
+/** Starts dunst on this X display and session bus, notifications staying until closed. */
+async function startDunst() {
+  const rc = join(fx.dir, 'dunstrc');
+  writeFileSync(
+    rc,
+    `[global]
+    monitor = 0
+    follow = none
+    width = 440
+    height = 300
+    origin = top-right
+    offset = 16x16
+    notification_limit = 3
+    font = DejaVu Sans 10
+    markup = full
+    format = "<b>%s</b>\\n%b"
+    padding = 12
+    horizontal_padding = 14
+    frame_width = 1
+    frame_color = "#c7c7cc"
+    corner_radius = 0
+    icon_position = off
+    show_indicators = no
+    separator_height = 1
+
+[urgency_low]
+    background = "#fbfbfd"
+    foreground = "#1d1d1f"
+    timeout = 0
+
+[urgency_normal]
+    background = "#fbfbfd"
+    foreground = "#1d1d1f"
+    timeout = 0
+
+[urgency_critical]
+    background = "#fbfbfd"
+    foreground = "#1d1d1f"
+    timeout = 0
+`,
+  );
+  dunst = spawn('dunst', ['-config', rc], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // it owns org.freedesktop.Notifications (and answers dunstctl) once it runs
+  await until('dunst on the session bus', () => dunstctl('is-paused') === 'false');
+}
+
+/** Notifications dunst shows now. */
+const displayed = () => Number(dunstctl('count', 'displayed'));
+
+/** The X screen cropped to dunst's window, as `name`.png; a printed reason when it cannot. */
+function notificationShot(name) {
+  try {
+    const tree = execFileSync('xwininfo', ['-root', '-tree'], { encoding: 'utf8' });
+    const wins = tree
+      .split('\n')
+      .filter((l) => /"Dunst"/i.test(l))
+      .map((l) => /(\d+)x(\d+)[+-]-?\d+[+-]-?\d+\s+\+(-?\d+)\+(-?\d+)/.exec(l))
+      .filter(Boolean)
+      .map((m) => m.slice(1).map(Number))
+      .sort((a, b) => b[0] * b[1] - a[0] * a[1]);
+    assert.ok(wins.length && wins[0][0] > 1 && wins[0][1] > 1, "dunst's window in the X tree");
+    const [w, h, x, y] = wins[0];
+    const geom = `${w}x${h}+${x}+${y}`;
+    mkdirSync(SHOTS, { recursive: true });
+    execFileSync('import', ['-window', 'root', '-crop', geom, '+repage', join(SHOTS, `${name}.png`)]);
+  } catch (e) {
+    console.log(`# no notification screenshot (${e.message.split('\n')[0]})`);
+  }
+}
+
 before(async () => {
   assert.ok(existsSync(APP), `${APP} exists (cargo build -p cachewatch-app)`);
   fx.dir = realpathSync(mkdtempSync(join(tmpdir(), 'cachewatch-e2e-')));
@@ -103,6 +196,16 @@ before(async () => {
   fx.young = [];
   for (let i = 0; i < 6; i++) fx.old.push(archive(`gpuarchiver-old${i}`, 1 + (i % 3), 30000 * (i + 1), true));
   for (let i = 0; i < 3; i++) fx.young.push(archive(`gpuarchiver-new${i}`, 2, 50000, false));
+  fx.firstItems = fx.old.length + fx.young.length;
+  // History sampled every second (the monitor samples on its 5 s tick), and a producer-growth alert
+  // at GROWTH_ITEMS new items within an hour; the disk rules are off so that only the alert the
+  // notification test provokes can fire, whatever the machine's free space.
+  writeFileSync(
+    join(fx.dir, 'config.toml'),
+    `[monitor]\nsample_interval_secs = 1\n\n[alerts]\nproducer_growth_items = ${GROWTH_ITEMS}\n` +
+      `producer_growth_window = "1h"\nfree_disk_min_bytes = 0\ndisk_full_eta_min_hours = 0\n`,
+  );
+  if (!NO_DUNST) startDunst();
 
   const port = await freePort();
   const nativePort = await freePort();
@@ -130,6 +233,7 @@ before(async () => {
 
 after(async () => {
   if (session) await session.close().catch(() => {});
+  if (dunst) dunst.kill('SIGTERM');
   if (driver) {
     driver.kill('SIGTERM');
     const t = setTimeout(() => driver.kill('SIGKILL'), 3000);
@@ -190,4 +294,64 @@ test('reclaim from the window frees exactly the planned items', async () => {
   for (const d of fx.old) assert.ok(!existsSync(d), `${d} deleted`);
   for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
   assert.ok(existsSync(join(fx.temp, 'unknown-tool.log')), 'unattributed files stay');
+});
+
+test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () => {
+  const snap = (await invoke('get_snapshot')).ok;
+  const p = snap.producers.find((x) => x.id === PRODUCER);
+  assert.equal(displayed(), 0, 'no notification before the burst');
+  // A burst of new dirs: the producer then holds GROWTH_ITEMS more items than at the first history
+  // sample (fx.firstItems; the reclaim above removed some since).
+  let count = p.items;
+  let n = 0;
+  const add = () => {
+    archive(`gpuarchiver-burst${n++}`, 1, 4096, false);
+    count++;
+  };
+  while (count < fx.firstItems + GROWTH_ITEMS) add();
+  const seen = () =>
+    invoke('get_snapshot').then((r) => r.ok?.producers.find((x) => x.id === PRODUCER)?.items === count);
+  await until('the burst in the snapshot', seen);
+  // Alerts are evaluated on each change against the last history sample (taken on the monitor's
+  // tick), growth measured from an earlier sample. History keeps one sample a minute (the last),
+  // so growth shows once a minute boundary passed: one more dir per round until a change comes
+  // after a sample that holds GROWTH_ITEMS more than the base (up to about two minutes).
+  await until(
+    'the notification on screen',
+    async () => {
+      if (displayed() > 0) return true;
+      add();
+      await until('the new dir in the snapshot', seen, { tries: 50, everyMs: 100 });
+      return displayed() > 0;
+    },
+    { tries: 150, everyMs: 500 },
+  );
+  notificationShot('notification');
+
+  // what the daemon received, read back from its history (shown ones enter it when closed)
+  dunstctl('close-all');
+  const history = await until('the closed notification in the history', () => {
+    const h = JSON.parse(dunstctl('history')).data[0];
+    return h.length > 0 && h;
+  });
+  assert.equal(history.length, 1, `one notification, got ${JSON.stringify(history)}`);
+  const summary = history[0].summary.data;
+  const body = history[0].body.data;
+  assert.ok(summary.includes(p.name), `the title names the producer: ${summary}`);
+  assert.match(body, new RegExp(`--producer ${PRODUCER} `), 'the body says how to reclaim it');
+  const m = /grew .* and (\d+) items in .*; now .* in (\d+) items\./.exec(body);
+  assert.ok(m, `the body gives the growth: ${body}`);
+  const [grew, items] = [Number(m[1]), Number(m[2])];
+  assert.ok(
+    items >= fx.firstItems + GROWTH_ITEMS && items <= count,
+    `${items} items when it fired: between the limit ${fx.firstItems + GROWTH_ITEMS} and the ${count} made`,
+  );
+  // the base is an earlier history sample (compaction keeps one a minute, so which one varies)
+  assert.ok(grew >= GROWTH_ITEMS && grew <= items, `grew ${grew} items: at least the limit, at most all`);
+  // the same alert the app recorded and sent to its window
+  const alerts = (await invoke('get_snapshot')).ok.alerts;
+  const mine = alerts.find((a) => a.rule === 'producer-growth' && a.producer === PRODUCER);
+  assert.ok(mine, `the app recorded the alert: ${JSON.stringify(alerts)}`);
+  assert.equal(summary, mine.title);
+  assert.equal(body, mine.message);
 });
