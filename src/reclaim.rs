@@ -12,6 +12,7 @@
 
 mod execute;
 mod measure;
+pub mod path_text;
 mod plan;
 #[cfg(test)]
 mod tests;
@@ -55,7 +56,7 @@ pub enum KeepReason {
         pid: u32,
         /// The open file. Serialized as `open_path`: a [`KeptItem`] flattens the reason next to its
         /// own `path`.
-        #[serde(rename = "open_path")]
+        #[serde(rename = "open_path", with = "path_text")]
         path: PathBuf,
     },
     /// One of the rule's named processes runs.
@@ -78,6 +79,7 @@ pub enum KeepReason {
     /// root (nested roots, e.g. a temp root inside a cache root).
     HoldsRoot {
         /// The root it is or holds.
+        #[serde(with = "path_text")]
         root: PathBuf,
     },
 }
@@ -111,6 +113,7 @@ pub struct AuditRecord {
     /// When.
     pub time: SystemTime,
     /// The item's path.
+    #[serde(with = "path_text")]
     pub path: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -124,8 +127,10 @@ pub struct AuditRecord {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedItem {
     /// Absolute path of the item, under `root`.
+    #[serde(with = "path_text")]
     pub path: PathBuf,
     /// Canonical path of the root the item lies in; execute refuses anything not strictly inside it.
+    #[serde(with = "path_text")]
     pub root: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -163,6 +168,7 @@ pub struct PlannedItem {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptItem {
     /// Absolute path of the item.
+    #[serde(with = "path_text")]
     pub path: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -187,7 +193,7 @@ pub struct ReclaimPlan {
     pub kept: Vec<KeptItem>,
     /// Every root of the inventory (canonical and as given, sorted, deduplicated): execute refuses
     /// an item that is one of them or holds one, whatever root the item lies in.
-    #[serde(default)]
+    #[serde(default, with = "path_text::many")]
     pub roots: Vec<PathBuf>,
     /// Sum of the planned items' allocated bytes.
     pub planned_bytes: u64,
@@ -197,6 +203,7 @@ pub struct ReclaimPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeletedItem {
     /// Absolute path it had.
+    #[serde(with = "path_text")]
     pub path: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -209,6 +216,7 @@ pub struct DeletedItem {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReclaimErrorEntry {
     /// The item (empty for an error about the whole plan).
+    #[serde(with = "path_text")]
     pub path: PathBuf,
     /// The error, as [`ReclaimError`] displays it.
     pub message: String,
@@ -222,6 +230,7 @@ pub struct ReclaimReport {
     /// Items skipped at the re-check, with why.
     pub kept: Vec<KeptItem>,
     /// Items that were gone before execute reached them (not an error).
+    #[serde(with = "path_text::many")]
     pub already_gone: Vec<PathBuf>,
     /// Sum of the deleted items' re-measured allocated bytes.
     pub freed_bytes: u64,

@@ -672,3 +672,43 @@ fn reclaim_on_a_terminal_asks_and_deletes_only_after_y() {
     assert!(young.exists());
     assert_eq!(audit_rows(&sb), old.len() as i64);
 }
+
+/// Regression: an item whose name is not UTF-8 made `reclaim --json` (after deleting) and
+/// `explain --json` fail with "path contains invalid UTF-8 characters" and a truncated document.
+/// Paths are now written as text with U+FFFD for the odd bytes.
+#[test]
+fn non_utf8_item_name_does_not_break_reclaim_and_explain_json() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    let name = OsStr::from_bytes(b"gpuarchiver-\xff\xfe");
+    let odd = sb.cache().join("com.apple.gpuarchiver").join(name);
+    write_file(&odd.join("archive.metallib"), 3000);
+    set_tree_mtime(&odd, days_ago(10));
+    let text = format!(
+        "{}/gpuarchiver-\u{fffd}\u{fffd}",
+        odd.parent().unwrap().display()
+    );
+
+    let out = sb.run_roots(&["reclaim", "--older-than", "1d", "--yes", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(paths(&v, "planned"), vec![text.clone()]);
+    assert_eq!(paths(&v, "deleted"), vec![text.clone()]);
+    assert!(!odd.exists());
+    assert_eq!(audit_rows(&sb), 1);
+
+    write_file(&odd.join("archive.metallib"), 3000);
+    let out = sb
+        .cmd()
+        .arg("explain")
+        .arg(odd.join("archive.metallib"))
+        .arg("--json")
+        .args(sb.roots())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(v["verdict"]["status"], "claimed");
+    assert_eq!(v["verdict"]["item"], text);
+}

@@ -12,10 +12,12 @@ use crate::roots::Root;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Explanation {
     /// The path asked about, as given.
+    #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
     pub path: PathBuf,
     /// The root it lies in (the innermost one when roots nest); `None` when outside all roots.
     pub root: Option<Root>,
     /// The path relative to that root.
+    #[serde(serialize_with = "crate::reclaim::path_text::serialize_opt")]
     pub relative: Option<PathBuf>,
     /// The answer.
     pub verdict: Verdict,
@@ -42,8 +44,10 @@ pub enum Verdict {
         /// Rule's age floor, seconds.
         min_age_secs: u64,
         /// The item's absolute path (under the root's canonical path).
+        #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
         item: PathBuf,
         /// The item's path relative to the root.
+        #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
         item_relative: PathBuf,
         /// True when the path is the item itself, false when it lies inside the item.
         is_item: bool,
@@ -53,6 +57,7 @@ pub enum Verdict {
     /// No rule claims the path or any ancestor: it counts under its root's top-level entry.
     Unattributed {
         /// The unattributed top-level entry's absolute path (under the root's canonical path).
+        #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
         top_level: PathBuf,
         /// Rules whose glob matched a prefix of the path but whose regex did not.
         near_misses: Vec<NearMiss>,
@@ -65,6 +70,7 @@ pub struct NearMiss {
     /// Rule id.
     pub producer: String,
     /// The prefix (relative to the root) the glob matched.
+    #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
     pub relative: PathBuf,
     /// Why the rule did not claim it.
     pub reason: String,

@@ -57,6 +57,7 @@ pub struct ReclaimJson<'a> {
     /// Kept items with the reason: at planning, then at the re-check before deleting.
     pub kept: Vec<&'a KeptItem>,
     /// Items gone before they could be deleted (not an error).
+    #[serde(serialize_with = "reclaim::path_text::many::serialize")]
     pub already_gone: &'a [PathBuf],
     /// Allocated bytes freed.
     pub freed_bytes: u64,
