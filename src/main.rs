@@ -15,8 +15,8 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(outcome) => outcome.exit_code(),
         Err(e) => {
-            // One line: the context chain joined with ": " (anyhow's alternate format).
-            eprintln!("cachewatch: error: {e:#}");
+            // One line: the context chain joined with ": ", each cause once.
+            eprintln!("cachewatch: error: {}", cli::error_line(&e));
             ExitCode::from(cli::EXIT_ERROR)
         }
     }

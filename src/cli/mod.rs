@@ -156,3 +156,54 @@ pub fn init_tracing(verbose: u8) {
         eprintln!("cachewatch: warning: logging was already set up");
     }
 }
+
+/// The one line printed for an error: its context chain joined with ": ", leaving out a cause
+/// whose text the line already holds (our error messages quote their source, so anyhow's `{:#}`
+/// printed the OS error twice), with line breaks inside a message (regex errors) folded to spaces.
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_line;
+
+    /// Regression: `--root temp=/nope` printed "...cannot be used: No such file or directory (os
+    /// error 2): No such file or directory (os error 2)".
+    #[test]
+    fn error_line_names_a_repeated_cause_once_and_folds_lines() {
+        let missing = std::fs::metadata("/nonexistent/cachewatch-test").unwrap_err();
+        let os = missing.to_string();
+        let e = anyhow::Error::new(cachewatch::roots::RootError::Missing {
+            kind: cachewatch::roots::RootKind::Temp,
+            path: "/nope".into(),
+            source: missing,
+        })
+        .context("--root temp=/nope");
+        assert_eq!(
+            error_line(&e),
+            format!("--root temp=/nope: root temp \"/nope\" cannot be used: {os}")
+        );
+        let e = anyhow::anyhow!("regex parse error:\n    (?P<pid>\n    ^\nerror: unclosed group")
+            .context("bad.toml:7");
+        assert_eq!(
+            error_line(&e),
+            "bad.toml:7: regex parse error: (?P<pid> ^ error: unclosed group"
+        );
+    }
+}
