@@ -554,3 +554,44 @@ fn nested_root_claimed_as_item_of_outer_root_is_never_deleted() {
         .all(|k| matches!(k.reason, KeepReason::HoldsRoot { .. })));
     assert_eq!(audit.len(), 3);
 }
+
+/// Rule 1 and 4: the item's parent is moved out of the root and replaced by a symlink to where it
+/// went, between plan and execute. The item keeps its device and inode, but it now resolves
+/// outside the root: execute refuses it and it survives.
+#[test]
+fn parent_replaced_by_symlink_after_plan_is_refused() {
+    let t = tree();
+    let outside = tempfile::tempdir().unwrap();
+    let now = SystemTime::now();
+    let old = now - 2 * HOUR;
+    let sub = t.root.canonical.join("sub");
+    fs::create_dir(&sub).unwrap();
+    let victim = sub.join("gpuarchiver-x");
+    fs::create_dir(&victim).unwrap();
+    fs::write(victim.join("data.bin"), vec![7u8; 5000]).unwrap();
+    set_mtime(&victim.join("data.bin"), old);
+    set_mtime(&victim, old);
+    let it = item(&victim, Some("gpu"), Captures::default());
+    let mut p = plan(
+        &inventory(&t.root, vec![it], now),
+        &catalogue(),
+        &policy(HOUR, &[]),
+        &FakeProbe::default(),
+        now,
+    );
+    assert_eq!(p.items.len(), 1);
+    p.id = plan_id(&p.policy, &p.roots, &p.items);
+
+    let moved = fs::canonicalize(outside.path()).unwrap().join("sub");
+    fs::rename(&sub, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &sub).unwrap();
+    let r = execute(&p, &catalogue(), &FakeProbe::default(), now, &mut |_| {});
+    assert!(r.deleted.is_empty());
+    assert_eq!(r.errors.len(), 1, "{:?}", r);
+    assert!(
+        r.errors[0].message.contains("not inside root"),
+        "{:?}",
+        r.errors
+    );
+    assert!(moved.join("gpuarchiver-x/data.bin").is_file());
+}
