@@ -260,3 +260,49 @@ async fn a_corrupt_history_database_is_reported_and_left_alone() {
     m.shutdown().await;
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
 }
+
+/// Regression: alerts were evaluated only after file events, so a burst that ended before the next
+/// history sample never alerted. The sample tick must evaluate them too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_that_ended_alerts_at_the_next_sample_without_further_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut o = options(&root);
+    o.db_path = Some(dir.path().join("data/cachewatch.db"));
+    o.clock = clock.clone();
+    o.sample_interval = Duration::from_secs(600);
+    o.alerts = AlertsConfig {
+        producer_growth_items: 10,
+        producer_growth_bytes: 0,
+        free_disk_min_bytes: 0,
+        disk_full_eta_min_hours: 0,
+        ..AlertsConfig::default()
+    };
+    // Two items before the start, so the producer's series has a first sample (a series first seen
+    // after the window start is measured from its first sample: see `history::Growth`).
+    make_archives(&root, 2, "pre", None);
+    let m = monitor::spawn(o).unwrap();
+    let mut alerts = m.alerts();
+    ready(&m).await;
+
+    // The burst: 15 items, then quiet. Too few for a "large change" sample, so no growth is in the
+    // history yet and nothing fires.
+    make_archives(&root, 15, "burst", None);
+    m.flush().await.unwrap();
+    assert_eq!(producer(&m.snapshot(), GPU).0, 17);
+    assert!(alerts.try_recv().is_err(), "no sample since the burst yet");
+
+    // The sample interval passes with no file event at all: the next tick samples and alerts.
+    clock.advance(Duration::from_secs(601));
+    let alert = tokio::time::timeout(Duration::from_secs(30), alerts.recv())
+        .await
+        .expect("an alert within 30 s (the tick is 5 s)")
+        .unwrap();
+    assert_eq!(alert.rule, "producer-growth");
+    assert_eq!(alert.producer.as_deref(), Some(GPU));
+    assert!(alert.message.contains("15 items"), "{}", alert.message);
+    m.shutdown().await;
+}

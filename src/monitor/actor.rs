@@ -543,7 +543,9 @@ impl Actor {
         let totals = build::producer_totals(&self.roots);
         if self.recorder.sample_due(now) {
             self.recorder.sample(&self.roots, &totals, now).await;
-            self.publish();
+            // A new sample is new history: a burst that ended before it now shows as growth, and
+            // free space may have fallen with no event under the roots. Evaluate alerts and publish.
+            self.after_update(false).await;
         }
     }
 
