@@ -112,6 +112,8 @@ export function describeKeepReason(reason: string): string {
       return 'changed since plan';
     case 'unknown-producer':
       return 'unknown producer';
+    case 'holds-root':
+      return 'is or holds a root';
     default:
       return reason;
   }

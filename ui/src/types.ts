@@ -126,12 +126,13 @@ export interface Snapshot {
 export type KeepReason =
   | { reason: 'too-young'; age_secs: number; needed_secs: number }
   | { reason: 'owner-alive'; pid: number }
-  | { reason: 'in-use'; pid: number; path: string }
+  | { reason: 'in-use'; pid: number; open_path: string }
   | { reason: 'app-running'; name: string }
   | { reason: 'never' }
   | { reason: 'manual' }
   | { reason: 'changed'; what: string }
-  | { reason: 'unknown-producer' };
+  | { reason: 'unknown-producer' }
+  | { reason: 'holds-root'; root: string };
 
 /** The reason words alone. */
 export type KeepReasonKind = KeepReason['reason'];
