@@ -376,3 +376,34 @@ fn nothing_outside_the_roots_and_never_a_root_is_deleted() {
     assert!(outcomes.iter().all(|o| o.ends_with("already-gone")));
     assert!(root.is_dir() && unattributed.is_dir());
 }
+
+/// Regression: a file of a deleted item hard-linked to a file outside the root was counted as
+/// freed, though its blocks stay allocated through the outside link.
+#[test]
+fn a_file_hard_linked_from_outside_is_not_counted_as_freed() {
+    use std::os::unix::fs::MetadataExt;
+    let e = env();
+    let item = e
+        .cache
+        .canonical
+        .join("com.apple.gpuarchiver/gpuarchiver-linked1");
+    make_bundle(&item, 2);
+    let inside = item.join("weights/w.bin");
+    let outside = e.outside.join("w.bin");
+    fs::hard_link(&inside, &outside).unwrap();
+    let now = SystemTime::now();
+    age_tree(&item, now - HOUR);
+
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(planned(&p), vec![item.clone()]);
+    let linked_bytes = fs::symlink_metadata(&inside).unwrap().blocks() * 512;
+    assert!(linked_bytes >= 3000);
+    let expected = du_bytes(&[&item]) - linked_bytes;
+    let (r, _) = e.execute(&p, now);
+    assert_eq!(r.deleted.len(), 1, "{r:#?}");
+    assert!(!item.exists());
+    assert_eq!(r.freed_bytes, expected);
+    assert_eq!(r.deleted[0].allocated_bytes, expected);
+    assert_eq!(fs::read(&outside).unwrap(), vec![2u8; 3000]);
+    assert_eq!(fs::symlink_metadata(&outside).unwrap().nlink(), 1);
+}

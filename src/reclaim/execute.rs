@@ -1,7 +1,7 @@
 //! Executing a [`ReclaimPlan`]: re-check each item, then delete it, in parallel; audit on the
 //! calling thread.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::mpsc;
@@ -9,7 +9,7 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-use super::measure::{remeasure, LinkedInodes, Remeasure};
+use super::measure::{remeasure, LinkSeen, LinkedInodes, Remeasure};
 use super::plan::plan_id;
 use super::{
     age_secs, app_running, held_root, needed_secs, owner_keeps, rule_forbids, AuditRecord,
@@ -41,8 +41,11 @@ enum Outcome {
 /// goes: `remove_dir_all` for a dir, `remove_file` for a file or a symlink (the target stays).
 /// `NotFound` at any step means already gone (in `already_gone`, audit outcome `already-gone`).
 ///
-/// Freed bytes are the re-measured allocated bytes of what was deleted, an inode with several
-/// links counted once across the whole execute.
+/// Freed bytes are the re-measured allocated bytes of what was deleted. An inode with several
+/// links counts only when all its links were deleted within this execute (the links met in
+/// deleted items reach the highest `st_nlink` seen), and then once, in the first deleted item
+/// (plan order) that held one of them; a file hard-linked from outside the deleted items frees
+/// nothing.
 ///
 /// A plan whose id does not match its contents (edited or corrupted) deletes nothing: the report
 /// carries one [`ReclaimError::PlanMismatch`] with an empty path and no audit call is made.
@@ -65,8 +68,7 @@ pub fn execute(
     }
     probe.refresh();
 
-    let mut deleted: Vec<(usize, DeletedItem)> = Vec::new();
-    let mut seen_inodes: HashSet<(u64, u64)> = HashSet::new();
+    let mut deleted: Vec<(usize, DeletedItem, Vec<LinkSeen>)> = Vec::new();
     let linked = LinkedInodes::default();
     let linked = &linked;
     let (tx, rx) = mpsc::channel::<(usize, Outcome)>();
@@ -85,21 +87,14 @@ pub fn execute(
             let item = &plan.items[i];
             let text = match outcome {
                 Outcome::Deleted(m) => {
-                    let shared: u64 = m
-                        .multi_link
-                        .iter()
-                        .filter(|(dev, ino, _)| seen_inodes.insert((*dev, *ino)))
-                        .map(|(_, _, bytes)| bytes)
-                        .sum();
-                    let bytes = m.single_link_bytes + shared;
-                    report.freed_bytes += bytes;
                     deleted.push((
                         i,
                         DeletedItem {
                             path: item.path.clone(),
                             producer: item.producer.clone(),
-                            allocated_bytes: bytes,
+                            allocated_bytes: m.single_link_bytes,
                         },
+                        m.multi_link,
                     ));
                     "deleted".to_owned()
                 }
@@ -130,12 +125,38 @@ pub fn execute(
             });
         }
     });
-    deleted.sort_by_key(|(i, _)| *i);
-    report.deleted = deleted.into_iter().map(|(_, d)| d).collect();
+    deleted.sort_by_key(|(i, _, _)| *i);
+    add_freed_links(&mut deleted);
+    report.freed_bytes = deleted.iter().map(|(_, d, _)| d.allocated_bytes).sum();
+    report.deleted = deleted.into_iter().map(|(_, d, _)| d).collect();
     report.kept.sort_by(|a, b| a.path.cmp(&b.path));
     report.already_gone.sort();
     report.errors.sort_by(|a, b| a.path.cmp(&b.path));
     report
+}
+
+/// Adds to each deleted item the bytes of the multi-link inodes it freed: an inode whose links
+/// met in deleted items number at least the highest `st_nlink` any walk saw (the first walk of it
+/// ran before any of those links went), counted in the first item (in `deleted`'s order) holding
+/// one of its links.
+fn add_freed_links(deleted: &mut [(usize, DeletedItem, Vec<LinkSeen>)]) {
+    // (dev, ino) -> (links met, highest nlink seen)
+    let mut links: HashMap<(u64, u64), (u64, u64)> = HashMap::new();
+    for l in deleted.iter().flat_map(|(_, _, ls)| ls) {
+        let e = links.entry((l.dev, l.ino)).or_insert((0, 0));
+        e.0 += 1;
+        e.1 = e.1.max(l.nlink);
+    }
+    let mut counted: HashSet<(u64, u64)> = HashSet::new();
+    for (_, d, ls) in deleted.iter_mut() {
+        for l in ls.iter() {
+            let key = (l.dev, l.ino);
+            let all_met = links.get(&key).is_some_and(|(met, nlink)| met >= nlink);
+            if all_met && counted.insert(key) {
+                d.allocated_bytes += l.allocated_bytes;
+            }
+        }
+    }
 }
 
 fn is_not_found(e: &std::io::Error) -> bool {

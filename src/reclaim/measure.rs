@@ -15,14 +15,27 @@ use super::ReclaimError;
 pub(super) struct Remeasure {
     /// Allocated bytes (`st_blocks * 512`) of entries with one link.
     pub single_link_bytes: u64,
-    /// `(dev, ino, allocated bytes)` of non-dir entries with more than one link, or with one link
-    /// left but seen with more by an earlier walk (its other link was deleted meanwhile): the
-    /// caller counts each inode once across every deleted item.
-    pub multi_link: Vec<(u64, u64, u64)>,
+    /// Non-dir entries with more than one link, or with one link left but seen with more by an
+    /// earlier walk (its other link was deleted meanwhile), one per link met: the caller counts
+    /// an inode as freed only when every one of its links was met in deleted items.
+    pub multi_link: Vec<LinkSeen>,
     /// Newest mtime of any entry, the item itself included.
     pub newest_mtime: Option<SystemTime>,
     /// An entry on another device than the item (a mount point inside it).
     pub other_device: bool,
+}
+
+/// One link of a multi-link inode met by a walk.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct LinkSeen {
+    /// Device of the inode.
+    pub dev: u64,
+    /// Inode number.
+    pub ino: u64,
+    /// Allocated bytes of the inode (`st_blocks * 512`).
+    pub allocated_bytes: u64,
+    /// `st_nlink` when this walk stat'ed it.
+    pub nlink: u64,
 }
 
 /// Inodes that any walk of one execute saw with more than one link. Shared by the parallel walks,
@@ -54,7 +67,12 @@ impl Remeasure {
                 linked.contains(key)
             };
         if multi {
-            self.multi_link.push((key.0, key.1, bytes));
+            self.multi_link.push(LinkSeen {
+                dev: key.0,
+                ino: key.1,
+                allocated_bytes: bytes,
+                nlink: md.nlink(),
+            });
         } else {
             self.single_link_bytes += bytes;
         }
