@@ -121,7 +121,8 @@ fn item(path: &Path, producer: Option<&str>, captures: Captures) -> Item {
         producer: producer.map(str::to_owned),
         captures,
         measure: Measure {
-            allocated_bytes: m.single_link_bytes + m.multi_link.iter().map(|x| x.2).sum::<u64>(),
+            allocated_bytes: m.single_link_bytes
+                + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
             apparent_bytes: md.len(),
             files: 1,
             dirs: 1,
