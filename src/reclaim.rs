@@ -16,6 +16,7 @@ pub mod path_text;
 mod plan;
 #[cfg(test)]
 mod tests;
+pub mod unix_secs;
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -110,7 +111,8 @@ impl std::fmt::Display for KeepReason {
 /// The audit record of one deletion attempt, for the history DB.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditRecord {
-    /// When.
+    /// When (JSON: `time_unix_secs`, whole seconds).
+    #[serde(rename = "time_unix_secs", with = "unix_secs")]
     pub time: SystemTime,
     /// The item's path.
     #[serde(with = "path_text")]
@@ -146,21 +148,39 @@ pub struct PlannedItem {
     pub ino: u64,
     /// True when the item is a symlink (the link goes, the target stays).
     pub is_symlink: bool,
-    /// Newest mtime in the item at scan time; anything newer at execute keeps the item.
+    /// Newest mtime in the item at scan time; anything newer at execute keeps the item (JSON:
+    /// `newest_mtime_unix_secs`, whole seconds).
+    #[serde(rename = "newest_mtime_unix_secs", with = "unix_secs::opt")]
     pub newest_mtime: Option<SystemTime>,
-    /// The name's `ts` capture, when the rule has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The name's `ts` capture, when the rule has one (JSON: `name_ts_unix_secs`).
+    #[serde(
+        default,
+        rename = "name_ts_unix_secs",
+        with = "unix_secs::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub name_ts: Option<SystemTime>,
     /// The owner pid from the name, when the rule has `owner.pid_in_name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_pid: Option<u32>,
     /// The item's birth (the name's `ts` when captured, else the scan's birth time); an owner pid
-    /// that started after it is a reused pid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// that started after it is a reused pid (JSON: `birth_time_unix_secs`).
+    #[serde(
+        default,
+        rename = "birth_time_unix_secs",
+        with = "unix_secs::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub birth_time: Option<SystemTime>,
     /// The item's own birth time from the scan (`statx`/`st_birthtime`); a different one at execute
-    /// means the item was replaced, even when the inode number was reused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// means the item was replaced, even when the inode number was reused (JSON:
+    /// `born_unix_secs`).
+    #[serde(
+        default,
+        rename = "born_unix_secs",
+        with = "unix_secs::opt",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub born: Option<SystemTime>,
 }
 
@@ -183,7 +203,8 @@ pub struct ReclaimPlan {
     /// Stable id: 32 hex digits hashed from the policy and every planned item's path, device and
     /// inode (not from the time), so the same state gives the same id.
     pub id: String,
-    /// When the plan was made (the `now` given to [`plan`]).
+    /// When the plan was made (the `now` given to [`plan`]; JSON: `created_unix_secs`).
+    #[serde(rename = "created_unix_secs", with = "unix_secs")]
     pub created: SystemTime,
     /// The policy it was made under.
     pub policy: Policy,

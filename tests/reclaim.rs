@@ -7,7 +7,9 @@ use std::process::{Child, Command};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{execute, plan, KeepReason, Policy, ReclaimPlan, ReclaimReport};
+use cachewatch::reclaim::{
+    execute, plan, AuditRecord, KeepReason, Policy, ReclaimPlan, ReclaimReport,
+};
 use cachewatch::scan::scan;
 use cachewatch::{Catalogue, Root, RootKind};
 
@@ -406,4 +408,63 @@ fn a_file_hard_linked_from_outside_is_not_counted_as_freed() {
     assert_eq!(r.deleted[0].allocated_bytes, expected);
     assert_eq!(fs::read(&outside).unwrap(), vec![2u8; 3000]);
     assert_eq!(fs::symlink_metadata(&outside).unwrap().nlink(), 1);
+}
+
+/// The plan's times serialize as whole Unix seconds under `*_unix_secs` names (not serde's
+/// `{secs_since_epoch, nanos_since_epoch}`); a plan read back from that JSON has lost the
+/// sub-second part, so its id no longer matches and it deletes nothing.
+#[test]
+fn plan_json_times_are_unix_secs_and_a_plan_read_back_deletes_nothing() {
+    use std::os::unix::fs::MetadataExt;
+    let e = env();
+    let dead = dead_pid();
+    let ts = epoch_secs(SystemTime::now()) - 7200;
+    let item = e
+        .temp
+        .canonical
+        .join(format!("model_{dead}_1_{ts}.mlmodelc"));
+    make_bundle(&item, 1);
+    let mtime = UNIX_EPOCH + Duration::new(1_700_000_000, 123_456_789);
+    age_tree(&item, mtime);
+    let now = SystemTime::now();
+    let p = e.plan(Duration::ZERO, now);
+    assert_eq!(planned(&p), vec![item.clone()]);
+
+    let json = serde_json::to_value(&p).unwrap();
+    let text = json.to_string();
+    assert!(!text.contains("secs_since_epoch"), "{text}");
+    assert_eq!(json["created_unix_secs"], epoch_secs(now));
+    let j = &json["items"][0];
+    let md = fs::symlink_metadata(&item).unwrap();
+    assert_eq!(md.mtime(), 1_700_000_000);
+    assert_eq!(j["newest_mtime_unix_secs"], 1_700_000_000u64);
+    assert_eq!(j["name_ts_unix_secs"], ts);
+    assert_eq!(j["birth_time_unix_secs"], ts);
+    match md.created() {
+        Ok(born) => assert_eq!(j["born_unix_secs"], epoch_secs(born)),
+        Err(_) => assert!(j.get("born_unix_secs").is_none(), "{j}"),
+    }
+
+    let back: ReclaimPlan = serde_json::from_value(json).unwrap();
+    assert_eq!(back.id, p.id);
+    let (r, outcomes) = e.execute(&back, now);
+    assert!(r.deleted.is_empty() && outcomes.is_empty(), "{r:#?}");
+    assert_eq!(r.errors.len(), 1, "{r:#?}");
+    assert_eq!(
+        r.errors[0].path,
+        PathBuf::new(),
+        "a plan mismatch names no path"
+    );
+    assert!(item.join("weights/w.bin").exists());
+
+    let rec = AuditRecord {
+        time: mtime,
+        path: item.clone(),
+        producer: "katago-coreml".to_owned(),
+        allocated_bytes: 4096,
+        outcome: "deleted".to_owned(),
+    };
+    let json = serde_json::to_value(&rec).unwrap();
+    assert_eq!(json["time_unix_secs"], 1_700_000_000u64);
+    assert!(json.get("time").is_none(), "{json}");
 }
