@@ -31,6 +31,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::alerts::AlertsConfig;
 use crate::catalogue::{Catalogue, CatalogueError};
 use crate::roots::{Root, RootError, RootKind};
+use crate::toml_lines::error_line;
 
 /// The config file's name inside the config dir.
 pub const CONFIG_FILE_NAME: &str = "config.toml";
@@ -250,19 +251,9 @@ pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
 pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
     toml::from_str(text).map_err(|e| ConfigError::Invalid {
         path: origin.to_owned(),
-        line: e.span().map_or(1, |s| line_of(text, s.start)),
+        line: error_line(text, &e),
         message: e.message().trim().to_owned(),
     })
-}
-
-/// The 1-based line of byte `offset` in `text`.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 /// Serde for a `Duration` written as a humantime string (`"3d"`, `"90m"`).
@@ -350,13 +341,5 @@ id = "x"
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn line_of_counts_newlines_before_offset() {
-        assert_eq!(line_of("a\nb\nc", 0), 1);
-        assert_eq!(line_of("a\nb\nc", 2), 2);
-        assert_eq!(line_of("a\nb\nc", 4), 3);
-        assert_eq!(line_of("a", 99), 1);
     }
 }

@@ -38,6 +38,7 @@ pub mod reclaim;
 pub mod roots;
 pub mod scan;
 pub mod snapshot;
+mod toml_lines;
 pub mod watch;
 
 pub use catalogue::Catalogue;

@@ -13,6 +13,7 @@ use toml::Spanned;
 use super::matcher::{self, Compiled, RuleRegex};
 use super::{Catalogue, CatalogueError, Owner, ProducerKind, ReclaimMode, Rule, BUILTIN_ORIGIN};
 use crate::roots::RootKind;
+use crate::toml_lines::{error_line, line_at};
 
 /// A parsed rule with where each part of it was written.
 #[derive(Debug, Clone)]
@@ -95,16 +96,6 @@ pub(super) fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>
     d.deserialize_any(V)
 }
 
-/// 1-based line of byte `offset` in `text`.
-fn line_at(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
 /// Line of `needle` written inside `span` of `text` (for one entry of a multi-line array), falling
 /// back to the span's first line.
 fn line_within(text: &str, span: Range<usize>, needle: &str) -> usize {
@@ -122,7 +113,7 @@ fn line_within(text: &str, span: Range<usize>, needle: &str) -> usize {
 pub(super) fn parse(text: &str, origin: &Path) -> Result<Vec<Loaded>, CatalogueError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| CatalogueError::Toml {
         origin: origin.to_path_buf(),
-        line: e.span().map_or(1, |s| line_at(text, s.start)),
+        line: error_line(text, &e),
         message: e.message().trim().to_owned(),
     })?;
     Ok(raw

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{CrashError, CrashReport};
+use crate::toml_lines::{error_line, line_at};
 
 /// The built-in signatures file, compiled into the binary.
 pub const BUILTIN_SIGNATURES: &str = include_str!("../../catalogue/signatures.toml");
@@ -130,12 +131,8 @@ impl Signatures {
             line,
             message,
         };
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            bad(
-                e.span().map_or(1, |s| line_at(text, s.start)),
-                e.message().trim().to_owned(),
-            )
-        })?;
+        let raw: RawFile = toml::from_str(text)
+            .map_err(|e| bad(error_line(text, &e), e.message().trim().to_owned()))?;
         let mut list: Vec<Signature> = Vec::with_capacity(raw.signature.len());
         let count = raw.signature.len();
         for (i, r) in raw.signature.into_iter().enumerate() {
@@ -205,15 +202,6 @@ impl Signatures {
 /// Joins the lines of a multi-line TOML string into one paragraph.
 fn one_paragraph(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn line_at(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 #[cfg(test)]
