@@ -20,9 +20,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::snapshot::AlertDto;
 
+pub use crate::units::format_bytes;
 pub use config::AlertsConfig;
 pub use eval::{AlertInputs, Alerter, ProducerInput};
-pub use text::format_bytes;
 
 /// An alert rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

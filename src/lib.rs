@@ -39,6 +39,7 @@ pub mod roots;
 pub mod scan;
 pub mod snapshot;
 mod toml_lines;
+pub mod units;
 pub mod watch;
 
 pub use catalogue::Catalogue;

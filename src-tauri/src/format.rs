@@ -1,22 +1,9 @@
 //! Human sizes for the tray title and notifications: binary units (KiB = 1024 B).
 
-const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-
-/// `bytes` in binary units with one decimal above bytes: `512 B`, `1.5 KiB`, `3.0 GiB`.
+/// `bytes` in binary units with one decimal above bytes: `512 B`, `1.5 KiB`, `3.0 GiB` (the
+/// engine's [`cachewatch::units::format_bytes`], so the tray and the CLI read the same).
 pub fn bytes(bytes: u64) -> String {
-    let mut unit = 0;
-    let mut scaled = bytes;
-    while scaled >= 1024 && unit < UNITS.len() - 1 {
-        scaled /= 1024;
-        unit += 1;
-    }
-    if unit == 0 {
-        return format!("{bytes} B");
-    }
-    // integer tenths avoid float rounding surprises at unit edges
-    let divisor = 1u128 << (10 * unit);
-    let tenths = (u128::from(bytes) * 10 + divisor / 2) / divisor;
-    format!("{}.{} {}", tenths / 10, tenths % 10, UNITS[unit])
+    cachewatch::units::format_bytes(bytes.into())
 }
 
 #[cfg(test)]
@@ -32,7 +19,7 @@ mod tests {
         assert_eq!(bytes(1536), "1.5 KiB");
         assert_eq!(bytes(5 * 1024 * 1024 + 104_858), "5.1 MiB");
         assert_eq!(bytes(3 << 30), "3.0 GiB");
-        assert_eq!(bytes(u64::MAX), "16384.0 PiB");
+        assert_eq!(bytes(u64::MAX), "16.0 EiB");
     }
 }
 

@@ -3,11 +3,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use super::text::{format_bytes, format_span, suggested_older_than};
+use super::text::{format_span, suggested_older_than};
 use super::{Alert, AlertRule, AlertsConfig};
 use crate::catalogue::{ReclaimMode, Rule};
 use crate::history::Growth;
 use crate::snapshot::AlertDto;
+use crate::units::format_bytes;
 
 /// One producer, as the alert rules see it.
 #[derive(Debug, Clone, PartialEq, Eq)]

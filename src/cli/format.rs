@@ -2,19 +2,10 @@
 
 use std::io::{self, Write};
 
-/// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB`.
+/// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB` (the engine's
+/// [`cachewatch::units::format_bytes`]).
 pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
+    cachewatch::units::format_bytes(n.into())
 }
 
 /// An age in seconds, in its largest whole unit: `40s`, `12m`, `5h`, `3d`.

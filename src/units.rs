@@ -1,0 +1,45 @@
+//! Human units shared by the alerts, the CLI and the menu-bar app.
+
+/// `n` bytes in binary units (1 KiB = 1024 B) with one decimal above bytes: `0 B`, `1023 B`,
+/// `1.5 KiB`, `3.0 GiB`, up to EiB (`u64::MAX` reads `16.0 EiB`). Negative amounts (a shrink)
+/// keep their sign: `-50.0 MiB`. Callers with a `u64` pass `n.into()`.
+pub fn format_bytes(n: i128) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let sign = if n < 0 { "-" } else { "" };
+    let abs = n.unsigned_abs();
+    if abs < 1024 {
+        return format!("{sign}{abs} B");
+    }
+    let mut unit = 0;
+    let mut scaled = abs as f64 / 1024.0;
+    while scaled >= 1024.0 && unit + 1 < UNITS.len() {
+        scaled /= 1024.0;
+        unit += 1;
+    }
+    format!("{sign}{scaled:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_bytes;
+
+    #[test]
+    fn bytes_use_binary_units_with_one_decimal() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1024), "1.0 KiB");
+        assert_eq!(format_bytes(1536), "1.5 KiB");
+        assert_eq!(format_bytes(5 * 1024 * 1024), "5.0 MiB");
+        // 104_858 B is 0.1 MiB (104_857.6) rounded up.
+        assert_eq!(format_bytes(5 * 1024 * 1024 + 104_858), "5.1 MiB");
+        assert_eq!(format_bytes(3 << 30), "3.0 GiB");
+        assert_eq!(format_bytes((3 << 30) + (512 << 20)), "3.5 GiB");
+        assert_eq!(format_bytes(u64::MAX.into()), "16.0 EiB");
+    }
+
+    #[test]
+    fn negative_amounts_keep_their_sign() {
+        assert_eq!(format_bytes(-1), "-1 B");
+        assert_eq!(format_bytes(-(50 << 20)), "-50.0 MiB");
+    }
+}
