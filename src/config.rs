@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::alerts::AlertsConfig;
 use crate::catalogue::{Catalogue, CatalogueError};
@@ -114,7 +114,7 @@ pub struct RootConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ReclaimConfig {
     /// Default age threshold (`older_than = "3d"`, humantime); items younger are kept.
-    #[serde(with = "humantime_duration")]
+    #[serde(with = "crate::units::duration_text")]
     pub older_than: Duration,
 }
 
@@ -255,25 +255,6 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         message: e.message().trim().to_owned(),
     })
 }
-
-/// Serde for a `Duration` written as a humantime string (`"3d"`, `"90m"`).
-mod humantime_duration {
-    use super::*;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let s = String::deserialize(d)?;
-        humantime::parse_duration(&s).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "bad duration {s:?}: {e} (write e.g. \"30m\", \"12h\", \"3d\")"
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

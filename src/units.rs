@@ -43,3 +43,30 @@ mod tests {
         assert_eq!(format_bytes(-(50 << 20)), "-50.0 MiB");
     }
 }
+
+/// Serde for a `Duration` written as a humantime string (`"90m"`, `"1h 30m"`, `"3d"`), in whole
+/// seconds, for config fields (`#[serde(with = "crate::units::duration_text")]`).
+///
+/// # Errors
+/// Deserializing fails with `bad duration "<text>": <why> (write e.g. "30m", "6h", "3d")`.
+pub(crate) mod duration_text {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes `d`, truncated to whole seconds, as a humantime string.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        let whole = Duration::from_secs(d.as_secs());
+        s.serialize_str(&humantime::format_duration(whole).to_string())
+    }
+
+    /// Reads a humantime string.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "bad duration {s:?}: {e} (write e.g. \"30m\", \"6h\", \"3d\")"
+            ))
+        })
+    }
+}

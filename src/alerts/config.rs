@@ -34,7 +34,7 @@ pub struct AlertsConfig {
     /// ... or by at least this many items; 0 turns the item test off.
     pub producer_growth_items: u64,
     /// The growth window (default 1 h).
-    #[serde(with = "humantime_serde_secs")]
+    #[serde(with = "crate::units::duration_text")]
     pub producer_growth_window: Duration,
     /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
     /// absent (the default).
@@ -44,7 +44,7 @@ pub struct AlertsConfig {
     /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
     pub disk_full_eta_min_hours: u64,
     /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
-    #[serde(with = "humantime_serde_secs")]
+    #[serde(with = "crate::units::duration_text")]
     pub cooldown: Duration,
     /// Crash-loop settings (`[alerts.crash_loop]`), used by
     /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector).
@@ -63,26 +63,5 @@ impl Default for AlertsConfig {
             cooldown: Duration::from_secs(6 * 3600),
             crash_loop: CrashLoopConfig::default(),
         }
-    }
-}
-
-/// Durations as humantime strings (`"1h 30m"`), whole seconds.
-mod humantime_serde_secs {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        let whole = Duration::from_secs(d.as_secs());
-        s.serialize_str(&humantime::format_duration(whole).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let s = String::deserialize(d)?;
-        humantime::parse_duration(&s).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "bad duration {s:?}: {e} (write e.g. \"30m\", \"1h\", \"6h\")"
-            ))
-        })
     }
 }

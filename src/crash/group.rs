@@ -21,10 +21,10 @@ pub struct CrashLoopConfig {
     /// make a crash loop; 0 turns crash-loop alerts off.
     pub crash_loop_reports: u32,
     /// The window, humantime in the config (`"10m"`).
-    #[serde(with = "humantime_secs")]
+    #[serde(with = "crate::units::duration_text")]
     pub crash_loop_window: Duration,
     /// After an alert, the same process and signature stay silent this long (`"6h"`).
-    #[serde(with = "humantime_secs")]
+    #[serde(with = "crate::units::duration_text")]
     pub crash_loop_cooldown: Duration,
 }
 
@@ -37,26 +37,6 @@ impl Default for CrashLoopConfig {
         }
     }
 }
-
-mod humantime_secs {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let s = String::deserialize(d)?;
-        humantime::parse_duration(&s).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "bad duration {s:?}: {e} (write e.g. \"10m\", \"6h\")"
-            ))
-        })
-    }
-}
-
 /// Reports of one process that show one signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrashGroup {
