@@ -83,6 +83,7 @@ fn main() {
     let policy = Policy {
         older_than: Duration::ZERO,
         producers: vec![],
+        protected: vec![],
     };
     let t = Instant::now();
     let p = plan(&inv, &cat, &policy, &SystemProbe::new(), now);

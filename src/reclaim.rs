@@ -33,6 +33,12 @@ pub struct Policy {
     pub older_than: Duration,
     /// Producer ids to reclaim; empty means every producer with `reclaim = "auto"`.
     pub producers: Vec<String>,
+    /// Paths no deletion may reach: an item that is one of them or holds one is kept
+    /// ([`KeepReason::HoldsProtected`]). The caller passes its data dir and config dir; [`plan`]
+    /// adds the user's home dir and the canonical form of each path that exists, and the plan's
+    /// copy of the policy carries the full list to [`execute`]. Empty when absent from JSON.
+    #[serde(default, with = "path_text::many")]
+    pub protected: Vec<PathBuf>,
 }
 
 /// Why an item was kept.
@@ -83,6 +89,14 @@ pub enum KeepReason {
         #[serde(with = "path_text")]
         root: PathBuf,
     },
+    /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
+    /// one the caller listed in [`Policy::protected`]).
+    HoldsProtected {
+        /// The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`]
+        /// flattens the reason next to its own `path`.
+        #[serde(rename = "protected_path", with = "path_text")]
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for KeepReason {
@@ -103,6 +117,9 @@ impl std::fmt::Display for KeepReason {
             KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
             KeepReason::HoldsRoot { root } => {
                 write!(f, "it is or holds the root {}", root.display())
+            }
+            KeepReason::HoldsProtected { path } => {
+                write!(f, "it is or holds the protected path {}", path.display())
             }
         }
     }
@@ -332,6 +349,34 @@ impl ReclaimError {
 /// The first of `roots` that `item` is or holds (an ancestor of), if any.
 fn held_root<'a>(item: &std::path::Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
     roots.iter().find(|r| r.starts_with(item))
+}
+
+/// The protected paths in force: `given` plus the user's home dir (read now, through
+/// `directories`), each as given (when absolute) and canonical (when it exists), sorted,
+/// deduplicated.
+fn protected_paths(given: &[PathBuf]) -> Vec<PathBuf> {
+    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
+    let mut out: Vec<PathBuf> = given
+        .iter()
+        .cloned()
+        .chain(home)
+        .filter(|p| p.is_absolute())
+        .flat_map(|p| {
+            let canonical = std::fs::canonicalize(&p).ok();
+            std::iter::once(p).chain(canonical)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The first of `protected` that any of `forms` (one item's path, as found and resolved) is or
+/// holds.
+fn held_protected<'a>(forms: &[&std::path::Path], protected: &'a [PathBuf]) -> Option<&'a PathBuf> {
+    protected
+        .iter()
+        .find(|p| forms.iter().any(|item| p.starts_with(item)))
 }
 
 /// Whole seconds from `earlier` to `now`, 0 when `earlier` is in the future.

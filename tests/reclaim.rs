@@ -117,18 +117,22 @@ impl Env {
         let policy = Policy {
             older_than,
             producers: vec![],
+            protected: vec![],
         };
         plan(&inv, &cat, &policy, &SystemProbe::new(), now)
     }
     fn execute(&self, p: &ReclaimPlan, now: SystemTime) -> (ReclaimReport, Vec<String>) {
+        Env::execute_with(p, &Catalogue::builtin(), now)
+    }
+    fn execute_with(
+        p: &ReclaimPlan,
+        cat: &Catalogue,
+        now: SystemTime,
+    ) -> (ReclaimReport, Vec<String>) {
         let mut outcomes = vec![];
-        let r = execute(
-            p,
-            &Catalogue::builtin(),
-            &SystemProbe::new(),
-            now,
-            &mut |a| outcomes.push(format!("{} {}", a.path.display(), a.outcome)),
-        );
+        let r = execute(p, cat, &SystemProbe::new(), now, &mut |a| {
+            outcomes.push(format!("{} {}", a.path.display(), a.outcome))
+        });
         (r, outcomes)
     }
 }
@@ -467,4 +471,126 @@ fn plan_json_times_are_unix_secs_and_a_plan_read_back_deletes_nothing() {
     let json = serde_json::to_value(&rec).unwrap();
     assert_eq!(json["time_unix_secs"], 1_700_000_000u64);
     assert!(json.get("time").is_none(), "{json}");
+}
+
+/// A catalogue of one user rule claiming every entry of a root (`item = "*"`), as the review's `u*`
+/// at `/` did (alone: with the built-in rules `*` is refused for overlapping their examples).
+fn claim_all_catalogue(kind: &str) -> Catalogue {
+    let text = format!(
+        "[[producer]]\nid = \"claim-all\"\nname = \"Claims everything\"\nroot = \"{kind}\"\n\
+         item = \"*\"\nkind = \"cache\"\nreclaim = \"auto\"\nmin_age_secs = 0\n"
+    );
+    Catalogue::from_toml(&text, Path::new("config.toml")).unwrap()
+}
+
+fn plan_with(
+    root: &Root,
+    cat: &Catalogue,
+    protected: Vec<PathBuf>,
+    now: SystemTime,
+) -> ReclaimPlan {
+    let inv = scan(std::slice::from_ref(root), cat, now);
+    let policy = Policy {
+        older_than: HOUR / 2,
+        producers: vec![],
+        protected,
+    };
+    plan(&inv, cat, &policy, &SystemProbe::new(), now)
+}
+
+#[test]
+fn a_user_rule_claiming_everything_keeps_the_protected_data_dir() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(t.path()).unwrap();
+    let now = SystemTime::now();
+    let data = base.join("data");
+    fs::create_dir(&data).unwrap();
+    fs::write(data.join("cachewatch.db"), vec![7u8; 5000]).unwrap();
+    let junk: Vec<PathBuf> = ["junk-a", "junk-b"].iter().map(|n| base.join(n)).collect();
+    for j in &junk {
+        make_bundle(j, 2);
+    }
+    age_tree(&base, now - HOUR);
+    let root = Root::new(RootKind::Temp, &base).unwrap();
+    let cat = claim_all_catalogue("temp");
+
+    let p = plan_with(&root, &cat, vec![data.clone()], now);
+    let planned: Vec<&Path> = p.items.iter().map(|i| i.path.as_path()).collect();
+    assert_eq!(planned, vec![junk[0].as_path(), junk[1].as_path()]);
+    assert_eq!(
+        reason_of(&p, &data),
+        &KeepReason::HoldsProtected { path: data.clone() }
+    );
+    let json = serde_json::to_value(&p.kept[0]).unwrap();
+    assert_eq!(json["reason"], "holds-protected");
+    assert_eq!(json["protected_path"], data.to_str().unwrap());
+    assert_eq!(json["path"], data.to_str().unwrap());
+
+    // Without the protected list the same rule would plan the data dir: the list is what keeps it.
+    let unprotected = plan_with(&root, &cat, vec![], now);
+    assert!(unprotected.items.iter().any(|i| i.path == data));
+
+    let (report, _) = Env::execute_with(&p, &cat, now);
+    assert_eq!(report.deleted.len(), 2, "{report:#?}");
+    assert!(report.errors.is_empty(), "{report:#?}");
+    assert!(junk.iter().all(|j| !j.exists()));
+    assert_eq!(
+        fs::read(data.join("cachewatch.db")).unwrap(),
+        vec![7u8; 5000]
+    );
+}
+
+/// The home dir is protected without the caller naming it, at plan and again at execute (read
+/// through `directories` each time, so the test points `HOME` at a dir inside the root).
+#[test]
+fn an_item_holding_the_home_dir_is_kept_at_plan_and_at_execute() {
+    let t = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(t.path()).unwrap();
+    let now = SystemTime::now();
+    let homes = base.join("homes");
+    let home = homes.join("me");
+    fs::create_dir_all(&home).unwrap();
+    fs::write(home.join(".profile"), b"export X=1\n").unwrap();
+    let other = base.join("other");
+    make_bundle(&other, 1);
+    age_tree(&base, now - HOUR);
+    let root = Root::new(RootKind::Temp, &base).unwrap();
+    let cat = claim_all_catalogue("temp");
+    let saved = std::env::var_os("HOME");
+
+    std::env::set_var("HOME", &home);
+    let p = plan_with(&root, &cat, vec![], now);
+    let kept_reason = reason_of(&p, &homes).clone();
+    let planned: Vec<PathBuf> = p.items.iter().map(|i| i.path.clone()).collect();
+
+    // A plan made while HOME was elsewhere lists `homes`; execute re-reads HOME and keeps it.
+    std::env::set_var("HOME", elsewhere.path());
+    let stale = plan_with(&root, &cat, vec![], now);
+    std::env::set_var("HOME", &home);
+    let (report, outcomes) = Env::execute_with(&stale, &cat, now);
+    match saved {
+        Some(h) => std::env::set_var("HOME", h),
+        None => std::env::remove_var("HOME"),
+    }
+
+    assert_eq!(
+        kept_reason,
+        KeepReason::HoldsProtected { path: home.clone() }
+    );
+    assert_eq!(planned, vec![other.clone()]);
+    assert!(stale.items.iter().any(|i| i.path == homes));
+    assert_eq!(report.kept.len(), 1, "{report:#?}");
+    assert_eq!(report.kept[0].path, homes);
+    assert_eq!(
+        report.kept[0].reason,
+        KeepReason::HoldsProtected { path: home.clone() }
+    );
+    assert!(outcomes.iter().any(|o| o.starts_with(&format!(
+        "{} skipped: it is or holds the protected path",
+        homes.display()
+    ))));
+    assert_eq!(report.deleted.len(), 1);
+    assert!(!other.exists());
+    assert_eq!(fs::read(home.join(".profile")).unwrap(), b"export X=1\n");
 }

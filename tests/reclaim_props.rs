@@ -167,6 +167,7 @@ fn run_case(seed: u64, n_items: usize, n_keep: usize) {
     let policy = Policy {
         older_than: Duration::ZERO,
         producers: vec![],
+        protected: vec![],
     };
     let p = plan(&inv, &cat, &policy, &SystemProbe::new(), now);
     let got: Vec<PathBuf> = p.items.iter().map(|i| i.path.clone()).collect();

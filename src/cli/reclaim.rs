@@ -84,6 +84,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             .older_than
             .unwrap_or(ctx.config.config.reclaim.older_than),
         producers: args.producers.clone(),
+        protected: protected_dirs(ctx),
     };
     let now = SystemTime::now();
     let inv = cachewatch::scan::scan(&roots, &catalogue, now);
@@ -139,6 +140,23 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         writeln!(out, "\n{how}").context("writing to stdout")?;
     }
     Ok(Outcome::from_problems(problems))
+}
+
+/// The dirs no reclaim may reach besides the home dir (which the engine adds): the data dir (the
+/// history database) and the config file's dir, made absolute.
+fn protected_dirs(ctx: &Context) -> Vec<PathBuf> {
+    let config_dir = ctx
+        .config
+        .path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(std::path::Path::to_path_buf);
+    ctx.data_dir()
+        .ok()
+        .into_iter()
+        .chain(config_dir)
+        .filter_map(|p| std::path::absolute(p).ok())
+        .collect()
 }
 
 /// Asks on the terminal; `false` without one (stdin or stderr not a terminal).

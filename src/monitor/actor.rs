@@ -590,9 +590,10 @@ impl Actor {
         let inv = self.inventory();
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
+        let protected = super::analysis::protected_dirs(self.opts.db_path.as_deref());
         let now = self.opts.clock.now();
         match tokio::task::spawn_blocking(move || {
-            let analysis = Analysis::compute(&inv, &catalogue, threshold, now);
+            let analysis = Analysis::compute(&inv, &catalogue, threshold, protected, now);
             drop(inv);
             // The inventory copy and the figures' temporaries are gone: return their pages.
             crate::platform::release_free_memory();
@@ -712,8 +713,9 @@ impl Actor {
         let inv = self.inventory();
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
+        let protected = super::analysis::protected_dirs(self.opts.db_path.as_deref());
         let plan = tokio::task::spawn_blocking(move || {
-            super::analysis::plan(&inv, &catalogue, producers, threshold, now)
+            super::analysis::plan(&inv, &catalogue, producers, threshold, protected, now)
         })
         .await
         .map_err(|e| job("reclaim plan", e))?;

@@ -2,6 +2,7 @@
 //! (a dry `reclaim::plan`) and orphan bytes (owner pid in the name dead), per producer.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
@@ -35,6 +36,7 @@ impl Analysis {
         inv: &Inventory,
         catalogue: &Catalogue,
         threshold: Duration,
+        protected: Vec<PathBuf>,
         now: SystemTime,
     ) -> Analysis {
         let probe = SystemProbe::snapshot();
@@ -58,6 +60,7 @@ impl Analysis {
         let policy = Policy {
             older_than: threshold,
             producers: ids,
+            protected,
         };
         let plan = reclaim::plan(inv, catalogue, &policy, &probe, now);
         for p in &plan.items {
@@ -81,18 +84,32 @@ pub fn owner_dead(probe: &dyn ProcessProbe, item: &crate::inventory::Item) -> bo
     }
 }
 
-/// A reclaim plan for `producers` (empty: every `auto` producer) older than `threshold`. Blocking.
+/// The dirs a monitor's reclaim must not reach besides the home dir (which the engine adds): the
+/// dir of the history database, when there is one.
+pub fn protected_dirs(db_path: Option<&Path>) -> Vec<PathBuf> {
+    db_path
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty())
+        .and_then(|d| std::path::absolute(d).ok())
+        .into_iter()
+        .collect()
+}
+
+/// A reclaim plan for `producers` (empty: every `auto` producer) older than `threshold`, keeping
+/// anything that is or holds one of `protected` (see [`Policy::protected`]). Blocking.
 pub fn plan(
     inv: &Inventory,
     catalogue: &Catalogue,
     producers: Vec<String>,
     threshold: Duration,
+    protected: Vec<PathBuf>,
     now: SystemTime,
 ) -> ReclaimPlan {
     let probe = SystemProbe::snapshot();
     let policy = Policy {
         older_than: threshold,
         producers,
+        protected,
     };
     reclaim::plan(inv, catalogue, &policy, &probe, now)
 }

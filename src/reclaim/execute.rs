@@ -12,8 +12,9 @@ use rayon::prelude::*;
 use super::measure::{remeasure, LinkSeen, LinkedInodes, Remeasure};
 use super::plan::plan_id;
 use super::{
-    age_secs, app_running, held_root, needed_secs, owner_keeps, rule_forbids, AuditRecord,
-    DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimError, ReclaimPlan, ReclaimReport,
+    age_secs, app_running, held_protected, held_root, needed_secs, owner_keeps, protected_paths,
+    rule_forbids, AuditRecord, DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimError,
+    ReclaimPlan, ReclaimReport,
 };
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
@@ -32,7 +33,8 @@ enum Outcome {
 ///
 /// The re-check, per item: the path is absolute and ends in a plain name; its parent resolves
 /// (canonicalize) to a dir inside the plan's root, so the item is never the root nor outside it;
-/// it is not and does not hold any of the plan's roots (nested roots);
+/// it is not and does not hold any of the plan's roots (nested roots) nor any protected path (the
+/// plan's `policy.protected` and the user's home dir read again now);
 /// the rule still exists and still allows deletion; `lstat` gives the planned device and inode
 /// (and the same symlink-ness); the owner pid is still not a live owner, the rule's processes
 /// still do not run, and no open or mapped file lies under it (one probe snapshot for the whole
@@ -67,6 +69,8 @@ pub fn execute(
         return report;
     }
     probe.refresh();
+    let protected = protected_paths(&plan.policy.protected);
+    let protected = &protected;
 
     let mut deleted: Vec<(usize, DeletedItem, Vec<LinkSeen>)> = Vec::new();
     let linked = LinkedInodes::default();
@@ -78,7 +82,7 @@ pub fn execute(
                 .par_iter()
                 .enumerate()
                 .for_each_with(tx, |tx, (i, item)| {
-                    let outcome = attempt(item, plan, catalogue, probe, linked, now);
+                    let outcome = attempt(item, plan, protected, catalogue, probe, linked, now);
                     // The receiver lives until every sender is dropped; a send cannot fail.
                     tx.send((i, outcome)).ok();
                 });
@@ -171,6 +175,7 @@ fn changed(what: impl Into<String>) -> Outcome {
 fn attempt(
     item: &PlannedItem,
     plan: &ReclaimPlan,
+    protected: &[PathBuf],
     catalogue: &Catalogue,
     probe: &dyn ProcessProbe,
     linked: &LinkedInodes,
@@ -186,6 +191,9 @@ fn attempt(
     }
     if let Some(root) = held_root(&resolved, &plan.roots) {
         return Outcome::Kept(KeepReason::HoldsRoot { root: root.clone() });
+    }
+    if let Some(p) = held_protected(&[item.path.as_path(), resolved.as_path()], protected) {
+        return Outcome::Kept(KeepReason::HoldsProtected { path: p.clone() });
     }
     let Some(rule) = catalogue.rule(&item.producer) else {
         return Outcome::Kept(KeepReason::UnknownProducer);

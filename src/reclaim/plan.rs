@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{
-    age_secs, app_running, held_root, needed_secs, owner_keeps, rule_forbids, KeepReason, KeptItem,
-    PlannedItem, Policy, ReclaimPlan,
+    age_secs, app_running, held_protected, held_root, needed_secs, owner_keeps, protected_paths,
+    rule_forbids, KeepReason, KeptItem, PlannedItem, Policy, ReclaimPlan,
 };
 use crate::catalogue::{Catalogue, ReclaimMode, Rule};
 use crate::inventory::{Inventory, Item};
@@ -22,7 +22,10 @@ use crate::roots::Root;
 /// item's birth (`OwnerAlive`), one of the rule's `owner.processes` runs (`AppRunning`), or a
 /// process holds a file under it open or mapped (`InUse`). Rules selected but unknown to the
 /// catalogue keep their items (`UnknownProducer`). An item that is a root of the inventory or holds
-/// one (nested roots: a temp root inside a cache root) is kept (`HoldsRoot`).
+/// one (nested roots: a temp root inside a cache root) is kept (`HoldsRoot`). An item that is or
+/// holds a protected path (`policy.protected` plus the user's home dir, as given and canonical) is
+/// kept (`HoldsProtected`); the plan's policy carries that full list, so execute re-checks it and
+/// the plan id covers it.
 ///
 /// Calls `probe.refresh()` once, then only looks the snapshot up.
 pub fn plan(
@@ -33,6 +36,10 @@ pub fn plan(
     now: SystemTime,
 ) -> ReclaimPlan {
     probe.refresh();
+    let policy = &Policy {
+        protected: protected_paths(&policy.protected),
+        ..policy.clone()
+    };
     let mut roots: Vec<PathBuf> = inv
         .roots
         .iter()
@@ -54,8 +61,19 @@ pub fn plan(
         if !policy.producers.is_empty() && !named {
             continue;
         }
-        let decision = match (held_root(&item.path, &roots), catalogue.rule(id)) {
-            (Some(r), _) => Err(KeepReason::HoldsRoot { root: r.clone() }),
+        let resolved = item
+            .path
+            .strip_prefix(&root.path)
+            .map_or_else(|_| item.path.clone(), |rel| root.canonical.join(rel));
+        let forms = [item.path.as_path(), resolved.as_path()];
+        let held = held_root(&item.path, &roots)
+            .map(|r| KeepReason::HoldsRoot { root: r.clone() })
+            .or_else(|| {
+                held_protected(&forms, &policy.protected)
+                    .map(|p| KeepReason::HoldsProtected { path: p.clone() })
+            });
+        let decision = match (held, catalogue.rule(id)) {
+            (Some(reason), _) => Err(reason),
             (None, None) => Err(KeepReason::UnknownProducer),
             (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
         };
@@ -150,7 +168,8 @@ impl Fnv {
     }
 }
 
-/// The plan id: two FNV-1a hashes (different bases) over the policy, the roots and every planned item's path,
+/// The plan id: two FNV-1a hashes (different bases) over the policy (threshold, producers,
+/// protected paths), the roots and every planned item's path,
 /// root, producer, device, inode, symlink flag, owner pid and times, as 32 hex digits. Stable across runs and Rust
 /// versions (no `DefaultHasher`).
 pub(super) fn plan_id(policy: &Policy, roots: &[PathBuf], items: &[PlannedItem]) -> String {
@@ -165,6 +184,11 @@ pub(super) fn plan_id(policy: &Policy, roots: &[PathBuf], items: &[PlannedItem])
     both(&policy.older_than.subsec_nanos().to_le_bytes());
     for p in &policy.producers {
         both(p.as_bytes());
+        both(&[0]);
+    }
+    both(&[0xff]);
+    for p in &policy.protected {
+        both(p.as_os_str().as_bytes());
         both(&[0]);
     }
     both(&[0xff]);

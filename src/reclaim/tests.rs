@@ -154,6 +154,7 @@ fn policy(older_than: Duration, producers: &[&str]) -> Policy {
     Policy {
         older_than,
         producers: producers.iter().map(|s| (*s).to_owned()).collect(),
+        protected: vec![],
     }
 }
 

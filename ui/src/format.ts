@@ -114,6 +114,8 @@ export function describeKeepReason(reason: string): string {
       return 'unknown producer';
     case 'holds-root':
       return 'is or holds a root';
+    case 'holds-protected':
+      return 'is or holds a protected dir';
     default:
       return reason;
   }

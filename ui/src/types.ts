@@ -132,7 +132,8 @@ export type KeepReason =
   | { reason: 'manual' }
   | { reason: 'changed'; what: string }
   | { reason: 'unknown-producer' }
-  | { reason: 'holds-root'; root: string };
+  | { reason: 'holds-root'; root: string }
+  | { reason: 'holds-protected'; protected_path: string };
 
 /** The reason words alone. */
 export type KeepReasonKind = KeepReason['reason'];
