@@ -712,3 +712,99 @@ fn non_utf8_item_name_does_not_break_reclaim_and_explain_json() {
     assert_eq!(v["verdict"]["status"], "claimed");
     assert_eq!(v["verdict"]["item"], text);
 }
+
+/// The audit rows go in before anything is deleted: when they cannot be written (a trigger makes
+/// every insert into `reclaims` fail), the reclaim fails naming the database and deletes nothing.
+#[test]
+fn reclaim_refuses_to_delete_when_the_audit_rows_cannot_be_written_first() {
+    let sb = Sandbox::new();
+    let (old, _, _) = reclaim_tree(&sb);
+    let db = sb.data().join("cachewatch.db");
+    drop(cachewatch::history::History::open(&db).unwrap());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_audit BEFORE INSERT ON reclaims \
+         BEGIN SELECT RAISE(ABORT, 'audit refused by the test'); END;",
+    )
+    .unwrap();
+    drop(conn);
+    let before = du("-b", &[sb.temp(), sb.cache()]);
+    let out = sb.run_roots(&["reclaim", "--older-than", "1d", "--yes"]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains(&db.display().to_string()), "{err}");
+    assert!(err.contains("nothing deleted"), "{err}");
+    for p in &old {
+        assert!(p.exists(), "{p:?} deleted without an audit row");
+    }
+    assert_eq!(du("-b", &[sb.temp(), sb.cache()]), before);
+    assert_eq!(audit_rows(&sb), 0);
+}
+
+/// After a reclaim every audit row carries its real outcome: none is left at `attempt`.
+#[test]
+fn reclaim_fills_every_attempt_row_with_its_outcome() {
+    let sb = Sandbox::new();
+    let (old, _, _) = reclaim_tree(&sb);
+    let out = sb.run_roots(&["reclaim", "--older-than", "1d", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let conn = rusqlite::Connection::open(sb.data().join("cachewatch.db")).unwrap();
+    let mut rows: Vec<(String, String)> = conn
+        .prepare("SELECT path_text, outcome FROM reclaims")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    rows.sort();
+    let want: Vec<(String, String)> = strings(&old)
+        .into_iter()
+        .map(|p| (p, "deleted".to_owned()))
+        .collect();
+    assert_eq!(rows, want);
+}
+
+/// A user rule that would claim the data dir (inside the temp root here) keeps it: the CLI passes
+/// the data dir as protected.
+#[test]
+fn reclaim_keeps_the_data_dir_even_when_a_user_rule_claims_it() {
+    let sb = Sandbox::new();
+    let data = sb.temp().join("cachewatch-data");
+    fs::create_dir(&data).unwrap();
+    fs::write(
+        sb.config(),
+        "[[producer]]\nid = \"grabby\"\nname = \"Claims the data dir\"\nroot = \"temp\"\n\
+         item = \"cachewatch-*\"\nkind = \"cache\"\nreclaim = \"auto\"\nmin_age_secs = 0\n",
+    )
+    .unwrap();
+    let scratch = sb.temp().join("cachewatch-scratch");
+    write_file(&scratch.join("f"), 100);
+    write_file(&data.join("notes"), 100);
+    set_tree_mtime(&sb.temp(), days_ago(10));
+    let mut cmd = Command::new(BIN);
+    cmd.env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .env_remove("RUST_LOG")
+        .arg("--config")
+        .arg(sb.config())
+        .arg("--data-dir")
+        .arg(&data)
+        .args(["reclaim", "--older-than", "1d", "--yes", "--json"])
+        .args(sb.roots())
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    let v = json(&out);
+    let data_text = fs::canonicalize(&data).unwrap().display().to_string();
+    let kept: Vec<&Value> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["path"] == data_text.as_str())
+        .collect();
+    assert_eq!(kept.len(), 1, "{v:#}");
+    assert_eq!(kept[0]["reason"], "holds-protected");
+    assert_eq!(kept[0]["protected_path"], data_text.as_str());
+    assert!(!scratch.exists(), "{v:#}");
+    assert!(data.join("notes").exists());
+    assert!(data.join("cachewatch.db").exists());
+}

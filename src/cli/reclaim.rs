@@ -1,7 +1,8 @@
 //! `cachewatch reclaim`: scan, plan, show the plan, and delete only when told to.
 
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
@@ -68,8 +69,9 @@ pub struct ReclaimJson<'a> {
 /// Runs `cachewatch reclaim`.
 ///
 /// # Errors
-/// Bad roots or config, an unknown producer id, the history database cannot be opened, or a
-/// failed write to stdout.
+/// Bad roots or config, an unknown producer id, the history database cannot be opened or the
+/// audit rows cannot be written to it before deleting (then nothing is deleted), or a failed
+/// write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let roots = ctx.roots(&args.roots)?;
     let catalogue = ctx.catalogue()?;
@@ -103,15 +105,53 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         let db = ctx.db_path()?;
         let mut history = History::open(&db)
             .with_context(|| format!("opening the history database {}", db.display()))?;
+        let now = SystemTime::now();
+        let attempts: Vec<AuditRecord> = plan
+            .items
+            .iter()
+            .map(|i| AuditRecord {
+                time: now,
+                path: i.path.clone(),
+                producer: i.producer.clone(),
+                allocated_bytes: i.allocated_bytes,
+                outcome: cachewatch::history::ATTEMPT.to_owned(),
+            })
+            .collect();
+        let ids = history.begin_reclaims(&attempts).with_context(|| {
+            format!(
+                "nothing deleted: the audit rows could not be written to the history database {}",
+                db.display()
+            )
+        })?;
+        let row_of: HashMap<&Path, i64> = plan
+            .items
+            .iter()
+            .map(|i| i.path.as_path())
+            .zip(ids.iter().copied())
+            .collect();
+        let mut outcomes: Vec<(i64, String)> = Vec::with_capacity(ids.len());
         let mut audit = |rec: &AuditRecord| {
-            if let Err(e) = history.record_reclaim(rec) {
-                audit_errors.push(ReclaimErrorEntry {
-                    path: rec.path.clone(),
-                    message: format!("audit row not written to {}: {e}", db.display()),
-                });
+            if let Some(id) = row_of.get(rec.path.as_path()) {
+                outcomes.push((*id, rec.outcome.clone()));
             }
         };
-        report = reclaim::execute(&plan, &catalogue, &probe, SystemTime::now(), &mut audit);
+        report = reclaim::execute(&plan, &catalogue, &probe, now, &mut audit);
+        // Rows execute never reached (a plan it refused whole) say so rather than "interrupted".
+        let reached: HashSet<i64> = outcomes.iter().map(|(id, _)| *id).collect();
+        outcomes.extend(
+            ids.iter()
+                .filter(|id| !reached.contains(id))
+                .map(|id| (*id, "not-attempted".to_owned())),
+        );
+        if let Err(e) = history.finish_reclaims(&outcomes) {
+            audit_errors.push(ReclaimErrorEntry {
+                path: PathBuf::new(),
+                message: format!(
+                    "outcomes not written to {} (the rows read as interrupted): {e}",
+                    db.display()
+                ),
+            });
+        }
     }
     let problems = !report.errors.is_empty() || !audit_errors.is_empty();
 

@@ -1,4 +1,9 @@
 //! The reclaim audit trail: one row per deletion attempt.
+//!
+//! A reclaim that writes its rows before deleting ([`History::begin_reclaims`]) leaves each row
+//! with outcome [`ATTEMPT`] until [`History::finish_reclaims`] fills the real one; a row still
+//! `attempt` when read (the process died mid-reclaim, or the reclaim is still running) reads as
+//! [`INTERRUPTED`].
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -10,7 +15,78 @@ use rusqlite::params;
 use super::{from_sql_u64, from_unix_secs, to_sql_u64, unix_secs, History, HistoryError};
 use crate::reclaim::AuditRecord;
 
+/// The outcome stored by [`History::begin_reclaims`] before the deletion is tried.
+pub const ATTEMPT: &str = "attempt";
+
+/// How [`History::reclaims`] reports a row still at [`ATTEMPT`]: the deletion may or may not have
+/// happened.
+pub const INTERRUPTED: &str = "interrupted";
+
 impl History {
+    /// Writes one row per record with outcome [`ATTEMPT`] (the records' own outcomes are ignored),
+    /// in one transaction, before anything is deleted. Returns the rows' ids in `recs` order, for
+    /// [`History::finish_reclaims`].
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming this database when the insert fails; then nothing is recorded and
+    /// the caller must not delete.
+    pub fn begin_reclaims(&mut self, recs: &[AuditRecord]) -> Result<Vec<i64>, HistoryError> {
+        let path = self.path.clone();
+        let err = |op| super::sql_err(&path, op);
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(err("begin recording reclaim attempts"))?;
+        let mut ids = Vec::with_capacity(recs.len());
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO reclaims (time_unix_secs, path_text, path_raw, producer, \
+                     allocated_bytes, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(err("prepare recording reclaim attempts"))?;
+            for rec in recs {
+                stmt.execute(params![
+                    unix_secs(rec.time),
+                    rec.path.to_string_lossy(),
+                    rec.path.as_os_str().as_encoded_bytes(),
+                    rec.producer,
+                    to_sql_u64(rec.allocated_bytes),
+                    ATTEMPT,
+                ])
+                .map_err(err("record a reclaim attempt"))?;
+                ids.push(tx.last_insert_rowid());
+            }
+        }
+        tx.commit().map_err(err("commit reclaim attempts"))?;
+        Ok(ids)
+    }
+
+    /// Sets the outcome of rows written by [`History::begin_reclaims`]: `(row id, outcome)` pairs,
+    /// in one transaction. An id with no row changes nothing.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming this database when the update fails; then no outcome is written
+    /// (the rows stay `attempt` and read as [`INTERRUPTED`]).
+    pub fn finish_reclaims(&mut self, outcomes: &[(i64, String)]) -> Result<(), HistoryError> {
+        let path = self.path.clone();
+        let err = |op| super::sql_err(&path, op);
+        let tx = self
+            .conn
+            .transaction()
+            .map_err(err("begin recording reclaim outcomes"))?;
+        {
+            let mut stmt = tx
+                .prepare_cached("UPDATE reclaims SET outcome = ?2 WHERE id = ?1")
+                .map_err(err("prepare recording reclaim outcomes"))?;
+            for (id, outcome) in outcomes {
+                stmt.execute(params![id, outcome])
+                    .map_err(err("record a reclaim outcome"))?;
+            }
+        }
+        tx.commit().map_err(err("commit reclaim outcomes"))
+    }
+
     /// Appends `rec` to the `reclaims` table. The path is stored both as lossy UTF-8 text (for
     /// people and SQL) and as its raw bytes (read back by [`History::reclaims`]).
     ///
@@ -68,7 +144,8 @@ impl History {
         tx.commit().map_err(err("commit reclaims"))
     }
 
-    /// The audit rows at or after `since` (to the second), oldest first.
+    /// The audit rows at or after `since` (to the second), oldest first. A row still at
+    /// [`ATTEMPT`] reads with outcome [`INTERRUPTED`].
     ///
     /// # Errors
     /// [`HistoryError`] naming this database when the query fails.
@@ -83,12 +160,17 @@ impl History {
         let rows = stmt
             .query_map([unix_secs(since)], |row| {
                 let raw: Vec<u8> = row.get(1)?;
+                let outcome: String = row.get(4)?;
                 Ok(AuditRecord {
                     time: from_unix_secs(row.get(0)?),
                     path: PathBuf::from(OsString::from_vec(raw)),
                     producer: row.get(2)?,
                     allocated_bytes: from_sql_u64(row.get(3)?),
-                    outcome: row.get(4)?,
+                    outcome: if outcome == ATTEMPT {
+                        INTERRUPTED.to_owned()
+                    } else {
+                        outcome
+                    },
                 })
             })
             .map_err(self.err("read reclaims"))?;
