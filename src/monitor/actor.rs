@@ -28,6 +28,10 @@ const TICK: Duration = Duration::from_secs(5);
 const ANALYSIS_INTERVAL: Duration = Duration::from_secs(30);
 /// Past this many dirty paths in one root, a rescan of the root is cheaper than re-measures.
 const MAX_DIRTY: usize = 200_000;
+/// Rescans that the watcher asks for (queue overflow, coalesced events) run at most this often per
+/// root outside a flush: a busy temp dir (a build writing into it) would otherwise be rescanned back
+/// to back. The changes are not lost: the rescan runs when the gap has passed.
+const MIN_RESCAN_GAP: Duration = Duration::from_secs(30);
 
 /// What changed in one root since the last update.
 #[derive(Debug, Default)]
@@ -355,7 +359,7 @@ impl Actor {
         if self.deadline.is_some_and(|d| d <= now) {
             self.deadline = None;
             if !self.paused {
-                self.process_dirty().await;
+                self.process_dirty(false).await;
             }
         }
         let expired = self.flushes.iter().any(|f| f.deadline <= now);
@@ -376,7 +380,7 @@ impl Actor {
         }
         self.check_gone_roots().await;
         if !self.paused {
-            self.process_dirty().await;
+            self.process_dirty(true).await;
             if self.analysis_stale {
                 self.refresh_analysis().await;
                 self.publish();
@@ -433,7 +437,9 @@ impl Actor {
     }
 
     /// Re-measures the dirty items of every root (and rescans flagged roots), then publishes.
-    async fn process_dirty(&mut self) {
+    /// Without `now_please`, a root rescanned less than [`MIN_RESCAN_GAP`] ago keeps its rescan
+    /// pending until the gap has passed; a flush, a resume or a reclaim pass `true`.
+    async fn process_dirty(&mut self, now_please: bool) {
         self.deadline = None;
         let mut changed = false;
         for i in 0..self.roots.len() {
@@ -441,11 +447,19 @@ impl Actor {
             if dirty.is_empty() {
                 continue;
             }
-            changed = true;
             if dirty.root_touched && !self.roots[i].root.canonical.is_dir() {
+                changed = true;
                 self.mark_gone(i);
                 continue;
             }
+            let since = self.last_poll[i].elapsed();
+            if dirty.rescan && !now_please && since < MIN_RESCAN_GAP {
+                let due = Instant::now() + (MIN_RESCAN_GAP - since);
+                self.deadline = Some(self.deadline.map_or(due, |d| d.min(due)));
+                self.dirty[i] = dirty;
+                continue;
+            }
+            changed = true;
             if dirty.rescan {
                 self.rescan_root(i).await;
                 continue;
@@ -666,7 +680,7 @@ impl Actor {
             Command::SetPaused(paused, reply) => {
                 self.paused = paused;
                 if !paused {
-                    self.process_dirty().await;
+                    self.process_dirty(true).await;
                 }
                 self.publish();
                 send(reply, Ok(()));
@@ -747,7 +761,7 @@ impl Actor {
                 }
             }
         }
-        self.process_dirty().await;
+        self.process_dirty(true).await;
         self.refresh_analysis().await;
         self.publish();
         Ok(report)
