@@ -299,3 +299,49 @@ async fn an_event_queue_overflow_rescans_the_root() {
     assert_eq!(s.roots[0].allocated_bytes, du(&canonical));
     m.shutdown().await;
 }
+
+/// Regression: a build writing into the temp dir overflowed inotify again and again and the monitor
+/// rescanned the root back to back. A second rescan request within the gap waits (and is not
+/// lost: a flush runs it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rescan_requests_in_a_burst_rescan_once_until_the_gap_or_a_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let canonical = root.canonical.clone();
+    let m = start(root);
+    m.flush().await.unwrap();
+    let rescans0 = m.snapshot().roots[0].rescans;
+    let mut snaps = m.subscribe();
+    let flagged =
+        || notify::Event::new(notify::EventKind::Other).set_flag(notify::event::Flag::Rescan);
+    // The monitor started less than the gap ago, so the request waits for the gap...
+    m.inject_watch_event(0, Ok(flagged())).unwrap();
+    let dirs = make_archives(&canonical, 3, "g");
+    // ...then a flush runs it at once, with the changes it covered.
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(s.roots[0].rescans, rescans0 + 1);
+    assert_eq!(producer(&s, GPU), (3, du_total(&dirs)));
+    // Another burst of requests right after: no rescan while within the gap (several debounce
+    // periods pass; each published snapshot is checked).
+    for _ in 0..5 {
+        m.inject_watch_event(0, Ok(flagged())).unwrap();
+    }
+    let waited = tokio::time::timeout(Duration::from_secs(2), async {
+        loop {
+            snaps.changed().await.unwrap();
+            if snaps.borrow().roots[0].rescans > rescans0 + 1 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(waited.is_err(), "rescanned again within the gap");
+    m.flush().await.unwrap();
+    assert_eq!(
+        m.snapshot().roots[0].rescans,
+        rescans0 + 2,
+        "one rescan for the burst"
+    );
+    m.shutdown().await;
+}
