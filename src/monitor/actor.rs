@@ -14,6 +14,7 @@ use crate::inventory::{Inventory, Item};
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot, WatchMode};
 use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
+use crate::watch::state::DirEntryStat;
 use crate::watch::state::RootState;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
@@ -490,7 +491,7 @@ impl Actor {
             }
         };
         let st = &mut self.roots[i];
-        for (path, _) in &measured {
+        for (path, _, _) in &measured {
             if let Some(rel) = st.root.relative(path).map(Path::to_path_buf) {
                 st.restat_ancestors(&rel);
             }
@@ -498,8 +499,16 @@ impl Actor {
         if dirty.root_touched {
             st.restat_ancestors(Path::new("x"));
         }
-        for (path, item) in measured {
+        for (path, item, own) in measured {
+            let is_dir = item
+                .as_ref()
+                .is_some_and(|it| it.measure.dirs > 0 && !it.is_symlink);
             st.apply(&path, item);
+            // The own entry that the measure of a top-level dir counted becomes the baseline that
+            // later changes below it are compared with (see `restat_ancestors`).
+            if let (true, Some(own), Some(rel)) = (is_dir, own, st.root.relative(&path)) {
+                st.dirs.insert(rel.into(), own);
+            }
         }
     }
 
@@ -782,12 +791,17 @@ fn job(what: &'static str, e: tokio::task::JoinError) -> MonitorError {
 }
 
 /// Re-measures `items`, and finds the claimed items below each `discover` dir. Blocking.
+/// Measures the items (and the claimed items found below `discover`). For a top-level entry it
+/// also returns the `lstat` of its own entry as that measure counted it: the entry is stat'ed before
+/// and after the measure, and measured again (up to 3 times) when the two differ, so a dir growing
+/// while it is measured cannot leave a wrong baseline (a regression: a top-level dir created after
+/// the first scan lost the growth between its measure and its first re-stat).
 fn measure_batch(
     root: &Root,
     catalogue: &Catalogue,
     items: &[PathBuf],
     discover: &[PathBuf],
-) -> Vec<(PathBuf, Option<Item>)> {
+) -> Vec<(PathBuf, Option<Item>, Option<DirEntryStat>)> {
     let mut wanted: BTreeSet<PathBuf> = items.iter().cloned().collect();
     let max_depth = catalogue.max_depth(root.kind);
     for dir in discover {
@@ -795,11 +809,25 @@ fn measure_batch(
     }
     let mut out = Vec::with_capacity(wanted.len());
     for path in wanted {
-        match crate::scan::measure_item(root, catalogue, &path) {
-            Ok(item) => out.push((path, item)),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), error = %e, "cannot measure item; keeping its last figures");
+        let top_level = root
+            .relative(&path)
+            .is_some_and(|r| r.components().count() == 1);
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let before = top_level.then(|| DirEntryStat::of(&path)).flatten();
+            let res = crate::scan::measure_item(root, catalogue, &path);
+            let after = top_level.then(|| DirEntryStat::of(&path)).flatten();
+            if before != after && tries < 3 {
+                continue;
             }
+            match res {
+                Ok(item) => out.push((path, item, before.filter(|_| before == after))),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot measure item; keeping its last figures");
+                }
+            }
+            break;
         }
     }
     out
