@@ -31,35 +31,7 @@ impl History {
     /// [`HistoryError`] naming this database when the insert fails; then nothing is recorded and
     /// the caller must not delete.
     pub fn begin_reclaims(&mut self, recs: &[AuditRecord]) -> Result<Vec<i64>, HistoryError> {
-        let path = self.path.clone();
-        let err = |op| super::sql_err(&path, op);
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(err("begin recording reclaim attempts"))?;
-        let mut ids = Vec::with_capacity(recs.len());
-        {
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO reclaims (time_unix_secs, path_text, path_raw, producer, \
-                     allocated_bytes, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(err("prepare recording reclaim attempts"))?;
-            for rec in recs {
-                stmt.execute(params![
-                    unix_secs(rec.time),
-                    rec.path.to_string_lossy(),
-                    rec.path.as_os_str().as_encoded_bytes(),
-                    rec.producer,
-                    to_sql_u64(rec.allocated_bytes),
-                    ATTEMPT,
-                ])
-                .map_err(err("record a reclaim attempt"))?;
-                ids.push(tx.last_insert_rowid());
-            }
-        }
-        tx.commit().map_err(err("commit reclaim attempts"))?;
-        Ok(ids)
+        self.insert_reclaims(recs, Some(ATTEMPT))
     }
 
     /// Sets the outcome of rows written by [`History::begin_reclaims`]: `(row id, outcome)` pairs,
@@ -93,21 +65,7 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming this database when the insert fails (locked, corrupt, disk full).
     pub fn record_reclaim(&mut self, rec: &AuditRecord) -> Result<(), HistoryError> {
-        self.conn
-            .execute(
-                "INSERT INTO reclaims (time_unix_secs, path_text, path_raw, producer, \
-                 allocated_bytes, outcome) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    unix_secs(rec.time),
-                    rec.path.to_string_lossy(),
-                    rec.path.as_os_str().as_encoded_bytes(),
-                    rec.producer,
-                    to_sql_u64(rec.allocated_bytes),
-                    rec.outcome,
-                ],
-            )
-            .map_err(self.err("record a reclaim"))?;
-        Ok(())
+        self.record_reclaims(std::slice::from_ref(rec))
     }
 
     /// Records many audit rows in one transaction (a reclaim of 100k items is one commit, not
@@ -116,12 +74,24 @@ impl History {
     /// # Errors
     /// As [`History::record_reclaim`]; on error nothing is recorded.
     pub fn record_reclaims(&mut self, recs: &[AuditRecord]) -> Result<(), HistoryError> {
+        self.insert_reclaims(recs, None).map(|_| ())
+    }
+
+    /// Inserts one row per record in one transaction, with `outcome` instead of the records' own
+    /// when given; returns the rows' ids in `recs` order. The path is stored both as lossy UTF-8
+    /// text (for people and SQL) and as its raw bytes (read back by [`History::reclaims`]).
+    fn insert_reclaims(
+        &mut self,
+        recs: &[AuditRecord],
+        outcome: Option<&str>,
+    ) -> Result<Vec<i64>, HistoryError> {
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
         let tx = self
             .conn
             .transaction()
             .map_err(err("begin recording reclaims"))?;
+        let mut ids = Vec::with_capacity(recs.len());
         {
             let mut stmt = tx
                 .prepare_cached(
@@ -136,12 +106,14 @@ impl History {
                     rec.path.as_os_str().as_encoded_bytes(),
                     rec.producer,
                     to_sql_u64(rec.allocated_bytes),
-                    rec.outcome,
+                    outcome.unwrap_or(&rec.outcome),
                 ])
                 .map_err(err("record a reclaim"))?;
+                ids.push(tx.last_insert_rowid());
             }
         }
-        tx.commit().map_err(err("commit reclaims"))
+        tx.commit().map_err(err("commit reclaims"))?;
+        Ok(ids)
     }
 
     /// The audit rows at or after `since` (to the second), oldest first. A row still at
