@@ -1,6 +1,7 @@
 // The snapshot the browser tests render, with sizes chosen so the expected texts are known:
 // 3 GiB = 3221225472, 150 MiB = 157286400, 5.5 MiB = 5767168.
-import type { ProducerDto, Snapshot } from '../../src/types';
+import type { Snapshot } from '../../src/types';
+import { producer } from '../unit/fixture';
 
 export const NOW = 1_760_000_000;
 const GIB = 1024 ** 3;
@@ -13,28 +14,6 @@ function history(bytesNow: number, growthPerDay: number): [number, number][] {
     out.push([NOW - hour * 3600, Math.max(0, Math.round(bytesNow - (growthPerDay * hour) / 24))]);
   }
   return out;
-}
-
-function producer(over: Partial<ProducerDto> & Pick<ProducerDto, 'id' | 'name'>): ProducerDto {
-  return {
-    kind: 'leak',
-    reclaim: 'auto',
-    allocated_bytes: 0,
-    apparent_bytes: 0,
-    items: 0,
-    files: 0,
-    growth_bytes_per_hour: null,
-    growth_bytes_per_day: null,
-    growth_items_per_day: null,
-    orphan_bytes: 0,
-    reclaimable_bytes: 0,
-    reclaimable_items: 0,
-    evidence: [],
-    notes: '',
-    top_items: [],
-    history: [],
-    ...over,
-  };
 }
 
 export function fixtureSnapshot(): Snapshot {
