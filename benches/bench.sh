@@ -20,7 +20,8 @@ command -v diskus >/dev/null || cargo install diskus
 export PATH="$HOME/.cargo/bin:$PATH"
 
 cd "$HERE"
-cargo build --release --quiet --bin cachewatch --example scan
+cargo build --release --quiet -p cachewatch-cli
+cargo build --release --quiet -p cachewatch-core --example scan
 CW="$HERE/target/release/cachewatch"
 EX="$HERE/target/release/examples/scan"
 

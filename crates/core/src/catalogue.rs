@@ -1,6 +1,6 @@
 //! The producer catalogue: rules that name who leaves what where.
 //!
-//! The data file `catalogue/producers.toml` (one `[[producer]]` table per rule, sorted by id) is
+//! The data file `crates/core/producers.toml` (one `[[producer]]` table per rule, sorted by id) is
 //! compiled into the binary with `include_str!` and can be extended by `[[producer]]` tables in the
 //! user's config ([`Catalogue::with_extra`]). Each rule names a root kind and fixed-depth item globs
 //! relative to that root (`*` never crosses `/`, no `**`), optionally narrowed by regexes on the
@@ -26,7 +26,7 @@ use crate::roots::RootKind;
 pub use explain::{Explanation, NearMiss, Verdict};
 
 /// The compiled-in data file.
-const BUILTIN_TOML: &str = include_str!("../catalogue/producers.toml");
+const BUILTIN_TOML: &str = include_str!("../producers.toml");
 
 /// The origin named in errors about the compiled-in rules.
 pub const BUILTIN_ORIGIN: &str = "<builtin>";

@@ -3,7 +3,7 @@
 
 /// The 1-based line of byte `offset` in `text` (newlines before `offset`, plus one). An offset past
 /// the end counts the whole text.
-pub(crate) fn line_at(text: &str, offset: usize) -> usize {
+pub fn line_at(text: &str, offset: usize) -> usize {
     let end = offset.min(text.len());
     text.as_bytes()[..end]
         .iter()
@@ -13,7 +13,7 @@ pub(crate) fn line_at(text: &str, offset: usize) -> usize {
 }
 
 /// The 1-based line where the parser error `e` on `text` starts; line 1 when it has no span.
-pub(crate) fn error_line(text: &str, e: &toml::de::Error) -> usize {
+pub fn error_line(text: &str, e: &toml::de::Error) -> usize {
     e.span().map_or(1, |s| line_at(text, s.start))
 }
 

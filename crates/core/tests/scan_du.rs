@@ -11,9 +11,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cachewatch::inventory::{IssueKind, Measure, RootScan};
-use cachewatch::scan::{measure_item_with, scan_root_with, Claim, Classify};
-use cachewatch::{Root, RootKind};
+use cachewatch_core::inventory::{IssueKind, Measure, RootScan};
+use cachewatch_core::scan::{measure_item_with, scan_root_with, Claim, Classify};
+use cachewatch_core::{Root, RootKind};
 
 /// Test rules: per producer, item patterns as components (`*`, `prefix*` or a literal).
 struct Rules(Vec<(&'static str, Vec<&'static str>)>);

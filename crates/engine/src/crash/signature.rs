@@ -1,4 +1,4 @@
-//! Crash signatures: data (`catalogue/signatures.toml`, compiled in) that say which known problem
+//! Crash signatures: data (`crates/engine/signatures.toml`, compiled in) that say which known problem
 //! a crash report shows and what the user should do about it.
 
 use std::path::Path;
@@ -10,7 +10,7 @@ use super::{CrashError, CrashReport};
 use crate::toml_lines::{error_line, line_at};
 
 /// The built-in signatures file, compiled into the binary.
-pub const BUILTIN_SIGNATURES: &str = include_str!("../../catalogue/signatures.toml");
+pub const BUILTIN_SIGNATURES: &str = include_str!("../../signatures.toml");
 
 /// What a report must show for a signature to fit. Every non-empty list needs one hit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -110,7 +110,7 @@ impl Signatures {
     /// # Panics
     /// Never in a release: the file is validated by a unit test.
     pub fn builtin() -> Signatures {
-        match Signatures::parse(BUILTIN_SIGNATURES, Path::new("catalogue/signatures.toml")) {
+        match Signatures::parse(BUILTIN_SIGNATURES, Path::new("crates/engine/signatures.toml")) {
             Ok(s) => s,
             // Covered by the `builtin_signatures_load` test; an empty list only loses classification.
             Err(e) => {

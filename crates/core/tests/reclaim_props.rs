@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{execute, plan, Policy};
-use cachewatch::scan::scan;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::reclaim::{execute, plan, Policy};
+use cachewatch_core::scan::scan;
+use cachewatch_core::{Catalogue, Root, RootKind};
 use proptest::prelude::*;
 
 /// What a path is, for comparing before and after.

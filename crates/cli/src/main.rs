@@ -1,6 +1,11 @@
+//! The `cachewatch` command-line tool: scan, attribute and reclaim the per-user temp and cache dirs.
+//!
+//! Exit codes: 0 success; 1 error (bad config, bad root, database); 2 usage error; 3 completed with
+//! problems (unreadable paths in a scan, failed deletions).
+//!
 //! The clap definitions and the dispatch of the `cachewatch` subcommands.
 //!
-//! Adding a subcommand: a file `src/cli/<name>.rs` with `pub struct Args` (`clap::Args`) and
+//! Adding a subcommand: a file `src/<name>.rs` with `pub struct Args` (`clap::Args`) and
 //! `pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome>`, then one variant in
 //! [`Command`] and one line in [`run`].
 
@@ -177,6 +182,19 @@ pub fn error_line(e: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
+}
+
+fn main() -> ExitCode {
+    let args = Cli::parse();
+    init_tracing(args.global.verbose);
+    match run(args) {
+        Ok(outcome) => outcome.exit_code(),
+        Err(e) => {
+            // One line: the context chain joined with ": ", each cause once.
+            eprintln!("cachewatch: error: {}", error_line(&e));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,10 +14,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{execute, plan, Policy};
-use cachewatch::scan::scan;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::reclaim::{execute, plan, Policy};
+use cachewatch_core::scan::scan;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

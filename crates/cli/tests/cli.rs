@@ -430,7 +430,7 @@ fn user_rule_from_config_is_listed_and_attributes() {
     let list = json(&sb.run(&["producers", "--json"]));
     let builtin = fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/catalogue/producers.toml"
+        "/../core/producers.toml"
     ))
     .unwrap();
     let builtin_count = builtin

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::reclaim::{
     execute, plan, AuditRecord, KeepReason, Policy, ReclaimPlan, ReclaimReport,
 };
-use cachewatch::scan::scan;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::scan::scan;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const HOUR: Duration = Duration::from_secs(3600);
 

@@ -5,12 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use cachewatch::catalogue::{Catalogue, CatalogueError, ProducerKind, ReclaimMode, Rule, Verdict};
-use cachewatch::{Root, RootKind};
+use cachewatch_core::catalogue::{
+    Catalogue, CatalogueError, ProducerKind, ReclaimMode, Rule, Verdict,
+};
+use cachewatch_core::{Root, RootKind};
 use globset::GlobBuilder;
 use regex::Regex;
 
-const DATA: &str = include_str!("../catalogue/producers.toml");
+const DATA: &str = include_str!("../producers.toml");
 
 /// An independent reading of one rule: its globs compiled here (not by the catalogue), its regexes.
 struct Independent {

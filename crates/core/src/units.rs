@@ -49,7 +49,7 @@ mod tests {
 ///
 /// # Errors
 /// Deserializing fails with `bad duration "<text>": <why> (write e.g. "30m", "6h", "3d")`.
-pub(crate) mod duration_text {
+pub mod duration_text {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};

@@ -3,22 +3,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::crash::{
     group_reports, read_report, CrashError, CrashLoopConfig, CrashWatch, Signatures,
     CRASH_LOOP_RULE, MAX_REPORT_BYTES,
 };
+use cachewatch_testkit::ips::{fixture, write_burst};
 
 const COREAI: &str = "coreai-ndarray-allocation-cap";
 const GENERIC: &str = "repeated-crash";
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/ips")
-        .join(name)
-}
 
 fn at(unix_secs: u64, millis: u32) -> SystemTime {
     UNIX_EPOCH + Duration::new(unix_secs, millis * 1_000_000)
@@ -164,43 +159,6 @@ fn huge_report_is_refused_without_reading_it() {
     assert!(matches!(read_report(&path), Err(CrashError::Parse { .. })));
     std::fs::write(&path, [0xff, 0xfe, b'\n', b'{']).unwrap();
     assert!(matches!(read_report(&path), Err(CrashError::Parse { .. })));
-}
-
-/// The time string `.ips` files use, in UTC.
-fn ips_time(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).unwrap().as_secs();
-    let out = std::process::Command::new("date")
-        .args(["-u", "-d", &format!("@{secs}"), "+%Y-%m-%d %H:%M:%S"])
-        .output()
-        .unwrap();
-    format!("{}.00 +0000", String::from_utf8(out.stdout).unwrap().trim())
-}
-
-/// Writes `n` reports of the `coreai_pool.ips` template into `dir`, for process `process`, the
-/// i-th dated `start + i * step`; returns their paths.
-fn write_burst(
-    dir: &Path,
-    process: &str,
-    start: SystemTime,
-    step: Duration,
-    n: u32,
-) -> Vec<PathBuf> {
-    let template = std::fs::read_to_string(fixture("coreai_pool.ips")).unwrap();
-    (0..n)
-        .map(|i| {
-            let t = start + step * i;
-            let stamp = ips_time(t);
-            let text = template
-                .replace("2026-03-14 10:02:11.00 +0000", &stamp)
-                .replace("2026-03-14 10:02:10.4410 +0000", &stamp)
-                .replace("\"embedder\"", &format!("\"{process}\""))
-                .replace("\"pid\":7301", &format!("\"pid\":{}", 7301 + i));
-            let name = format!("{process}-{}.ips", stamp[..19].replace([' ', ':'], "-"));
-            let path = dir.join(name);
-            std::fs::write(&path, text).unwrap();
-            path
-        })
-        .collect()
 }
 
 #[test]
@@ -468,115 +426,4 @@ async fn crash_loop_replayed_into_a_watched_reports_dir_alerts_once_through_the_
     assert_eq!(g.first_unix_secs, 1_773_482_400 - 570);
     assert_eq!(g.last_unix_secs, 1_773_482_400);
     m.shutdown().await;
-}
-
-/// End to end through the binary: `cachewatch watch` prints the CoreAI crash-loop alert once for a
-/// burst written into its reports root, and `cachewatch crashes --json` lists the group.
-#[test]
-fn cachewatch_watch_prints_the_coreai_alert_once_and_crashes_lists_the_group() {
-    use std::io::BufRead;
-    use std::process::{Command, Stdio};
-    use std::sync::mpsc;
-
-    const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
-    let dir = tempfile::tempdir().unwrap();
-    let reports = dir.path().join("DiagnosticReports");
-    std::fs::create_dir(&reports).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        "[alerts]\nfree_disk_min_bytes = 0\ndisk_full_eta_min_hours = 0\n",
-    )
-    .unwrap();
-    let root_arg = format!("diagnostic-reports={}", reports.display());
-    let mut child = Command::new(BIN)
-        .args(["-v", "watch", "--root", &root_arg, "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel::<(bool, String)>();
-    let out_tx = tx.clone();
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            out_tx.send((true, l)).ok();
-        }
-    });
-    std::thread::spawn(move || {
-        for l in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            tx.send((false, l)).ok();
-        }
-    });
-    let bound = Duration::from_secs(60);
-    // Wait until it watches, then replay the crash loop: 20 reports over the last 10 minutes.
-    loop {
-        let (is_out, line) = rx.recv_timeout(bound).expect("no 'watching' log line");
-        if !is_out && line.contains("watching") {
-            break;
-        }
-    }
-    let now = SystemTime::now();
-    write_burst(
-        &reports,
-        "coreai-worker",
-        now - Duration::from_secs(570),
-        Duration::from_secs(30),
-        20,
-    );
-    let mut alert_lines = Vec::new();
-    while alert_lines.is_empty() {
-        let (is_out, line) = rx.recv_timeout(bound).expect("no crash-loop alert printed");
-        if is_out && line.contains(" crash-loop ") {
-            alert_lines.push(line);
-        }
-    }
-    // SIGTERM, then everything else it printed.
-    let pid = child.id().to_string();
-    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-    let status = child.wait().unwrap();
-    while let Ok((is_out, line)) = rx.recv_timeout(Duration::from_secs(5)) {
-        if is_out && line.contains(" crash-loop ") {
-            alert_lines.push(line);
-        }
-    }
-    assert!(status.success(), "{status:?}");
-    assert_eq!(alert_lines.len(), 1, "{alert_lines:#?}");
-    assert!(
-        alert_lines[0].contains(
-            "crash-loop CoreAI runtime allocation cap: the process is killed after 16384 outputs: coreai-worker crashed"
-        ),
-        "{}",
-        alert_lines[0]
-    );
-
-    let out = Command::new(BIN)
-        .args(["crashes", "--json", "--root", &root_arg, "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let groups = doc["groups"].as_array().unwrap();
-    assert_eq!(groups.len(), 1, "{doc:#}");
-    assert_eq!(groups[0]["process"], "coreai-worker");
-    assert_eq!(groups[0]["signature"], COREAI);
-    assert_eq!(groups[0]["count"], 20);
-    assert_eq!(groups[0]["crash_loop"], true);
-    assert_eq!(doc["unreadable"].as_array().unwrap().len(), 0);
 }

@@ -4,8 +4,8 @@
 
 use std::time::{Instant, SystemTime};
 
-use cachewatch::scan::scan_root;
-use cachewatch::{Catalogue, Root};
+use cachewatch_core::scan::scan_root;
+use cachewatch_core::{Catalogue, Root};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => scan_root(&root, &catalogue),
     };
     let wall = started.elapsed();
-    let inventory = cachewatch::Inventory {
+    let inventory = cachewatch_core::Inventory {
         roots: vec![scan],
         scanned_at: SystemTime::now(),
     };

@@ -1,5 +1,5 @@
 //! Crash reports: parse macOS `.ips` reports, classify them with the crash signatures
-//! (`catalogue/signatures.toml`), group them by process and signature, and raise one alert per
+//! (`crates/engine/signatures.toml`), group them by process and signature, and raise one alert per
 //! crash loop (N reports of the same process within a window), with a cooldown.
 //!
 //! The monitor owns a [`CrashWatch`] over the `diagnostic-reports` roots and calls

@@ -1,12 +1,10 @@
-//! CacheWatch engine: watch the per-user temp and cache dirs, attribute what is in them to known
-//! leaking producers, keep the growth history, and reclaim space safely.
+//! CacheWatch core: which dirs to look at ([`roots`]), who put what there ([`catalogue`]), how big it
+//! is ([`scan`] into an [`inventory::Inventory`]), who is still using it ([`process`]) and how to
+//! delete it safely ([`reclaim`]).
 //!
-//! The engine knows nothing of Tauri, clap or any UI. The CLI (`src/main.rs`, feature `cli`) and the
-//! menu-bar app (`src-tauri/`) call the same functions.
-//!
-//! Flow: [`roots`] says which dirs to look at; [`scan`] measures them into an [`inventory::Inventory`],
-//! attributing each item to a rule of the [`catalogue`]; [`reclaim`] plans and executes deletions under
-//! the safety rules, checking liveness through [`process`]; [`history`] keeps the audit trail.
+//! Synchronous and free of any async runtime, file watcher or database: the live engine
+//! (`cachewatch`) builds on it, and re-exports every module here, so `cachewatch::scan` and
+//! `cachewatch_core::scan` are the same. Platform code lives in [`platform`] only.
 //!
 //! # Known problems
 //! - **FSEvents coalesces and reports canonical paths.** On macOS a root given as `/var/folders/...` is
@@ -22,25 +20,17 @@
 //!   counts them as unreadable.
 //! - **Open-file checks** see only processes of the current user (`/proc` on Linux, `libproc` on macOS).
 
-pub mod alerts;
 pub mod catalogue;
 pub mod clock;
-pub mod config;
-pub mod crash;
-pub mod history;
 pub mod inventory;
-pub mod metrics;
-pub mod monitor;
 pub mod platform;
 pub mod process;
-pub mod procwatch;
 pub mod reclaim;
 pub mod roots;
 pub mod scan;
-pub mod snapshot;
-mod toml_lines;
+#[doc(hidden)]
+pub mod toml_lines;
 pub mod units;
-pub mod watch;
 
 pub use catalogue::Catalogue;
 pub use inventory::Inventory;

@@ -1,0 +1,32 @@
+//! CacheWatch engine: watch the per-user temp and cache dirs, attribute what is in them to known
+//! leaking producers, keep the growth history, and reclaim space safely.
+//!
+//! The engine knows nothing of Tauri, clap or any UI. The CLI (`crates/cli`) and the menu-bar app
+//! (`src-tauri/`) call the same functions. The synchronous parts live in `cachewatch-core`,
+//! re-exported here: `cachewatch::scan` is `cachewatch_core::scan`.
+//!
+//! Flow: [`roots`] says which dirs to look at; [`scan`] measures them into an [`inventory::Inventory`],
+//! attributing each item to a rule of the [`catalogue`]; [`reclaim`] plans and executes deletions under
+//! the safety rules, checking liveness through [`process`]; [`history`] keeps the audit trail.
+//!
+//! # Known problems
+//! See `cachewatch_core`'s crate docs (FSEvents, other users' files, APFS clones, hard links, Full
+//! Disk Access, open-file checks).
+
+pub use cachewatch_core::{
+    catalogue, clock, inventory, platform, process, reclaim, roots, scan, toml_lines, units,
+};
+
+pub mod alerts;
+pub mod config;
+pub mod crash;
+pub mod history;
+pub mod metrics;
+pub mod monitor;
+pub mod procwatch;
+pub mod snapshot;
+pub mod watch;
+
+pub use catalogue::Catalogue;
+pub use inventory::Inventory;
+pub use roots::{Root, RootKind};

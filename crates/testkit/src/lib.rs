@@ -1,0 +1,5 @@
+//! What the CacheWatch tests share: `du` as the independent oracle of sizes, tree builders, mtimes
+//! and producer rules. Not published; a dev-dependency of the crates' tests only.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+pub mod ips;
