@@ -110,7 +110,10 @@ impl Signatures {
     /// # Panics
     /// Never in a release: the file is validated by a unit test.
     pub fn builtin() -> Signatures {
-        match Signatures::parse(BUILTIN_SIGNATURES, Path::new("crates/engine/signatures.toml")) {
+        match Signatures::parse(
+            BUILTIN_SIGNATURES,
+            Path::new("crates/engine/signatures.toml"),
+        ) {
             Ok(s) => s,
             // Covered by the `builtin_signatures_load` test; an empty list only loses classification.
             Err(e) => {
