@@ -58,8 +58,9 @@ struct UnreadableJson {
 /// No `diagnostic-reports` root, a bad `--root`, or a failed write to stdout. Unreadable reports
 /// are not errors: they are listed and the exit code is 3.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let dirs: Vec<PathBuf> = ctx
-        .roots(&args.roots)?
+    let dirs: Vec<PathBuf> = args
+        .roots
+        .resolve(ctx)?
         .into_iter()
         .filter(|r| r.kind == RootKind::DiagnosticReports)
         .map(|r| r.path)

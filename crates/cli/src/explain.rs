@@ -27,7 +27,7 @@ pub struct Args {
 /// # Errors
 /// Bad roots, bad config, or a failed write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let roots = ctx.roots(&args.roots)?;
+    let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
     let path = if args.path.is_absolute() {
         args.path.clone()

@@ -126,7 +126,7 @@ impl Outcome {
 /// # Errors
 /// Any error that should end the process with exit code 1, with its context chain.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
-    let ctx = Context::load(&cli.global)?;
+    let ctx = context::load(&cli.global)?;
     match &cli.command {
         Command::Scan(a) => scan::run(&ctx, a),
         Command::Reclaim(a) => reclaim::run(&ctx, a),

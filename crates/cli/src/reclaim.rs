@@ -1,16 +1,15 @@
 //! `cachewatch reclaim`: scan, plan, show the plan, and delete only when told to.
 
-use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
+use cachewatch::api::{self, Session};
 use cachewatch::history::History;
 use cachewatch::process::SystemProbe;
 use cachewatch::reclaim::{
-    self, AuditRecord, DeletedItem, KeptItem, PlannedItem, Policy, ReclaimErrorEntry, ReclaimPlan,
-    ReclaimReport,
+    self, DeletedItem, KeptItem, PlannedItem, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
 };
 use serde::Serialize;
 
@@ -73,25 +72,22 @@ pub struct ReclaimJson<'a> {
 /// audit rows cannot be written to it before deleting (then nothing is deleted), or a failed
 /// write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let roots = ctx.roots(&args.roots)?;
+    let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
-    for id in &args.producers {
-        anyhow::ensure!(
-            catalogue.rule(id).is_some(),
-            "unknown producer {id:?}: `cachewatch producers` lists the ids"
-        );
-    }
-    let policy = Policy {
-        older_than: args
-            .older_than
-            .unwrap_or(ctx.config.config.reclaim.older_than),
-        producers: args.producers.clone(),
-        protected: protected_dirs(ctx),
-    };
+    Session::check_producers(&catalogue, &args.producers)?;
+    let older_than = args.older_than.unwrap_or(ctx.default_threshold());
     let now = SystemTime::now();
     let inv = cachewatch::scan::scan(&roots, &catalogue, now);
     let probe = SystemProbe::snapshot();
-    let plan = reclaim::plan(&inv, &catalogue, &policy, &probe, now);
+    let plan = api::reclaim::plan(
+        &inv,
+        &catalogue,
+        args.producers.clone(),
+        older_than,
+        ctx.protected_paths(),
+        &probe,
+        now,
+    );
 
     let mut out = std::io::stdout().lock();
     if !args.json {
@@ -105,53 +101,16 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         let db = ctx.db_path()?;
         let mut history = History::open(&db)
             .with_context(|| format!("opening the history database {}", db.display()))?;
-        let now = SystemTime::now();
-        let attempts: Vec<AuditRecord> = plan
-            .items
-            .iter()
-            .map(|i| AuditRecord {
-                time: now,
-                path: i.path.clone(),
-                producer: i.producer.clone(),
-                allocated_bytes: i.allocated_bytes,
-                outcome: cachewatch::history::ATTEMPT.to_owned(),
-            })
-            .collect();
-        let ids = history.begin_reclaims(&attempts).with_context(|| {
-            format!(
-                "nothing deleted: the audit rows could not be written to the history database {}",
-                db.display()
-            )
-        })?;
-        let row_of: HashMap<&Path, i64> = plan
-            .items
-            .iter()
-            .map(|i| i.path.as_path())
-            .zip(ids.iter().copied())
-            .collect();
-        let mut outcomes: Vec<(i64, String)> = Vec::with_capacity(ids.len());
-        let mut audit = |rec: &AuditRecord| {
-            if let Some(id) = row_of.get(rec.path.as_path()) {
-                outcomes.push((*id, rec.outcome.clone()));
-            }
-        };
-        report = reclaim::execute(&plan, &catalogue, &probe, now, &mut audit);
-        // Rows execute never reached (a plan it refused whole) say so rather than "interrupted".
-        let reached: HashSet<i64> = outcomes.iter().map(|(id, _)| *id).collect();
-        outcomes.extend(
-            ids.iter()
-                .filter(|id| !reached.contains(id))
-                .map(|id| (*id, "not-attempted".to_owned())),
-        );
-        if let Err(e) = history.finish_reclaims(&outcomes) {
-            audit_errors.push(ReclaimErrorEntry {
-                path: PathBuf::new(),
-                message: format!(
-                    "outcomes not written to {} (the rows read as interrupted): {e}",
-                    db.display()
-                ),
-            });
-        }
+        let audited = api::reclaim::execute_audited(
+            &plan,
+            &catalogue,
+            &probe,
+            &mut history,
+            &db,
+            SystemTime::now(),
+        )?;
+        report = audited.report;
+        audit_errors = audited.audit_errors;
     }
     let problems = !report.errors.is_empty() || !audit_errors.is_empty();
 
@@ -159,7 +118,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         let doc = ReclaimJson {
             dry_run: args.dry_run,
             executed: execute,
-            older_than_secs: policy.older_than.as_secs(),
+            older_than_secs: older_than.as_secs(),
             planned: &plan.items,
             deleted: &report.deleted,
             kept: plan.kept.iter().chain(&report.kept).collect(),
@@ -180,23 +139,6 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         writeln!(out, "\n{how}").context("writing to stdout")?;
     }
     Ok(Outcome::from_problems(problems))
-}
-
-/// The dirs no reclaim may reach besides the home dir (which the engine adds): the data dir (the
-/// history database) and the config file's dir, made absolute.
-fn protected_dirs(ctx: &Context) -> Vec<PathBuf> {
-    let config_dir = ctx
-        .config
-        .path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(std::path::Path::to_path_buf);
-    ctx.data_dir()
-        .ok()
-        .into_iter()
-        .chain(config_dir)
-        .filter_map(|p| std::path::absolute(p).ok())
-        .collect()
 }
 
 /// Asks on the terminal; `false` without one (stdin or stderr not a terminal).

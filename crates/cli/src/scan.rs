@@ -111,7 +111,7 @@ pub struct ErrorJson {
 /// # Errors
 /// Bad roots, bad config, or a failed write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let roots = ctx.roots(&args.roots)?;
+    let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
     let inv = cachewatch::scan::scan(&roots, &catalogue, SystemTime::now());
     let report = report(&inv, &catalogue, args.top);

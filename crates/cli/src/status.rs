@@ -29,7 +29,9 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 /// # Errors
 /// A bad root or config; the runtime cannot start.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let opts = super::watch::monitor_options(ctx, &args.roots)?;
+    let mut opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
+    // A one-off scan: no samples written, history read below.
+    opts.db_path = None;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -2,7 +2,6 @@
 //! serve `/metrics`; stop cleanly on Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -23,31 +22,12 @@ pub struct Args {
     pub metrics: Option<SocketAddr>,
 }
 
-/// The monitor options from the config and the arguments.
-///
-/// # Errors
-/// A bad root or catalogue rule.
-pub fn monitor_options(ctx: &Context, roots: &RootArgs) -> anyhow::Result<MonitorOptions> {
-    let cfg = &ctx.config.config;
-    let mut opts = MonitorOptions::new(ctx.roots(roots)?, Arc::new(ctx.catalogue()?));
-    opts.debounce = Duration::from_millis(cfg.watch.debounce_ms);
-    opts.threshold = cfg.reclaim.older_than;
-    opts.alerts = cfg.alerts.clone();
-    opts.sample_interval = Duration::from_secs(cfg.monitor.sample_interval_secs.max(1));
-    opts.process_watch = cfg.process_watch.clone();
-    Ok(opts)
-}
-
 /// Runs until Ctrl-C or SIGTERM. Alerts go to stdout, one line each; logs to stderr.
 ///
 /// # Errors
 /// A bad root, config or metrics address; the runtime cannot start.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let mut opts = monitor_options(ctx, &args.roots)?;
-    match ctx.db_path() {
-        Ok(p) => opts.db_path = Some(p),
-        Err(e) => tracing::warn!("running without history: {e:#}"),
-    }
+    let opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -63,18 +43,20 @@ async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow
         .iter()
         .map(|r| format!("{}={}", r.kind, r.path.display()))
         .collect();
-    let m = monitor::spawn(opts)?;
-    let _server = match metrics_addr {
-        Some(addr) => {
-            let server = metrics::serve(addr, m.subscribe(), m.alerts()).await?;
-            eprintln!(
-                "cachewatch: serving metrics on http://{}/metrics",
-                server.local_addr()
-            );
-            Some(server)
-        }
+    // Bind first: a port in use is the one error, before anything starts.
+    let listener = match metrics_addr {
+        Some(addr) => Some(metrics::bind(addr).await?),
         None => None,
     };
+    let m = monitor::spawn(opts)?;
+    let _server = listener.map(|l| {
+        let server = metrics::serve_on(l, m.subscribe(), m.alerts());
+        eprintln!(
+            "cachewatch: serving metrics on http://{}/metrics",
+            server.local_addr()
+        );
+        server
+    });
     tracing::info!(roots = %roots.join(" "), "watching");
     let mut alerts = m.alerts();
     loop {

@@ -18,6 +18,7 @@ pub use cachewatch_core::{
 };
 
 pub mod alerts;
+pub mod api;
 pub mod config;
 pub mod crash;
 pub mod history;

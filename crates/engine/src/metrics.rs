@@ -182,22 +182,59 @@ impl Drop for MetricsServer {
     }
 }
 
+/// The metrics address, bound but not yet serving: bind it before starting anything else, so a
+/// port in use is the one error reported.
+#[derive(Debug)]
+pub struct MetricsListener {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl MetricsListener {
+    /// The address bound (with the real port when 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+/// Binds `addr` for [`serve_on`]. Must be called inside a tokio runtime.
+///
+/// # Errors
+/// [`MetricsError::Bind`] when `addr` cannot be bound (in use, not local, no permission).
+pub async fn bind(addr: SocketAddr) -> Result<MetricsListener, MetricsError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| MetricsError::Bind { addr, source })?;
+    Ok(MetricsListener { listener, addr })
+}
+
 /// Serves `GET /metrics` on `addr` from the latest snapshot in `snapshots`, counting the alerts
-/// that arrive on `alerts`. Must be called inside a tokio runtime.
+/// that arrive on `alerts`: [`bind`] then [`serve_on`]. Must be called inside a tokio runtime.
 ///
 /// # Errors
 /// [`MetricsError::Bind`] when `addr` cannot be bound.
 pub async fn serve(
     addr: SocketAddr,
     snapshots: watch::Receiver<Arc<Snapshot>>,
-    mut alerts: broadcast::Receiver<AlertDto>,
+    alerts: broadcast::Receiver<AlertDto>,
 ) -> Result<MetricsServer, MetricsError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| MetricsError::Bind { addr, source })?;
-    let local = listener
-        .local_addr()
-        .map_err(|source| MetricsError::Bind { addr, source })?;
+    Ok(serve_on(bind(addr).await?, snapshots, alerts))
+}
+
+/// Serves `GET /metrics` on a bound `listener` from the latest snapshot in `snapshots`, counting
+/// the alerts that arrive on `alerts`. Must be called inside a tokio runtime.
+pub fn serve_on(
+    listener: MetricsListener,
+    snapshots: watch::Receiver<Arc<Snapshot>>,
+    mut alerts: broadcast::Receiver<AlertDto>,
+) -> MetricsServer {
+    let MetricsListener {
+        listener,
+        addr: local,
+    } = listener;
     let counts: Arc<Mutex<AlertCounts>> = Arc::default();
     let counter = counts.clone();
     let task = tokio::spawn(async move {
@@ -241,7 +278,7 @@ pub async fn serve(
         };
         tokio::join!(count_alerts, accept);
     });
-    Ok(MetricsServer { addr: local, task })
+    MetricsServer { addr: local, task }
 }
 
 async fn respond(

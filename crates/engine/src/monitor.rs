@@ -61,6 +61,10 @@ pub struct MonitorOptions {
     /// Sampled every `sample_interval_secs` (the shortest of the entries); a suspected leak fires
     /// a `process-leak` alert, at most once per name within the alerts' cooldown.
     pub process_watch: Vec<ProcessWatchConfig>,
+    /// Paths no reclaim may reach besides the home dir and the history database's dir (which are
+    /// always protected): the data and config dirs, as [`crate::api::Session::protected_paths`]
+    /// gives them.
+    pub protected: Vec<PathBuf>,
 }
 
 impl MonitorOptions {
@@ -77,7 +81,22 @@ impl MonitorOptions {
             sample_interval: DEFAULT_SAMPLE_INTERVAL,
             clock: Arc::new(crate::clock::SystemClock),
             process_watch: Vec::new(),
+            protected: Vec::new(),
         }
+    }
+
+    /// Everything a reclaim must keep away from: [`MonitorOptions::protected`] and the dir of the
+    /// history database (absolute). The engine adds the home dir.
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        let db_dir = self
+            .db_path
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+            .and_then(|d| std::path::absolute(d).ok());
+        let mut out = self.protected.clone();
+        out.extend(db_dir);
+        out
     }
 }
 
@@ -108,6 +127,16 @@ pub enum MonitorError {
         /// The root's canonical path.
         path: PathBuf,
     },
+    /// A reclaim was asked for but there is no history database to write its audit rows to first,
+    /// so nothing was deleted (safety rule 7).
+    #[error("nothing deleted: no history database to write the audit rows to first{why}")]
+    NoAudit {
+        /// Why there is none (`: ...`), or empty.
+        why: String,
+    },
+    /// The audit rows could not be written before deleting, so nothing was deleted.
+    #[error(transparent)]
+    Audit(#[from] crate::api::ApiError),
     /// A blocking job (scan, measure, reclaim) panicked.
     #[error("{what} failed: {message}")]
     Job {
@@ -251,12 +280,16 @@ impl MonitorHandle {
         .await
     }
 
-    /// Executes the kept plan `plan_id`: the engine re-checks every item before deleting it, records
-    /// each attempt in the history, re-measures what changed and publishes a snapshot.
+    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_audited`]: every
+    /// audit row is written before its deletion, the engine re-checks every item before deleting it,
+    /// then re-measures what changed and publishes a snapshot. Audit outcomes that could not be
+    /// written afterwards are in the report's errors.
     ///
     /// # Errors
     /// [`MonitorError::UnknownPlan`] for an id not returned by `plan_reclaim` (or already executed),
-    /// [`MonitorError::Stopped`], [`MonitorError::Job`].
+    /// [`MonitorError::NoAudit`] without a history database, [`MonitorError::Audit`] when the audit
+    /// rows cannot be written (nothing is deleted then), [`MonitorError::Stopped`],
+    /// [`MonitorError::Job`].
     pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimReport, MonitorError> {
         self.ask(|reply| Command::ExecuteReclaim { plan_id, reply })
             .await

@@ -92,7 +92,10 @@ async fn reclaim_through_the_monitor_deletes_only_old_items_and_updates_the_snap
     let dir = tempfile::tempdir().unwrap();
     let old = make_archives(dir.path(), 12, "old", Some(2 * DAY));
     let young = make_archives(dir.path(), 5, "new", None);
-    let m = monitor::spawn(options(dir.path())).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let mut opts = options(dir.path());
+    opts.db_path = Some(data.path().join("cachewatch.db"));
+    let m = monitor::spawn(opts).unwrap();
     ready(&m).await;
 
     m.set_threshold(DAY).await.unwrap();
@@ -129,6 +132,28 @@ async fn reclaim_through_the_monitor_deletes_only_old_items_and_updates_the_snap
         matches!(again, Err(MonitorError::UnknownPlan { .. })),
         "{again:?}"
     );
+    m.shutdown().await;
+    // Every deletion has its audit row, with its outcome filled in.
+    let h = cachewatch::history::History::open(&data.path().join("cachewatch.db")).unwrap();
+    let rows = h.reclaims(std::time::UNIX_EPOCH).unwrap();
+    assert_eq!(rows.len(), 12);
+    assert!(rows.iter().all(|r| r.outcome == "deleted"), "{rows:?}");
+}
+
+/// The monitor (which the app uses) wrote its audit rows after the reclaim, so an app that died
+/// mid-reclaim left deletions with no row. Without a history database to write them to first, it
+/// now refuses to delete at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_without_history_deletes_nothing_because_it_cannot_audit_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = make_archives(dir.path(), 3, "old", Some(2 * DAY));
+    let m = monitor::spawn(options(dir.path())).unwrap();
+    ready(&m).await;
+    let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
+    assert_eq!(plan.items.len(), 3);
+    let res = m.execute_reclaim(plan.id).await;
+    assert!(matches!(res, Err(MonitorError::NoAudit { .. })), "{res:?}");
+    assert!(old.iter().all(|d| d.exists()));
     m.shutdown().await;
 }
 

@@ -613,7 +613,7 @@ impl Actor {
         let inv = self.inventory();
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
-        let protected = super::analysis::protected_dirs(self.opts.db_path.as_deref());
+        let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
         match tokio::task::spawn_blocking(move || {
             let analysis = Analysis::compute(&inv, &catalogue, threshold, protected, now);
@@ -736,9 +736,12 @@ impl Actor {
         let inv = self.inventory();
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
-        let protected = super::analysis::protected_dirs(self.opts.db_path.as_deref());
+        let protected = self.opts.protected_paths();
         let plan = tokio::task::spawn_blocking(move || {
-            super::analysis::plan(&inv, &catalogue, producers, threshold, protected, now)
+            let probe = crate::process::SystemProbe::snapshot();
+            crate::api::reclaim::plan(
+                &inv, &catalogue, producers, threshold, protected, &probe, now,
+            )
         })
         .await
         .map_err(|e| job("reclaim plan", e))?;
@@ -754,14 +757,36 @@ impl Actor {
             .plans
             .remove(&plan_id)
             .ok_or(MonitorError::UnknownPlan { id: plan_id })?;
+        let Some(db) = self.recorder.history() else {
+            let why = self
+                .recorder
+                .errors()
+                .iter()
+                .find(|e| e.starts_with("history unavailable"))
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default();
+            return Err(MonitorError::NoAudit { why });
+        };
+        let db_path = self.opts.db_path.clone().unwrap_or_default();
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
         let paths: Vec<PathBuf> = plan.items.iter().map(|p| p.path.clone()).collect();
-        let (report, audit) =
-            tokio::task::spawn_blocking(move || super::analysis::execute(&plan, &catalogue, now))
-                .await
-                .map_err(|e| job("reclaim", e))?;
-        self.recorder.record_reclaims(audit).await;
+        let audited = tokio::task::spawn_blocking(move || {
+            let probe = crate::process::SystemProbe::snapshot();
+            let mut history = db.lock().unwrap_or_else(|e| e.into_inner());
+            crate::api::reclaim::execute_audited(
+                &plan,
+                &catalogue,
+                &probe,
+                &mut history,
+                &db_path,
+                now,
+            )
+        })
+        .await
+        .map_err(|e| job("reclaim", e))??;
+        let mut report = audited.report;
+        report.errors.extend(audited.audit_errors);
         // The watcher sees the deletions too; re-measure now so the caller's next snapshot has them.
         for p in paths {
             for (i, st) in self.roots.iter().enumerate() {

@@ -2,13 +2,13 @@
 //! (a dry `reclaim::plan`) and orphan bytes (owner pid in the name dead), per producer.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
 use crate::inventory::Inventory;
 use crate::process::{ProcessProbe, SystemProbe};
-use crate::reclaim::{self, AuditRecord, Policy, ReclaimPlan, ReclaimReport};
+use crate::reclaim::{self, Policy};
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -82,49 +82,4 @@ pub fn owner_dead(probe: &dyn ProcessProbe, item: &crate::inventory::Item) -> bo
         None => true,
         Some(p) => item.measure.birth_time.is_some_and(|b| p.start_time > b),
     }
-}
-
-/// The dirs a monitor's reclaim must not reach besides the home dir (which the engine adds): the
-/// dir of the history database, when there is one.
-pub fn protected_dirs(db_path: Option<&Path>) -> Vec<PathBuf> {
-    db_path
-        .and_then(Path::parent)
-        .filter(|d| !d.as_os_str().is_empty())
-        .and_then(|d| std::path::absolute(d).ok())
-        .into_iter()
-        .collect()
-}
-
-/// A reclaim plan for `producers` (empty: every `auto` producer) older than `threshold`, keeping
-/// anything that is or holds one of `protected` (see [`Policy::protected`]). Blocking.
-pub fn plan(
-    inv: &Inventory,
-    catalogue: &Catalogue,
-    producers: Vec<String>,
-    threshold: Duration,
-    protected: Vec<PathBuf>,
-    now: SystemTime,
-) -> ReclaimPlan {
-    let probe = SystemProbe::snapshot();
-    let policy = Policy {
-        older_than: threshold,
-        producers,
-        protected,
-    };
-    reclaim::plan(inv, catalogue, &policy, &probe, now)
-}
-
-/// Executes `plan` (the engine re-checks each item), returning the report and the audit records to
-/// store. Blocking.
-pub fn execute(
-    plan: &ReclaimPlan,
-    catalogue: &Catalogue,
-    now: SystemTime,
-) -> (ReclaimReport, Vec<AuditRecord>) {
-    let probe = SystemProbe::snapshot();
-    let mut audit = Vec::new();
-    let report = reclaim::execute(plan, catalogue, &probe, now, &mut |rec: &AuditRecord| {
-        audit.push(rec.clone())
-    });
-    (report, audit)
 }

@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 use crate::alerts::{AlertInputs, Alerter, ProducerInput};
 use crate::catalogue::Catalogue;
 use crate::history::{Growth, History};
-use crate::reclaim::AuditRecord;
 use crate::snapshot::AlertDto;
 use crate::watch::state::RootState;
 
@@ -342,19 +341,10 @@ impl Recorder {
             .collect()
     }
 
-    /// Stores reclaim audit rows.
-    pub async fn record_reclaims(&mut self, audit: Vec<AuditRecord>) {
-        let Some(db) = self.db.clone() else {
-            return;
-        };
-        let res = blocking(move || {
-            let mut h = db.lock().unwrap_or_else(|e| e.into_inner());
-            h.record_reclaims(&audit).map_err(|e| e.to_string())
-        })
-        .await;
-        if let Err(e) = res {
-            self.db_failed(e);
-        }
+    /// The history database, for a reclaim that writes its audit rows first (`None` when running
+    /// without history).
+    pub fn history(&self) -> Option<Arc<Mutex<History>>> {
+        self.db.clone()
     }
 
     fn db_failed(&mut self, e: String) {

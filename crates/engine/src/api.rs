@@ -1,0 +1,18 @@
+//! The one API both front ends call: what "run CacheWatch" means, in one place.
+//!
+//! The CLI (`crates/cli`) and the menu-bar app (`src-tauri/`) are adapters over this module; neither
+//! holds policy of its own:
+//! - [`Session`]: the config file, the data dir, the roots, the catalogue, the protected paths and
+//!   the monitor's options, resolved the same way for both (`--config`/`CACHEWATCH_CONFIG`,
+//!   `--data-dir`/`CACHEWATCH_DATA_DIR`, `--root KIND=PATH`, then the config, then the platform).
+//! - [`reclaim`]: plan a reclaim with the session's protected paths, and execute it with every
+//!   audit row written before its deletion (safety rule 7), whoever asks: the CLI, the app (through
+//!   the monitor) or a rule.
+//! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
+//!   place, so the user's comments and other keys survive), never in a second store.
+
+pub mod reclaim;
+mod session;
+pub mod settings;
+
+pub use session::{ApiError, Locations, Session};

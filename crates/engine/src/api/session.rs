@@ -1,0 +1,270 @@
+//! [`Session`]: the config, data dir, roots and catalogue as both front ends resolve them.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::catalogue::Catalogue;
+use crate::config::{self, ConfigError, LoadedConfig};
+use crate::history::HistoryError;
+use crate::monitor::MonitorOptions;
+use crate::roots::{self, Root, RootError};
+
+/// Where the front end was told the config and the data live (`--config` / `CACHEWATCH_CONFIG`,
+/// `--data-dir` / `CACHEWATCH_DATA_DIR`); `None` means the platform's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Locations {
+    /// The config file, if given.
+    pub config: Option<PathBuf>,
+    /// The data dir (holds the history database), if given.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Errors of the engine API.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The config file cannot be read or is invalid (names the file and the line).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A `--root KIND=PATH` argument cannot be used.
+    #[error("--root {arg}: {source}")]
+    RootArg {
+        /// The argument as given.
+        arg: String,
+        /// Why it cannot be used.
+        source: RootError,
+    },
+    /// No root given, none configured, and none of the platform's default dirs exists.
+    #[error("none of the default roots exists: pass --root KIND=PATH")]
+    NoRoots,
+    /// The data dir cannot be created.
+    #[error("cannot create the data dir {path:?}: {source}; set --data-dir or CACHEWATCH_DATA_DIR to a writable dir")]
+    DataDir {
+        /// The dir.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The history database cannot be opened.
+    #[error("opening the history database {path:?}: {source}")]
+    History {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: HistoryError,
+    },
+    /// The audit rows could not be written before deleting, so nothing was deleted (rule 7).
+    #[error("nothing deleted: the audit rows could not be written to the history database {path:?}: {source}")]
+    AuditNotWritten {
+        /// The database file.
+        path: PathBuf,
+        /// Why.
+        source: HistoryError,
+    },
+    /// A producer id the catalogue does not know.
+    #[error("unknown producer {id:?}: `cachewatch producers` lists the ids")]
+    UnknownProducer {
+        /// The id given.
+        id: String,
+    },
+    /// The config file cannot be written (settings).
+    #[error("cannot {op} the config file {path:?}: {source}")]
+    ConfigWrite {
+        /// `read`, `write` or `create the dir of`.
+        op: &'static str,
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, so the settings cannot be written into it.
+    #[error(
+        "cannot save settings into {path:?}: it is not valid TOML ({message}); fix the file first"
+    )]
+    ConfigEdit {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The config, data dir and catalogue of one run of CacheWatch (a CLI command or the app).
+#[derive(Debug)]
+pub struct Session {
+    /// The config file as loaded (defaults when the file does not exist).
+    pub config: LoadedConfig,
+    /// Where the config file is (or would be): settings are written there.
+    pub config_path: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
+}
+
+impl Session {
+    /// Loads the config named by `loc.config` (else the platform's; without a home dir, the
+    /// defaults with a warning) and notes the data dir.
+    ///
+    /// # Errors
+    /// [`ApiError::Config`] when the config file cannot be read or is invalid.
+    pub fn load(loc: &Locations) -> Result<Session, ApiError> {
+        let path = match &loc.config {
+            Some(p) => Some(p.clone()),
+            None => match config::default_config_path() {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    tracing::warn!("{e}; using the default configuration");
+                    None
+                }
+            },
+        };
+        let config = match &path {
+            Some(p) => config::load(p)?,
+            None => LoadedConfig {
+                config: config::Config::default(),
+                path: PathBuf::from("<defaults>"),
+                text: String::new(),
+            },
+        };
+        tracing::debug!(path = %config.path.display(), "config loaded");
+        Ok(Session {
+            config,
+            config_path: path,
+            data_dir: loc.data_dir.clone(),
+        })
+    }
+
+    /// The built-in catalogue plus the config's `[[producer]]` rules.
+    ///
+    /// # Errors
+    /// A user rule is invalid (the message names the config file and the line).
+    pub fn catalogue(&self) -> Result<Catalogue, ApiError> {
+        Ok(self.config.catalogue()?)
+    }
+
+    /// Checks that every id in `producers` names a rule of `catalogue`.
+    ///
+    /// # Errors
+    /// [`ApiError::UnknownProducer`] naming the first unknown id.
+    pub fn check_producers(catalogue: &Catalogue, producers: &[String]) -> Result<(), ApiError> {
+        match producers.iter().find(|id| catalogue.rule(id).is_none()) {
+            Some(id) => Err(ApiError::UnknownProducer { id: id.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Parses `--root KIND=PATH` arguments.
+    ///
+    /// # Errors
+    /// [`ApiError::RootArg`] naming the first argument that is malformed or names a missing dir.
+    pub fn parse_root_args(args: &[String]) -> Result<Vec<Root>, ApiError> {
+        args.iter()
+            .map(|a| {
+                Root::parse_arg(a).map_err(|source| ApiError::RootArg {
+                    arg: a.clone(),
+                    source,
+                })
+            })
+            .collect()
+    }
+
+    /// The roots to look at: `given` when not empty, else the config's `roots`, else the
+    /// platform's default dirs that exist.
+    ///
+    /// # Errors
+    /// A config root that is missing or not a dir; [`ApiError::NoRoots`] when none is left.
+    pub fn roots(&self, given: Vec<Root>) -> Result<Vec<Root>, ApiError> {
+        let roots = if !given.is_empty() {
+            given
+        } else {
+            let configured = self.config.roots()?;
+            if !configured.is_empty() {
+                configured
+            } else {
+                let (found, missing) = roots::default_roots();
+                for m in &missing {
+                    tracing::info!("default root skipped: {m}");
+                }
+                found
+            }
+        };
+        if roots.is_empty() {
+            return Err(ApiError::NoRoots);
+        }
+        Ok(roots)
+    }
+
+    /// The data dir: as given, else the platform's.
+    ///
+    /// # Errors
+    /// Neither given nor a home directory to find the platform's.
+    pub fn data_dir(&self) -> Result<PathBuf, ApiError> {
+        match &self.data_dir {
+            Some(d) => Ok(d.clone()),
+            None => Ok(config::default_data_dir()?),
+        }
+    }
+
+    /// The data dir, created when missing.
+    ///
+    /// # Errors
+    /// As [`Session::data_dir`]; [`ApiError::DataDir`] when it cannot be created.
+    pub fn ensure_data_dir(&self) -> Result<PathBuf, ApiError> {
+        let dir = self.data_dir()?;
+        std::fs::create_dir_all(&dir).map_err(|source| ApiError::DataDir {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(dir)
+    }
+
+    /// The history database: `<data dir>/cachewatch.db`.
+    ///
+    /// # Errors
+    /// As [`Session::data_dir`].
+    pub fn db_path(&self) -> Result<PathBuf, ApiError> {
+        Ok(self.data_dir()?.join(config::DB_FILE_NAME))
+    }
+
+    /// The dirs no reclaim may reach besides the home dir (which the engine always adds): the data
+    /// dir (the history database) and the config file's dir, made absolute (safety rule 1).
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        let config_dir = self
+            .config_path
+            .as_deref()
+            .and_then(Path::parent)
+            .filter(|d| !d.as_os_str().is_empty())
+            .map(Path::to_path_buf);
+        self.data_dir()
+            .ok()
+            .into_iter()
+            .chain(config_dir)
+            .filter_map(|p| std::path::absolute(p).ok())
+            .collect()
+    }
+
+    /// The default reclaim age threshold: the config's `[reclaim] older_than` (default 3 days).
+    pub fn default_threshold(&self) -> Duration {
+        self.config.config.reclaim.older_than
+    }
+
+    /// The monitor's options for `roots` from the config: debounce, sample interval, threshold,
+    /// alerts, process watch, the history database in the data dir (when the data dir is known)
+    /// and the protected paths.
+    ///
+    /// # Errors
+    /// A user catalogue rule is invalid.
+    pub fn monitor_options(&self, roots: Vec<Root>) -> Result<MonitorOptions, ApiError> {
+        let cfg = &self.config.config;
+        let mut opts = MonitorOptions::new(roots, Arc::new(self.catalogue()?));
+        opts.debounce = Duration::from_millis(cfg.watch.debounce_ms);
+        opts.threshold = cfg.reclaim.older_than;
+        opts.alerts = cfg.alerts.clone();
+        opts.sample_interval = Duration::from_secs(cfg.monitor.sample_interval_secs.max(1));
+        opts.process_watch = cfg.process_watch.clone();
+        opts.protected = self.protected_paths();
+        match self.db_path() {
+            Ok(p) => opts.db_path = Some(p),
+            Err(e) => tracing::warn!("running without history: {e}"),
+        }
+        Ok(opts)
+    }
+}

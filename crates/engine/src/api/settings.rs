@@ -1,0 +1,245 @@
+//! The settings the app's window edits: the default reclaim threshold and the alert limits. They
+//! live in the config file only (`[reclaim] older_than`, `[alerts]`), edited in place with
+//! `toml_edit` so the user's comments, key order and other sections survive.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml_edit::{DocumentMut, Item, Table};
+
+use crate::alerts::AlertsConfig;
+use crate::config::{self, Config};
+
+use super::ApiError;
+
+/// The editable settings (the UI's settings panel).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Default reclaim age threshold, seconds (`[reclaim] older_than`).
+    pub default_threshold_secs: u64,
+    /// Alert limits (`[alerts]`).
+    pub alerts: AlertsConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings::from_config(&Config::default())
+    }
+}
+
+impl Settings {
+    /// The settings a config implies.
+    pub fn from_config(config: &Config) -> Settings {
+        Settings {
+            default_threshold_secs: config.reclaim.older_than.as_secs(),
+            alerts: config.alerts.clone(),
+        }
+    }
+
+    /// The default threshold as a `Duration`.
+    pub fn default_threshold(&self) -> Duration {
+        Duration::from_secs(self.default_threshold_secs)
+    }
+}
+
+/// Writes `settings` into the config file `path` (created with its dir when missing): sets
+/// `[reclaim] older_than` and the `[alerts]` keys, keeps every other line, comment and section as
+/// it was. The new text is checked as a config before it replaces the file (written to a sibling
+/// temp file, then renamed), so a failed save leaves the file as it was.
+///
+/// # Errors
+/// [`ApiError::ConfigWrite`] when the file cannot be read or written; [`ApiError::ConfigEdit`] when
+/// the file is not valid TOML; [`ApiError::Config`] when the result would not load.
+pub fn save(path: &Path, settings: &Settings) -> Result<Config, ApiError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ApiError::ConfigWrite {
+                op: "read",
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let new_text = edit(&text, settings).map_err(|message| ApiError::ConfigEdit {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let config = config::parse(&new_text, path)?;
+    write_atomically(path, &new_text)?;
+    Ok(config)
+}
+
+/// The config text `text` with `settings` applied (comments and other keys kept).
+///
+/// # Errors
+/// `text` is not valid TOML, or `[reclaim]`/`[alerts]` is not a table; the message says which.
+pub fn edit(text: &str, settings: &Settings) -> Result<String, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let threshold = humantime::format_duration(settings.default_threshold()).to_string();
+    set_value(
+        table_mut(doc.as_table_mut(), "reclaim")?,
+        "older_than",
+        toml_edit::Value::from(threshold),
+    );
+    let alerts_text = toml::to_string(&settings.alerts).map_err(|e| e.to_string())?;
+    let alerts: DocumentMut = alerts_text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    merge(table_mut(doc.as_table_mut(), "alerts")?, alerts.as_table());
+    Ok(doc.to_string())
+}
+
+/// The table `key` of `parent`, created (as a `[key]` section) when absent.
+fn table_mut<'a>(parent: &'a mut Table, key: &str) -> Result<&'a mut Table, String> {
+    let item = parent.entry(key).or_insert_with(|| {
+        let mut t = Table::new();
+        t.set_implicit(false);
+        Item::Table(t)
+    });
+    item.as_table_mut()
+        .ok_or_else(|| format!("`{key}` is not a table"))
+}
+
+/// Sets every value of `new` in `into`, recursing into sub-tables, and removes keys of `into` that
+/// `new` does not have (an optional setting turned off). Only `[alerts]` is merged this way, and
+/// the config's schema refuses unknown keys there, so no key of the user's is lost.
+fn merge(into: &mut Table, new: &Table) {
+    let stale: Vec<String> = into
+        .iter()
+        .map(|(k, _)| k.to_owned())
+        .filter(|k| !new.contains_key(k))
+        .collect();
+    for k in stale {
+        into.remove(&k);
+    }
+    for (k, v) in new.iter() {
+        match (v, into.get_mut(k).and_then(Item::as_table_mut)) {
+            (Item::Table(sub), Some(existing)) => merge(existing, sub),
+            (Item::Table(sub), None) => {
+                let mut sub = sub.clone();
+                // Placed after its parent section, not where it stood in the scratch document.
+                sub.set_position(None);
+                into.insert(k, Item::Table(sub));
+            }
+            (Item::Value(value), _) => set_value(into, k, value.clone()),
+            _ => {
+                into.insert(k, v.clone());
+            }
+        }
+    }
+}
+
+/// Sets `key = value` in `table`, keeping the comments around an existing key and value.
+fn set_value(table: &mut Table, key: &str, value: toml_edit::Value) {
+    match table.get_mut(key).and_then(Item::as_value_mut) {
+        Some(old) => {
+            let decor = old.decor().clone();
+            *old = value;
+            *old.decor_mut() = decor;
+        }
+        None => {
+            table.insert(key, Item::Value(value));
+        }
+    }
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), ApiError> {
+    let err = |op: &'static str| {
+        let path = path.to_path_buf();
+        move |source| ApiError::ConfigWrite { op, path, source }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err("create the dir of"))?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".cachewatch-new");
+    let tmp = std::path::PathBuf::from(tmp);
+    std::fs::write(&tmp, text).map_err(err("write"))?;
+    std::fs::rename(&tmp, path).map_err(err("write"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USER_TEXT: &str = "\
+# my cachewatch config
+roots = [{ kind = \"temp\", path = \"/tmp\" }]
+
+[reclaim]
+# how old before it goes
+older_than = \"3d\" # three days
+
+[alerts]
+free_disk_min_bytes = 1   # tiny on purpose
+total_limit_bytes = 5
+
+[[producer]]
+id = \"zz-mine\" # my rule
+";
+
+    #[test]
+    fn saving_settings_keeps_the_users_comments_other_keys_and_sections() {
+        let mut s = Settings::from_config(&Config::default());
+        s.default_threshold_secs = 90 * 60;
+        s.alerts.free_disk_min_bytes = 2048;
+        s.alerts.total_limit_bytes = None;
+        let out = edit(USER_TEXT, &s).unwrap();
+        for kept in [
+            "# my cachewatch config",
+            "roots = [{ kind = \"temp\", path = \"/tmp\" }]",
+            "# how old before it goes",
+            "# tiny on purpose",
+            "[[producer]]",
+            "id = \"zz-mine\" # my rule",
+        ] {
+            assert!(out.contains(kept), "lost {kept:?} in:\n{out}");
+        }
+        assert!(
+            out.contains("older_than = \"1h 30m\" # three days"),
+            "{out}"
+        );
+        let alerts_at = out.find("[alerts]").unwrap();
+        assert!(
+            out.find("[alerts.crash_loop]").unwrap() > alerts_at,
+            "{out}"
+        );
+        assert!(out.find("[[producer]]").unwrap() > alerts_at, "{out}");
+        assert!(out.contains("free_disk_min_bytes = 2048"), "{out}");
+        assert!(!out.contains("total_limit_bytes"), "{out}");
+        let parsed: toml::Table = out.parse().unwrap();
+        assert_eq!(parsed["reclaim"]["older_than"].as_str(), Some("1h 30m"));
+    }
+
+    #[test]
+    fn settings_written_into_an_empty_file_read_back_equal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/config.toml");
+        let mut s = Settings::default();
+        s.default_threshold_secs = 300;
+        s.alerts.producer_growth_items = 42;
+        s.alerts.total_limit_bytes = Some(50 << 20);
+        save(&path, &s).unwrap();
+        let loaded = config::load(&path).unwrap();
+        assert_eq!(Settings::from_config(&loaded.config), s);
+    }
+
+    #[test]
+    fn a_config_that_is_not_toml_is_refused_and_left_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[reclaim\nolder_than = 3").unwrap();
+        let err = save(&path, &Settings::default()).unwrap_err();
+        assert!(matches!(err, ApiError::ConfigEdit { .. }), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "[reclaim\nolder_than = 3"
+        );
+    }
+}
