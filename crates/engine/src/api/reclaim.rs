@@ -79,7 +79,7 @@ pub fn execute_audited(
         .begin_reclaims(&attempts)
         .map_err(|source| ApiError::AuditNotWritten {
             path: db_path.to_path_buf(),
-            source,
+            source: Box::new(source),
         })?;
     let row_of: HashMap<&Path, i64> = plan
         .items

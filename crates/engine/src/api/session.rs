@@ -45,21 +45,13 @@ pub enum ApiError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The history database cannot be opened.
-    #[error("opening the history database {path:?}: {source}")]
-    History {
-        /// The database file.
-        path: PathBuf,
-        /// Why.
-        source: HistoryError,
-    },
     /// The audit rows could not be written before deleting, so nothing was deleted (rule 7).
     #[error("nothing deleted: the audit rows could not be written to the history database {path:?}: {source}")]
     AuditNotWritten {
         /// The database file.
         path: PathBuf,
-        /// Why.
-        source: HistoryError,
+        /// Why (boxed: the history's errors are large).
+        source: Box<HistoryError>,
     },
     /// A producer id the catalogue does not know.
     #[error("unknown producer {id:?}: `cachewatch producers` lists the ids")]

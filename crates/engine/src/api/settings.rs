@@ -221,8 +221,10 @@ id = \"zz-mine\" # my rule
     fn settings_written_into_an_empty_file_read_back_equal() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/config.toml");
-        let mut s = Settings::default();
-        s.default_threshold_secs = 300;
+        let mut s = Settings {
+            default_threshold_secs: 300,
+            ..Settings::default()
+        };
         s.alerts.producer_growth_items = 42;
         s.alerts.total_limit_bytes = Some(50 << 20);
         save(&path, &s).unwrap();
