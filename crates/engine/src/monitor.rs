@@ -152,6 +152,7 @@ pub(crate) enum Command {
     Rescan(oneshot::Sender<Result<(), MonitorError>>),
     SetPaused(bool, oneshot::Sender<Result<(), MonitorError>>),
     SetThreshold(Duration, oneshot::Sender<Result<(), MonitorError>>),
+    SetAlerts(Box<AlertsConfig>, oneshot::Sender<Result<(), MonitorError>>),
     PlanReclaim {
         producers: Vec<String>,
         threshold: Duration,
@@ -258,6 +259,16 @@ impl MonitorHandle {
     /// [`MonitorError::Stopped`] when the monitor is gone.
     pub async fn set_threshold(&self, threshold: Duration) -> Result<(), MonitorError> {
         self.ask(|tx| Command::SetThreshold(threshold, tx)).await
+    }
+
+    /// Applies new alert limits (the settings were saved): alerts are evaluated with them from the
+    /// next update on; cooldowns already running are kept.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn set_alerts(&self, alerts: AlertsConfig) -> Result<(), MonitorError> {
+        self.ask(|tx| Command::SetAlerts(Box::new(alerts), tx))
+            .await
     }
 
     /// Plans a reclaim of `producers` (empty: every `reclaim = "auto"` producer) for items older

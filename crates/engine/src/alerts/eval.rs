@@ -90,6 +90,11 @@ impl Alerter {
         &self.config
     }
 
+    /// Replaces the limits (the settings were saved); the cooldowns already running are kept.
+    pub fn set_config(&mut self, config: AlertsConfig) {
+        self.config = config;
+    }
+
     /// Remembers alerts that fired before (e.g. [`History::recent_alerts`](
     /// crate::history::History::recent_alerts) after a restart), so they stay silent for the rest
     /// of their cooldown. Crash-loop and unknown rules are ignored (the crash detector keeps its

@@ -44,6 +44,14 @@ impl Settings {
     }
 }
 
+/// The settings in the config file `path` as it is now (the defaults when it does not exist).
+///
+/// # Errors
+/// [`ApiError::Config`] when the file cannot be read or is invalid.
+pub fn load(path: &Path) -> Result<Settings, ApiError> {
+    Ok(Settings::from_config(&config::load(path)?.config))
+}
+
 /// Writes `settings` into the config file `path` (created with its dir when missing): sets
 /// `[reclaim] older_than` and the `[alerts]` keys, keeps every other line, comment and section as
 /// it was. The new text is checked as a config before it replaces the file (written to a sibling

@@ -700,6 +700,10 @@ impl Actor {
                 self.publish();
                 send(reply, Ok(()));
             }
+            Command::SetAlerts(alerts, reply) => {
+                self.recorder.set_alerts(*alerts);
+                send(reply, Ok(()));
+            }
             Command::PlanReclaim {
                 producers,
                 threshold,

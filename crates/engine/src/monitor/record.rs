@@ -341,6 +341,12 @@ impl Recorder {
             .collect()
     }
 
+    /// Applies new alert limits from now on (cooldowns already running are kept). The crash-loop
+    /// limits apply from the next start.
+    pub fn set_alerts(&mut self, config: crate::alerts::AlertsConfig) {
+        self.alerter.set_config(config);
+    }
+
     /// The history database, for a reclaim that writes its audit rows first (`None` when running
     /// without history).
     pub fn history(&self) -> Option<Arc<Mutex<History>>> {
