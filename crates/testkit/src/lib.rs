@@ -2,4 +2,6 @@
 //! and producer rules. Not published; a dev-dependency of the crates' tests only.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+pub mod du;
 pub mod ips;
+pub mod tree;

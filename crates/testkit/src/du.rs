@@ -1,0 +1,47 @@
+//! `du`, the independent oracle of sizes: every size a test asserts is computed by it, not by us.
+
+use std::path::Path;
+use std::process::Command;
+
+/// Allocated bytes of `paths` together, as `du -s -c -B1` counts them (hard links once).
+///
+/// # Panics
+/// `du` fails or prints something unexpected.
+pub fn allocated<P: AsRef<Path>>(paths: &[P]) -> u64 {
+    total("-B1", paths)
+}
+
+/// Apparent bytes (lengths) of `paths` together, as `du -s -c -b` counts them.
+///
+/// # Panics
+/// `du` fails or prints something unexpected.
+pub fn apparent<P: AsRef<Path>>(paths: &[P]) -> u64 {
+    total("-b", paths)
+}
+
+/// `du -s -c FLAG PATHS`: the total line's figure; 0 for no paths.
+///
+/// # Panics
+/// `du` fails or prints something unexpected.
+pub fn total<P: AsRef<Path>>(flag: &str, paths: &[P]) -> u64 {
+    if paths.is_empty() {
+        return 0;
+    }
+    let out = Command::new("du")
+        .args(["-s", "-c", "-x", flag])
+        .args(paths.iter().map(AsRef::as_ref))
+        .output()
+        .expect("run du");
+    assert!(
+        out.status.success(),
+        "du failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("du prints utf-8");
+    let last = text.lines().last().expect("du prints a total line");
+    last.split_whitespace()
+        .next()
+        .expect("a figure")
+        .parse()
+        .expect("a number")
+}
