@@ -1,11 +1,12 @@
-//! `cachewatch crashes`: crash reports grouped by process and signature, with what to do.
+//! `cachewatch crashes`: crash reports grouped by process and signature, with what to do, and the
+//! other reports (hangs, jetsam, resource, panics, ...) by kind and process.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::crash::{unix_secs, CrashGroupDto, CrashWatch, Signatures};
+use cachewatch::crash::{unix_secs, CrashGroupDto, CrashWatch, OtherReports, Signatures};
 use cachewatch::RootKind;
 use serde::Serialize;
 
@@ -30,6 +31,8 @@ pub struct Args {
 #[derive(Debug, Serialize)]
 struct CrashesJson {
     groups: Vec<GroupJson>,
+    /// Reports that are not crashes, by kind and process.
+    other_reports: Vec<OtherReports>,
     unreadable: Vec<UnreadableJson>,
 }
 
@@ -94,6 +97,12 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             }
         })
         .collect();
+    let other_reports: Vec<OtherReports> = watch
+        .others()
+        .iter()
+        .filter(|o| from.map_or(true, |f| o.last_unix_secs >= unix_secs(f)))
+        .cloned()
+        .collect();
     let unreadable: Vec<UnreadableJson> = watch
         .unreadable()
         .into_iter()
@@ -105,14 +114,19 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let outcome = Outcome::from_problems(!unreadable.is_empty());
     let mut out = std::io::stdout().lock();
     if args.json {
-        let doc = CrashesJson { groups, unreadable };
+        let doc = CrashesJson {
+            groups,
+            other_reports,
+            unreadable,
+        };
         serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON to stdout")?;
         writeln!(out).context("writing to stdout")?;
         return Ok(outcome);
     }
     write_table(&mut out, &groups, now).context("writing to stdout")?;
+    write_others(&mut out, &other_reports, now).context("writing to stdout")?;
     for u in &unreadable {
-        eprintln!("cachewatch: skipped: {}", u.cause);
+        eprintln!("cachewatch: skipped: {}", format::escape(&u.cause));
     }
     Ok(outcome)
 }
@@ -163,5 +177,44 @@ fn write_table(out: &mut dyn Write, groups: &[GroupJson], now: SystemTime) -> st
         writeln!(out, "  {}", g.explanation)?;
         writeln!(out, "  What to do: {}", g.advice)?;
     }
+    for g in groups {
+        if let Some(d) = &g.group.detail {
+            writeln!(out, "\n{}: {}", format::escape(&g.group.process), d)?;
+        }
+    }
     Ok(())
+}
+
+fn write_others(
+    out: &mut dyn Write,
+    others: &[OtherReports],
+    now: SystemTime,
+) -> std::io::Result<()> {
+    if others.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\nOther reports (not crashes):")?;
+    let mut t = Table::new(&[
+        ("KIND", Align::Left),
+        ("PROCESS", Align::Left),
+        ("REPORTS", Align::Right),
+        ("LAST", Align::Right),
+        ("SIZE", Align::Right),
+        ("BUG TYPE", Align::Left),
+    ]);
+    let now_secs = unix_secs(now);
+    for o in others {
+        t.row(vec![
+            o.kind.to_string(),
+            o.process.clone(),
+            o.count.to_string(),
+            format!(
+                "{} ago",
+                format::age(now_secs.saturating_sub(o.last_unix_secs))
+            ),
+            format::bytes(o.report_bytes),
+            o.bug_types.join(", "),
+        ]);
+    }
+    t.write(out)
 }

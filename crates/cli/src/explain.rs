@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
 }
 
 fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
-    let path = e.path.display();
+    let path = super::format::path(&e.path);
     let root = e
         .root
         .as_ref()

@@ -1,6 +1,46 @@
-//! Human output: binary units and aligned tables.
+//! Human output: binary units, aligned tables, and escaping of control characters in names and
+//! paths (a file name may hold a newline or terminal control codes; printed raw it would draw a
+//! spoofed row). The JSON output needs none of this: serde escapes control characters.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{self, Write};
+use std::path::Path;
+
+/// `s` with every control character escaped so it prints on one line and cannot move the cursor
+/// or restyle the terminal: `\n`, `\r`, `\t`, `\e` (ESC), other C0 and DEL as `\xNN`, C1 and
+/// bidirectional overrides as `\u{NNNN}`. Borrowed when there is nothing to escape.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{1b}' => out.push_str("\\e"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path for human output: [`escape`] of its lossy display form.
+pub fn path(p: &Path) -> String {
+    escape(&p.to_string_lossy()).into_owned()
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
 
 /// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB` (the engine's
 /// [`cachewatch::units::format_bytes`]).
@@ -45,8 +85,16 @@ impl Table {
         }
     }
 
-    /// Adds a row (as many cells as columns).
+    /// Adds a row (as many cells as columns). Control characters in the cells are escaped
+    /// ([`escape`]), so a name can never print as more than its one cell.
     pub fn row(&mut self, cells: Vec<String>) {
+        let cells = cells
+            .into_iter()
+            .map(|c| match escape(&c) {
+                Cow::Borrowed(_) => c,
+                Cow::Owned(e) => e,
+            })
+            .collect();
         self.rows.push(cells);
     }
 
@@ -114,6 +162,28 @@ mod tests {
         assert_eq!(age(3_599), "59m");
         assert_eq!(age(7_200), "2h");
         assert_eq!(age(3 * 86_400 + 5), "3d");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(escape("plain name.ips"), "plain name.ips");
+        assert!(matches!(escape("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape("a\nb\rc\td\u{1b}[2Ke\u{7}f\u{7f}g\u{85}h\u{202e}i"),
+            "a\\nb\\rc\\td\\e[2Ke\\x07f\\x7fg\\u{0085}h\\u{202e}i"
+        );
+        assert_eq!(path(Path::new("/t/x\ny")), "/t/x\\ny");
+    }
+
+    #[test]
+    fn table_cells_cannot_add_rows() {
+        let mut t = Table::new(&[("NAME", Align::Left), ("SIZE", Align::Right)]);
+        t.row(vec!["evil\n\u{1b}[2K\rfake  9 GiB".into(), "1 B".into()]);
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 2, "{text}");
+        assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
     }
 
     #[test]

@@ -220,10 +220,15 @@ fn print_report(
         writeln!(out, "{} item(s) were already gone.", r.already_gone.len())?;
     }
     for k in &r.kept {
-        writeln!(out, "kept {}: {}", k.path.display(), k.reason)?;
+        writeln!(out, "kept {}: {}", super::format::path(&k.path), k.reason)?;
     }
     for e in r.errors.iter().chain(audit_errors) {
-        writeln!(out, "failed {}: {}", e.path.display(), e.message)?;
+        writeln!(
+            out,
+            "failed {}: {}",
+            super::format::path(&e.path),
+            e.message
+        )?;
     }
     Ok(())
 }

@@ -263,7 +263,7 @@ fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out)?;
         writeln!(out, "{} path(s) could not be read:", r.errors.len())?;
         for e in r.errors.iter().take(10) {
-            writeln!(out, "  {}: {}", e.path, e.message)?;
+            writeln!(out, "  {}: {}", super::format::escape(&e.path), e.message)?;
         }
         if r.errors.len() > 10 {
             writeln!(out, "  ... (all of them with --json)")?;

@@ -116,3 +116,90 @@ fn cachewatch_watch_prints_the_coreai_alert_once_and_crashes_lists_the_group() {
     assert_eq!(groups[0]["crash_loop"], true);
     assert_eq!(doc["unreadable"].as_array().unwrap().len(), 0);
 }
+
+/// `cachewatch crashes` on a reports dir of several shapes: crashes grouped, the other reports
+/// listed by kind, the exit code 0 (nothing unreadable), and a process name with terminal control
+/// codes printed escaped in the table (issue 8) but exact in the JSON.
+#[test]
+fn crashes_lists_other_report_kinds_and_escapes_names_in_the_table() {
+    use cachewatch_testkit::ips::fixture;
+    use std::process::Command;
+
+    const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("DiagnosticReports");
+    std::fs::create_dir(&reports).unwrap();
+    for name in [
+        "hang_288.ips",
+        "jetsam_298.ips",
+        "cpu_resource_202.ips",
+        "embedder_2026-03-14-095501_worker-host.crash",
+    ] {
+        std::fs::copy(fixture(name), reports.join(name)).unwrap();
+    }
+    let evil = "evil\u{1b}[2K\rfake";
+    let text = std::fs::read_to_string(fixture("sigsegv.ips"))
+        .unwrap()
+        .replace(
+            "\"procName\": \"thumbnailer\"",
+            "\"procName\": \"evil\\u001b[2K\\rfake\"",
+        );
+    std::fs::write(reports.join("evil-2026-03-12-184005.ips"), text).unwrap();
+    let root_arg = format!("diagnostic-reports={}", reports.display());
+    let run = |json: bool| {
+        let mut c = Command::new(BIN);
+        c.args(["crashes", "--root", &root_arg, "--config"])
+            .arg(dir.path().join("config.toml"));
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    let groups: Vec<(String, String)> = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["process"].as_str().unwrap().to_owned(),
+                g["signature"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("embedder".to_owned(), COREAI.to_owned()),
+            (evil.to_owned(), "crash".to_owned())
+        ]
+    );
+    let kinds: Vec<(&str, &str)> = doc["other_reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["kind"].as_str().unwrap(), o["process"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("hang", "Notes Helper"),
+            ("jetsam", "model-server"),
+            ("resource", "indexer")
+        ]
+    );
+    let table = run(false);
+    assert!(
+        !table.contains('\u{1b}') && !table.contains('\r'),
+        "{table:?}"
+    );
+    assert!(table.contains("evil\\e[2K\\rfake"), "{table}");
+    assert!(table.contains("Other reports (not crashes):"), "{table}");
+    assert!(table.contains("reloaded the model 2 times"), "{table}");
+}

@@ -127,7 +127,21 @@ fn required_rules_are_present() {
     assert_eq!(reports.root, RootKind::DiagnosticReports);
     assert_eq!(reports.kind, ProducerKind::Report);
     assert_eq!(reports.reclaim, ReclaimMode::Manual);
-    assert_eq!(reports.item, ["*.ips", "Retired/*.ips", "*.diag"]);
+    assert_eq!(
+        reports.item,
+        [
+            "*.ips",
+            "*.crash",
+            "*.diag",
+            "*.spin",
+            "*.hang",
+            "Retired/*.ips",
+            "Retired/*.crash",
+            "Retired/*.diag",
+            "Retired/*.spin",
+            "Retired/*.hang"
+        ]
+    );
 }
 
 #[test]

@@ -4,6 +4,8 @@
 //! (`~/.config/cachewatch/config.toml` on Linux,
 //! `~/Library/Application Support/dev.cachewatch.cachewatch/config.toml` on macOS).
 //! A missing file means the defaults; an invalid one is an error naming the file and the line.
+//! Only a regular file of at most [`MAX_CONFIG_BYTES`] (1 MiB) is read: a FIFO, a device
+//! (`/dev/zero`) or a socket is refused without waiting on it or reading it.
 //!
 //! ```toml
 //! roots = [{ kind = "temp", path = "/tmp" }]
@@ -36,6 +38,10 @@ use crate::toml_lines::error_line;
 /// The config file's name inside the config dir.
 pub const CONFIG_FILE_NAME: &str = "config.toml";
 
+/// The most bytes of a config file that are read; a larger file is refused. 1 MiB, far more than
+/// any hand-written config.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
 /// The history database's file name inside the data dir.
 pub const DB_FILE_NAME: &str = "cachewatch.db";
 
@@ -49,6 +55,24 @@ pub enum ConfigError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The path is not a regular file (a FIFO, a device, a socket, a directory).
+    #[error(
+        "config {path:?} is a {file_type}, not a regular file: pass --config with a TOML file"
+    )]
+    NotAFile {
+        /// The config path.
+        path: PathBuf,
+        /// What it is (`FIFO`, `character device`, ...).
+        file_type: &'static str,
+    },
+    /// The file is larger than [`MAX_CONFIG_BYTES`].
+    #[error("config {path:?} is larger than {max_bytes} bytes: not read; pass --config with a TOML file")]
+    TooLarge {
+        /// The config file.
+        path: PathBuf,
+        /// The cap, bytes.
+        max_bytes: u64,
     },
     /// The file is not valid TOML or does not fit the schema.
     #[error("invalid config {path:?}, line {line}: {message}")]
@@ -220,27 +244,82 @@ fn project_dirs() -> Result<directories::ProjectDirs, ConfigError> {
     directories::ProjectDirs::from("dev", "cachewatch", "cachewatch").ok_or(ConfigError::NoHome)
 }
 
-/// Reads the config at `path`; a missing file gives the defaults.
+/// Reads the config at `path`; a missing file gives the defaults. The file is opened with
+/// `O_NONBLOCK` and checked on the opened descriptor, and at most [`MAX_CONFIG_BYTES`] are read.
 ///
 /// # Errors
-/// [`ConfigError::Read`] when the file exists but cannot be read, [`ConfigError::Invalid`] with the
-/// line when it is not valid.
+/// [`ConfigError::Read`] when the file exists but cannot be read (or is not UTF-8),
+/// [`ConfigError::NotAFile`] when it is not a regular file, [`ConfigError::TooLarge`] past the
+/// cap, [`ConfigError::Invalid`] with the line when it is not valid.
 pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_capped(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            })
+        Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            String::new()
         }
+        Err(e) => return Err(e),
     };
     let config = parse(&text, path)?;
     Ok(LoadedConfig {
         config,
         path: path.to_owned(),
         text,
+    })
+}
+
+/// The text of the regular file `path`, at most [`MAX_CONFIG_BYTES`].
+fn read_capped(path: &Path) -> Result<String, ConfigError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    let read_err = |source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    let t = meta.file_type();
+    if !t.is_file() {
+        let file_type = if t.is_dir() {
+            "directory"
+        } else if t.is_fifo() {
+            "FIFO"
+        } else if t.is_char_device() {
+            "character device"
+        } else if t.is_block_device() {
+            "block device"
+        } else if t.is_socket() {
+            "socket"
+        } else {
+            "special file"
+        };
+        return Err(ConfigError::NotAFile {
+            path: path.to_owned(),
+            file_type,
+        });
+    }
+    let too_large = || ConfigError::TooLarge {
+        path: path.to_owned(),
+        max_bytes: MAX_CONFIG_BYTES,
+    };
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        read_err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("not UTF-8: {e}"),
+        ))
     })
 }
 
@@ -259,6 +338,51 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 8): `--config` at a FIFO hung waiting for a writer; it is refused.
+    #[test]
+    fn config_at_a_fifo_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("config.toml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = fifo.clone();
+        std::thread::spawn(move || tx.send(load(&p).map(|_| ())).ok());
+        // A bound against hanging forever, not a timing assertion.
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("load blocked on a FIFO");
+        match got {
+            Err(e @ ConfigError::NotAFile { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("is a FIFO, not a regular file"), "{text}");
+                assert!(text.contains("config.toml"), "{text}");
+            }
+            other => panic!("expected NotAFile, got {other:?}"),
+        }
+    }
+
+    /// Regression (issue 8): `--config /dev/zero` read ~1 GiB and died out of memory.
+    #[test]
+    fn config_at_dev_zero_is_refused_and_big_files_are_capped() {
+        match load(Path::new("/dev/zero")) {
+            Err(ConfigError::NotAFile { file_type, .. }) => {
+                assert_eq!(file_type, "character device");
+            }
+            other => panic!("expected NotAFile, got {other:?}"),
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.toml");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_CONFIG_BYTES + 1)
+            .unwrap();
+        assert!(
+            matches!(load(&big), Err(ConfigError::TooLarge { max_bytes, .. }) if max_bytes == 1_048_576)
+        );
+    }
 
     #[test]
     fn missing_file_gives_defaults() {

@@ -1,6 +1,12 @@
-//! Crash reports: parse macOS `.ips` reports, classify them with the crash signatures
-//! (`crates/engine/signatures.toml`), group them by process and signature, and raise one alert per
+//! Crash reports: read every report macOS writes to `~/Library/Logs/DiagnosticReports` (`.ips`
+//! of every `bug_type`, legacy `.crash` text, `.diag`, `.spin`, `.hang`), classify the crashes with
+//! the crash signatures (`crates/engine/signatures.toml`), group them by process and signature,
+//! list the other reports by kind (hang, jetsam, resource, panic, ...), and raise one alert per
 //! crash loop (N reports of the same process within a window), with a cooldown.
+//!
+//! # Known problems
+//! - Reports larger than [`MAX_REPORT_BYTES`] (8 MiB) are listed as unreadable, never parsed.
+//! - Only the crashing thread's frames and the thread names are read; registers are not.
 //!
 //! The monitor owns a [`CrashWatch`] over the `diagnostic-reports` roots and calls
 //! [`CrashWatch::update`] after each inventory update; `cachewatch crashes` uses the same parts
@@ -12,8 +18,12 @@
 
 mod group;
 mod ips;
+mod legacy;
+mod read;
+mod report;
 mod signature;
 mod store;
+mod time;
 
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -21,12 +31,14 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 pub use group::{
-    crash_loop_alert, group_reports, unix_secs, CrashGroup, CrashLoopConfig, CrashLoopDetector,
-    CRASH_LOOP_RULE,
+    crash_loop_alert, group_others, group_reports, unix_secs, CrashGroup, CrashLoopConfig,
+    CrashLoopDetector, OtherReports, CRASH_LOOP_RULE,
 };
-pub use ips::{parse_ips_time, parse_report, read_report, CrashReport, MAX_REPORT_BYTES};
-pub use signature::{Signature, SignatureMatch, Signatures, BUILTIN_SIGNATURES};
-pub use store::{ReportStore, Unreadable, RETIRED_DIR};
+pub use read::{parse_report, read_report, MAX_REPORT_BYTES};
+pub use report::{CrashReport, ReportKind, StackFrame};
+pub use signature::{FramePattern, Signature, SignatureMatch, Signatures, BUILTIN_SIGNATURES};
+pub use store::{ReportStore, Unreadable, REPORT_EXTENSIONS, RETIRED_DIR};
+pub use time::parse_ips_time;
 
 use crate::roots::{Root, RootKind};
 use crate::snapshot::AlertDto;
@@ -42,6 +54,15 @@ pub enum CrashError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The path is not a regular file (a FIFO, a socket, a device, a directory): it is not opened
+    /// for reading.
+    #[error("crash report {path:?} is a {file_type}, not a regular file: skipped (remove it or move it out of the reports dir)")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is (`FIFO`, `socket`, ...).
+        file_type: &'static str,
+    },
     /// The report is larger than [`MAX_REPORT_BYTES`]; it is not read.
     #[error("crash report {path:?} is {bytes} bytes, more than the {max_bytes} read: skipped")]
     TooLarge {
@@ -52,7 +73,7 @@ pub enum CrashError {
         /// The cap, bytes.
         max_bytes: u64,
     },
-    /// The report is not a header line plus a JSON body (truncated, not JSON).
+    /// The file is not a report (see [`parse_report`]), or a crash report's JSON body is truncated.
     #[error("unreadable crash report {path:?}: {cause}")]
     Parse {
         /// The report.
@@ -89,6 +110,10 @@ pub struct CrashGroupDto {
     pub last_unix_secs: u64,
     /// Bytes of the report files (apparent).
     pub report_bytes: u64,
+    /// What the newest report adds to the signature's explanation (e.g. "reloaded the model 4
+    /// times; reloading does not reset the budget"), when the signature reads something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl CrashGroupDto {
@@ -104,6 +129,7 @@ impl CrashGroupDto {
             first_unix_secs: unix_secs(g.first),
             last_unix_secs: unix_secs(g.last),
             report_bytes: g.report_bytes,
+            detail: g.detail(signatures),
         }
     }
 }
@@ -117,6 +143,7 @@ pub struct CrashWatch {
     store: ReportStore,
     detector: CrashLoopDetector,
     groups: Vec<CrashGroup>,
+    others: Vec<OtherReports>,
 }
 
 impl CrashWatch {
@@ -142,6 +169,7 @@ impl CrashWatch {
             store: ReportStore::new(),
             detector: CrashLoopDetector::new(config),
             groups: Vec::new(),
+            others: Vec::new(),
         }
     }
 
@@ -158,6 +186,7 @@ impl CrashWatch {
         }
         self.store.refresh(&self.dirs);
         self.groups = group_reports(self.store.reports(), &self.signatures);
+        self.others = group_others(self.store.reports());
         self.detector.evaluate(&self.groups, &self.signatures, now)
     }
 
@@ -172,6 +201,12 @@ impl CrashWatch {
             .iter()
             .map(|g| CrashGroupDto::from_group(g, &self.signatures))
             .collect()
+    }
+
+    /// The reports that are not crashes (hangs, jetsam, resource, panics, ...), by kind and
+    /// process.
+    pub fn others(&self) -> &[OtherReports] {
+        &self.others
     }
 
     /// Report files that could not be read or parsed.

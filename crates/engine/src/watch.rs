@@ -4,8 +4,10 @@
 //! [`WatchMsg`]; the monitor maps each event path to its item ([`map::target_of`]), debounces, and
 //! re-measures only the dirty items, keeping an incremental [`state::RootState`] per root.
 //!
-//! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`), the root
-//! falls back to periodic rescans ([`crate::snapshot::WatchMode::Polling`]).
+//! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`; or out of
+//! inotify instances: `EMFILE` from `inotify_init`, `/proc/sys/fs/inotify/max_user_instances`),
+//! the root falls back to periodic rescans ([`crate::snapshot::WatchMode::Polling`]): every
+//! [`crate::monitor::POLL_INTERVAL`] and on each [`crate::monitor::MonitorHandle::flush`].
 //!
 //! # Known problems
 //! - **New dirs race inotify.** Files created in a new dir before its watch is added send no
@@ -18,6 +20,9 @@
 //!   producer are kept by deltas ([`state::RootState`]), so an update costs about the same at 10k
 //!   and 1M entries (a few ms; see `benches/watch_bench.rs`). O(items) work is left to rescans and
 //!   the periodic reclaimable figures (every 30 s while events flow).
+//! - **Polling re-reads the whole root.** The fallback rescans the root rather than re-reading
+//!   only what changed, so a change shows up within one poll interval (or at the next flush), at
+//!   the cost of a full scan each time.
 //! - **Our own scans overflow inotify.** notify 8 always watches `IN_OPEN`, so a scan (which opens
 //!   every dir) queues one event per dir; past `max_queued_events` (16384) the kernel reports an
 //!   overflow and the root is rescanned once more. On a 111k-dir tree this costs one extra full
@@ -36,8 +41,8 @@ use crate::roots::Root;
 /// Errors of the watcher.
 #[derive(Debug, thiserror::Error)]
 pub enum WatchError {
-    /// The OS watcher could not be created.
-    #[error("cannot create a file watcher: {source}")]
+    /// The OS watcher could not be created (e.g. no inotify instance left for the user).
+    #[error("cannot create a file watcher: {source}; falling back to periodic rescans{}", if is_instance_limit(source) { " (on Linux raise /proc/sys/fs/inotify/max_user_instances)" } else { "" })]
     Create {
         /// The error from `notify`.
         source: notify::Error,
@@ -61,6 +66,11 @@ impl WatchError {
             }
         }
     }
+}
+
+/// True when `e` is the OS limit on watcher instances (`EMFILE` from `inotify_init`).
+pub fn is_instance_limit(e: &notify::Error) -> bool {
+    matches!(&e.kind, notify::ErrorKind::Io(io) if io.raw_os_error() == Some(libc::EMFILE))
 }
 
 /// True when `e` is the OS limit on watches.

@@ -7,13 +7,13 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::crash::{
-    group_reports, read_report, CrashError, CrashLoopConfig, CrashWatch, Signatures,
+    group_reports, read_report, CrashError, CrashLoopConfig, CrashWatch, ReportKind, Signatures,
     CRASH_LOOP_RULE, MAX_REPORT_BYTES,
 };
 use cachewatch_testkit::ips::{fixture, write_burst};
 
 const COREAI: &str = "coreai-ndarray-allocation-cap";
-const GENERIC: &str = "repeated-crash";
+const GENERIC: &str = "crash";
 
 fn at(unix_secs: u64, millis: u32) -> SystemTime {
     UNIX_EPOCH + Duration::new(unix_secs, millis * 1_000_000)
@@ -123,17 +123,26 @@ fn truncated_report_is_unreadable_naming_path_and_cause() {
     }
 }
 
+/// Regression (issue 8, "every legacy report was ignored"): a JSON header of `bug_type` 109 over a
+/// legacy text body was "unreadable (body is not JSON)"; it is a crash of `legacyd`.
 #[test]
-fn plain_text_body_is_unreadable_as_not_json() {
-    let path = fixture("not_json.ips");
-    match read_report(&path) {
-        Err(e @ CrashError::Parse { .. }) => {
-            let text = e.to_string();
-            assert!(text.contains("not_json.ips"), "{text}");
-            assert!(text.contains("body is not JSON (line 2"), "{text}");
-        }
-        other => panic!("expected a parse error, got {other:?}"),
-    }
+fn header_over_legacy_text_body_109_is_a_crash_not_unreadable() {
+    let r = read_report(&fixture("legacy_109.ips")).unwrap();
+    assert_eq!(r.kind, ReportKind::Crash);
+    assert_eq!(r.bug_type.as_deref(), Some("109"));
+    assert_eq!(r.process, "legacyd");
+    assert_eq!(r.pid, Some(912));
+    assert_eq!(r.exception_type.as_deref(), Some("EXC_CRASH"));
+    assert_eq!(r.signal.as_deref(), Some("SIGABRT"));
+    // "2026-03-10 07:00:00.000 +0000" = `date -u -d '2026-03-10 07:00:00' +%s`.
+    assert_eq!(r.time, at(1_773_126_000, 0));
+    assert_eq!(
+        r.thread_images,
+        ["libsystem_kernel.dylib", "libsystem_pthread.dylib"]
+    );
+    assert_eq!(r.thread_symbols, ["__pthread_kill", "pthread_kill"]);
+    let sigs = Signatures::builtin();
+    assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(GENERIC));
 }
 
 #[test]
@@ -299,11 +308,12 @@ fn mixed_reports_dir_groups_by_process_and_signature_and_lists_unreadable() {
         ("coreai_pool.ips", retired.as_path()),
         ("sigsegv.ips", dir.path()),
         ("truncated.ips", dir.path()),
-        ("not_json.ips", retired.as_path()),
+        ("legacy_109.ips", retired.as_path()),
     ] {
         std::fs::copy(fixture(name), to.join(name)).unwrap();
     }
     std::fs::write(dir.path().join("notes.txt"), "not a report").unwrap();
+    std::fs::write(dir.path().join("garbage.ips"), "hello\nworld\n").unwrap();
     let mut watch = CrashWatch::with_dirs(
         vec![dir.path().to_owned()],
         Signatures::builtin(),
@@ -321,6 +331,7 @@ fn mixed_reports_dir_groups_by_process_and_signature_and_lists_unreadable() {
             ("embedder".to_owned(), COREAI.to_owned(), 1),
             ("inference-worker".to_owned(), COREAI.to_owned(), 1),
             ("thumbnailer".to_owned(), GENERIC.to_owned(), 1),
+            ("legacyd".to_owned(), GENERIC.to_owned(), 1),
         ]
     );
     let bad = watch.unreadable();
@@ -328,7 +339,7 @@ fn mixed_reports_dir_groups_by_process_and_signature_and_lists_unreadable() {
         .iter()
         .map(|u| u.path.file_name().unwrap().to_str().unwrap())
         .collect();
-    assert_eq!(names, ["not_json.ips", "truncated.ips"]);
+    assert_eq!(names, ["garbage.ips", "truncated.ips"]);
     assert!(bad
         .iter()
         .all(|u| u.cause.contains(u.path.to_str().unwrap())));

@@ -214,7 +214,7 @@ async fn a_root_given_through_a_symlink_is_watched_by_its_canonical_path() {
 
 /// A rescan-flag event and a watch-limit error, injected through the monitor's test seam (the
 /// inotify watch limit cannot be lowered for one process): the root falls back to polling, says
-/// why, and a rescan flag brings in changes no event reported.
+/// why, and a flush (or a rescan flag) re-reads it, bringing in changes no event reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_limit_falls_back_to_polling_and_a_rescan_flag_rescans() {
     let dir = tempfile::tempdir().unwrap();
@@ -237,18 +237,25 @@ async fn watch_limit_falls_back_to_polling_and_a_rescan_flag_rescans() {
     );
     assert_eq!(s.roots[0].rescans, 1, "the watch error rescans once");
 
-    // No watcher now: these changes are not seen until a rescan.
+    // No watcher now: no event reports these changes; the flush re-reads the polling root.
     let dirs = make_archives(&canonical, 30, "p");
     m.flush().await.unwrap();
-    assert_eq!(producer(&m.snapshot(), GPU), (0, 0));
+    let s = m.snapshot();
+    assert_eq!(s.roots[0].rescans, 2);
+    assert_eq!(producer(&s, GPU), (30, du_total(&dirs)));
 
+    let more = make_archives(&canonical, 5, "q");
     let flagged =
         notify::Event::new(notify::EventKind::Other).set_flag(notify::event::Flag::Rescan);
     m.inject_watch_event(0, Ok(flagged)).unwrap();
     m.flush().await.unwrap();
     let s = m.snapshot();
-    assert_eq!(s.roots[0].rescans, 2);
-    assert_eq!(producer(&s, GPU), (30, du_total(&dirs)));
+    assert_eq!(
+        s.roots[0].rescans, 3,
+        "the flag and the flush share one rescan"
+    );
+    let all: Vec<PathBuf> = dirs.iter().chain(&more).cloned().collect();
+    assert_eq!(producer(&s, GPU), (35, du_total(&all)));
     assert_eq!(s.roots[0].allocated_bytes, du(&canonical));
     m.shutdown().await;
 }

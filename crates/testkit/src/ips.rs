@@ -1,4 +1,5 @@
-//! Crash reports (`.ips`) as macOS writes them, from the fixtures in `crates/testkit/fixtures/ips`.
+//! Diagnostic reports as macOS writes them (`.ips` of several `bug_type`s, legacy `.crash`,
+//! `.diag`, `.spin`), from the fixtures in `crates/testkit/fixtures/ips`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -26,6 +27,40 @@ pub fn ips_time(t: SystemTime) -> String {
     )
 }
 
+/// The text of the fixture report `name`.
+///
+/// # Panics
+/// The fixture cannot be read.
+pub fn template(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).expect("read fixture")
+}
+
+/// Writes one report from `template` (a fixture's text using the `coreai_pool.ips` values:
+/// process `embedder`, pid 7301, timestamp `2026-03-14 10:02:11.00 +0000`, captureTime
+/// `2026-03-14 10:02:10.4410 +0000`) into `dir` for `process`, dated `at`, with `pid`; returns its
+/// path (`<process>-<YYYY-MM-DD-HH-MM-SS>.ips`).
+///
+/// # Panics
+/// The report cannot be written.
+pub fn write_report(
+    template: &str,
+    dir: &Path,
+    process: &str,
+    at: SystemTime,
+    pid: u32,
+) -> PathBuf {
+    let stamp = ips_time(at);
+    let text = template
+        .replace("2026-03-14 10:02:11.00 +0000", &stamp)
+        .replace("2026-03-14 10:02:10.4410 +0000", &stamp)
+        .replace("\"embedder\"", &format!("\"{process}\""))
+        .replace("\"pid\":7301", &format!("\"pid\":{pid}"));
+    let name = format!("{process}-{}.ips", stamp[..19].replace([' ', ':'], "-"));
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write report");
+    path
+}
+
 /// Writes `n` reports of the `coreai_pool.ips` template into `dir`, for process `process`, the
 /// i-th dated `start + i * step` with pid `7301 + i`; returns their paths.
 ///
@@ -38,20 +73,8 @@ pub fn write_burst(
     step: Duration,
     n: u32,
 ) -> Vec<PathBuf> {
-    let template = std::fs::read_to_string(fixture("coreai_pool.ips")).expect("read fixture");
+    let template = template("coreai_pool.ips");
     (0..n)
-        .map(|i| {
-            let t = start + step * i;
-            let stamp = ips_time(t);
-            let text = template
-                .replace("2026-03-14 10:02:11.00 +0000", &stamp)
-                .replace("2026-03-14 10:02:10.4410 +0000", &stamp)
-                .replace("\"embedder\"", &format!("\"{process}\""))
-                .replace("\"pid\":7301", &format!("\"pid\":{}", 7301 + i));
-            let name = format!("{process}-{}.ips", stamp[..19].replace([' ', ':'], "-"));
-            let path = dir.join(name);
-            std::fs::write(&path, text).expect("write report");
-            path
-        })
+        .map(|i| write_report(&template, dir, process, start + step * i, 7301 + i))
         .collect()
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{CrashReport, Signatures};
+use super::{CrashReport, ReportKind, Signatures};
 use crate::snapshot::AlertDto;
 
 /// The alert rule name of a crash loop.
@@ -56,6 +56,9 @@ pub struct CrashGroup {
     pub times: Vec<SystemTime>,
     /// The report files, oldest first.
     pub paths: Vec<PathBuf>,
+    /// Threads named as the signature's `reload_thread` in the newest report, when the signature
+    /// has one.
+    pub reload_threads: Option<u32>,
 }
 
 impl CrashGroup {
@@ -65,6 +68,69 @@ impl CrashGroup {
         let from = now.checked_sub(window).unwrap_or(UNIX_EPOCH);
         self.times.iter().filter(|t| **t >= from).count() as u64
     }
+
+    /// What the newest report adds to the signature's explanation: for a signature with a
+    /// `reload_thread`, how many times the process reloaded the model (N such threads = N-1
+    /// reloads). `None` when the signature reads nothing or the report has no such thread.
+    pub fn detail(&self, signatures: &Signatures) -> Option<String> {
+        let thread = signatures.get(&self.signature)?.reload_thread.as_deref()?;
+        let n = self.reload_threads.filter(|n| *n > 0)?;
+        Some(match n - 1 {
+            0 => format!(
+                "The newest report shows 1 {thread}: the process loaded the model once and did not reload it."
+            ),
+            1 => format!(
+                "The newest report shows 2 {thread} threads: the process reloaded the model once; reloading does not reset the budget."
+            ),
+            k => format!(
+                "The newest report shows {n} {thread} threads: the process reloaded the model {k} times; reloading does not reset the budget."
+            ),
+        })
+    }
+}
+
+/// Reports that are not crashes, of one kind and one process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherReports {
+    /// What kind of report.
+    pub kind: ReportKind,
+    /// The process (or, for a report about no process, the name in the file name).
+    pub process: String,
+    /// The `bug_type`s seen, sorted.
+    pub bug_types: Vec<String>,
+    /// Number of reports.
+    pub count: u64,
+    /// Time of the newest report, Unix seconds.
+    pub last_unix_secs: u64,
+    /// Bytes of the report files (apparent).
+    pub report_bytes: u64,
+}
+
+/// The reports of `reports` that are not crashes, by kind and process; sorted by kind, then
+/// process.
+pub fn group_others<'a>(reports: impl IntoIterator<Item = &'a CrashReport>) -> Vec<OtherReports> {
+    let mut by_key: BTreeMap<(ReportKind, String), OtherReports> = BTreeMap::new();
+    for r in reports.into_iter().filter(|r| !r.is_crash()) {
+        let e = by_key
+            .entry((r.kind, r.process.clone()))
+            .or_insert_with(|| OtherReports {
+                kind: r.kind,
+                process: r.process.clone(),
+                bug_types: Vec::new(),
+                count: 0,
+                last_unix_secs: 0,
+                report_bytes: 0,
+            });
+        e.count += 1;
+        e.last_unix_secs = e.last_unix_secs.max(unix_secs(r.time));
+        e.report_bytes += r.file_bytes;
+        if let Some(b) = &r.bug_type {
+            if let Err(at) = e.bug_types.binary_search(b) {
+                e.bug_types.insert(at, b.clone());
+            }
+        }
+    }
+    by_key.into_values().collect()
 }
 
 /// Groups `reports` by process and signature (reports that are not crashes, or that no signature
@@ -86,7 +152,12 @@ pub fn group_reports<'a>(
         .into_iter()
         .map(|((process, signature), mut rs)| {
             rs.sort_by(|a, b| a.time.cmp(&b.time).then_with(|| a.path.cmp(&b.path)));
+            let reload_threads = signatures
+                .get(&signature)
+                .and_then(|s| s.reload_thread.as_deref())
+                .and_then(|t| rs.last().map(|r| r.threads_named(t)));
             CrashGroup {
+                reload_threads,
                 process,
                 signature,
                 count: rs.len() as u64,
@@ -180,10 +251,12 @@ pub fn crash_loop_alert(
     now: SystemTime,
 ) -> AlertDto {
     let sig = signatures.get(&g.signature);
-    let title = sig.map_or_else(
-        || "A process keeps crashing".to_owned(),
-        |s| s.title.clone(),
-    );
+    // A loop of crashes no known signature explains: the loop is the news.
+    let generic = sig.map_or(true, |s| s.matcher.is_generic());
+    let title = match sig {
+        Some(s) if !generic => s.title.clone(),
+        _ => format!("A process keeps crashing: {}", g.process),
+    };
     let mut message = format!(
         "{} crashed {n} times in the last {} ({} reports in all, {}).",
         g.process,
@@ -191,9 +264,19 @@ pub fn crash_loop_alert(
         g.count,
         g.signature
     );
+    if generic {
+        message.push_str(
+            " Something restarts it (launchd KeepAlive, a supervisor, a retry loop) and it dies \
+             the same way each time.",
+        );
+    }
     if let Some(s) = sig {
         message.push(' ');
         message.push_str(&s.explanation);
+        if let Some(d) = g.detail(signatures) {
+            message.push(' ');
+            message.push_str(&d);
+        }
         message.push_str(" What to do: ");
         message.push_str(&s.advice);
     }

@@ -6,13 +6,37 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{CrashError, CrashReport};
+use super::{CrashError, CrashReport, StackFrame};
 use crate::toml_lines::{error_line, line_at};
 
 /// The built-in signatures file, compiled into the binary.
 pub const BUILTIN_SIGNATURES: &str = include_str!("../../signatures.toml");
 
-/// What a report must show for a signature to fit. Every non-empty list needs one hit.
+/// One frame of the crashing thread as a signature wants it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FramePattern {
+    /// The frame's image name, exactly (`libswiftCore.dylib`); any image when absent.
+    pub image: Option<String>,
+    /// A prefix of the frame's symbol (`_assertionFailure`); any symbol when absent.
+    pub symbol: Option<String>,
+}
+
+impl FramePattern {
+    fn fits(&self, f: &StackFrame) -> bool {
+        self.image
+            .as_ref()
+            .map_or(true, |i| f.image.as_ref() == Some(i))
+            && self.symbol.as_ref().map_or(true, |p| {
+                f.symbol
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with(p.as_str()))
+            })
+    }
+}
+
+/// What a report must show for a signature to fit: every non-empty list needs one hit (all of),
+/// and when `any` is non-empty, one of its alternatives must fit too (any of).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SignatureMatch {
@@ -24,6 +48,10 @@ pub struct SignatureMatch {
     pub thread_images: Vec<String>,
     /// Substrings of which one must appear in the application-specific information (`asi`).
     pub messages: Vec<String>,
+    /// The crashing thread's top frames, from frame 0 down, in order: frame i must fit pattern i.
+    pub frames: Vec<FramePattern>,
+    /// Alternatives of which one must fit (each a match of its own).
+    pub any: Vec<SignatureMatch>,
 }
 
 impl SignatureMatch {
@@ -33,6 +61,8 @@ impl SignatureMatch {
             && self.signals.is_empty()
             && self.thread_images.is_empty()
             && self.messages.is_empty()
+            && self.frames.is_empty()
+            && self.any.is_empty()
     }
 
     /// True when `report` fits.
@@ -52,6 +82,13 @@ impl SignatureMatch {
                     .messages
                     .iter()
                     .any(|m| self.messages.iter().any(|s| m.contains(s.as_str()))))
+            && (self.frames.len() <= report.thread_frames.len()
+                && self
+                    .frames
+                    .iter()
+                    .zip(&report.thread_frames)
+                    .all(|(p, f)| p.fits(f)))
+            && (self.any.is_empty() || self.any.iter().any(|m| m.fits(report)))
     }
 }
 
@@ -68,6 +105,9 @@ pub struct Signature {
     pub matcher: SignatureMatch,
     /// What is happening, for the user.
     pub explanation: String,
+    /// A thread that leaks one per model reload (`ANEServicesThread`): N such threads in the
+    /// newest report mean N-1 reloads, said in the group's detail.
+    pub reload_thread: Option<String>,
     /// What to do.
     pub advice: String,
     /// Upstream reports (URLs or citations).
@@ -94,6 +134,8 @@ struct RawSignature {
     matcher: SignatureMatch,
     explanation: String,
     advice: String,
+    #[serde(default)]
+    reload_thread: Option<String>,
     #[serde(default)]
     evidence: Vec<String>,
 }
@@ -174,6 +216,7 @@ impl Signatures {
                 producer: r.producer,
                 matcher: r.matcher,
                 explanation: one_paragraph(&r.explanation),
+                reload_thread: r.reload_thread,
                 advice: one_paragraph(&r.advice),
                 evidence: r.evidence,
                 line,
@@ -216,7 +259,7 @@ mod tests {
     fn builtin_signatures_load() {
         let s = Signatures::parse(BUILTIN_SIGNATURES, Path::new("signatures.toml")).unwrap();
         let ids: Vec<&str> = s.all().iter().map(|s| s.id.as_str()).collect();
-        assert_eq!(ids, ["coreai-ndarray-allocation-cap", "repeated-crash"]);
+        assert_eq!(ids, ["coreai-ndarray-allocation-cap", "crash"]);
         let coreai = s.get("coreai-ndarray-allocation-cap").unwrap();
         assert!(
             coreai.explanation.contains("floor(16384 / N)"),

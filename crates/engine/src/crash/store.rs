@@ -9,6 +9,9 @@ use super::{read_report, CrashError, CrashReport};
 /// Sub-directory where macOS 12+ moves older reports.
 pub const RETIRED_DIR: &str = "Retired";
 
+/// File extensions of the reports Apple writes to the reports dir.
+pub const REPORT_EXTENSIONS: &[&str] = &["ips", "crash", "diag", "spin", "hang"];
+
 /// A report file that could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreadable {
@@ -25,8 +28,8 @@ struct Entry {
     parsed: Result<CrashReport, String>,
 }
 
-/// Parsed reports of one or more reports dirs (`*.ips` at the top and in `Retired/`), re-read only
-/// when a file's size or mtime changes.
+/// Parsed reports of one or more reports dirs (files with a [`REPORT_EXTENSIONS`] extension at the
+/// top and in `Retired/`), re-read only when a file's size or mtime changes.
 #[derive(Debug, Default)]
 pub struct ReportStore {
     entries: HashMap<PathBuf, Entry>,
@@ -39,7 +42,7 @@ impl ReportStore {
         ReportStore::default()
     }
 
-    /// Brings the store up to date with `dirs`: new and changed `.ips` files are parsed, vanished
+    /// Brings the store up to date with `dirs`: new and changed report files are parsed, vanished
     /// ones dropped. A dir that does not exist holds no reports; one that cannot be listed is
     /// counted in [`ReportStore::unreadable`]. Returns how many files were (re)parsed.
     pub fn refresh(&mut self, dirs: &[PathBuf]) -> usize {
@@ -95,7 +98,10 @@ impl ReportStore {
         };
         for entry in rd.flatten() {
             let p = entry.path();
-            if p.extension().is_some_and(|e| e == "ips") {
+            if p.extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| REPORT_EXTENSIONS.contains(&e))
+            {
                 seen.push(p);
             }
         }

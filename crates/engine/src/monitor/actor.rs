@@ -409,6 +409,10 @@ impl Actor {
         let token = format!("{}-{}", std::process::id(), self.flush_seq);
         let mut roots = BTreeSet::new();
         for (i, st) in self.roots.iter().enumerate() {
+            // A polling root has no events to wait for: the flush re-reads it.
+            if st.mode == WatchMode::Polling && !st.gone {
+                self.dirty[i].rescan = true;
+            }
             if self.watchers[i].is_none() || st.gone {
                 continue;
             }

@@ -1,0 +1,131 @@
+//! Reading a report file safely (never blocking on a FIFO, never reading more than a stated size)
+//! and telling its shape: a JSON header line (`.ips`) or legacy text.
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::report::{CrashReport, ReportKind};
+use super::{ips, legacy, CrashError};
+
+/// The most of a report file that is read: larger files are reported as unreadable, never parsed.
+/// Real crash reports are tens to hundreds of KiB; 8 MiB.
+pub const MAX_REPORT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads and parses the report at `path`, reading at most [`MAX_REPORT_BYTES`].
+///
+/// The file is opened with `O_NONBLOCK` and checked on the opened descriptor (`fstat`), so a path
+/// swapped for a FIFO, a socket or a device while it is read is refused, never waited on.
+///
+/// # Errors
+/// [`CrashError::Read`] when the file cannot be opened or read, [`CrashError::NotAFile`] when it
+/// is not a regular file, [`CrashError::TooLarge`] past the cap, [`CrashError::Parse`] when it is
+/// not a report (see [`parse_report`]).
+pub fn read_report(path: &Path) -> Result<CrashReport, CrashError> {
+    let read_err = |source| CrashError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(CrashError::NotAFile {
+            path: path.to_owned(),
+            file_type: file_type_name(&meta.file_type()),
+        });
+    }
+    if meta.len() > MAX_REPORT_BYTES {
+        return Err(CrashError::TooLarge {
+            path: path.to_owned(),
+            bytes: meta.len(),
+            max_bytes: MAX_REPORT_BYTES,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow between stat and read: read one byte more than the cap to notice.
+    file.take(MAX_REPORT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_REPORT_BYTES {
+        return Err(CrashError::TooLarge {
+            path: path.to_owned(),
+            bytes: bytes.len() as u64,
+            max_bytes: MAX_REPORT_BYTES,
+        });
+    }
+    let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
+    parse_report(&bytes, path, bytes.len() as u64, mtime)
+}
+
+/// What kind of file `t` is, for messages (`FIFO`, `socket`, `directory`, ...).
+pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    }
+}
+
+/// Parses report bytes; `path` names the report in errors and in the result (its extension also
+/// hints the kind), `file_bytes` is its size and `mtime` the fallback time.
+///
+/// Shapes: a JSON header line over a JSON body (the first JSON value is read, any trailing text
+/// ignored), over newline-delimited JSON, or over legacy text; or legacy text alone (`.crash`).
+///
+/// # Errors
+/// [`CrashError::Parse`] naming the path and what is wrong: a crash report whose JSON body is
+/// truncated or not JSON, a header line that starts like JSON but is not, or text that is neither
+/// a JSON header nor a legacy report.
+pub fn parse_report(
+    bytes: &[u8],
+    path: &Path,
+    file_bytes: u64,
+    mtime: SystemTime,
+) -> Result<CrashReport, CrashError> {
+    let parse_err = |cause: String| CrashError::Parse {
+        path: path.to_owned(),
+        cause,
+    };
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_start_matches('\u{feff}');
+    let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let blank = CrashReport::new(path, file_bytes, ReportKind::Other, mtime);
+    if let Some(header) = ips::parse_header(head) {
+        return ips::parse(header, rest, path, blank);
+    }
+    if head.trim_start().starts_with('{') {
+        return Err(parse_err(
+            "header line is not JSON and the file is not a legacy text report".to_owned(),
+        ));
+    }
+    if !legacy::looks_like_report(text) {
+        return Err(parse_err(
+            "neither a JSON header line nor a legacy report (no Process: or Exception Type: line)"
+                .to_owned(),
+        ));
+    }
+    let mut report = blank;
+    legacy::fill(&mut report, text);
+    report.kind = if report.exception_type.is_some() || report.signal.is_some() {
+        ReportKind::Crash
+    } else {
+        ReportKind::of_file_name(path).unwrap_or(ReportKind::Other)
+    };
+    Ok(report)
+}
