@@ -23,6 +23,7 @@
 pub mod catalogue;
 pub mod clock;
 pub mod inventory;
+pub mod owner;
 pub mod platform;
 pub mod process;
 pub mod reclaim;
