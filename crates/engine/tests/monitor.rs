@@ -47,9 +47,12 @@ fn producer(s: &Snapshot, id: &str) -> (u64, u64) {
         .map_or((0, 0), |p| (p.items, p.allocated_bytes))
 }
 
-/// `n` archive dirs with one file each; with `age`, every entry's mtime is set that far back.
+/// `n` archive dirs with one file each, in an app's `com.apple.gpuarchiver` (inside the app's own
+/// cache dir, so the producer's figures are the archives alone: a bare top-level
+/// `com.apple.gpuarchiver` would be one more item, the structure dir); with `age`, every entry's
+/// mtime is set that far back.
 fn make_archives(root: &Path, n: usize, tag: &str, age: Option<Duration>) -> Vec<PathBuf> {
-    let parent = root.join("com.apple.gpuarchiver");
+    let parent = root.join("org.julialang.julia/com.apple.gpuarchiver");
     std::fs::create_dir_all(&parent).unwrap();
     (0..n)
         .map(|i| {

@@ -28,7 +28,8 @@ use crate::roots::Root;
 /// one (nested roots: a temp root inside a cache root) is kept (`HoldsRoot`). An item that is or
 /// holds a protected path (`policy.protected` plus the user's home dir, as given and canonical) is
 /// kept (`HoldsProtected`); the plan's policy carries that full list, so execute re-checks it and
-/// the plan id covers it.
+/// the plan id covers it. An item that is one of its rule's `structure` dirs (a top-level
+/// `com.apple.gpuarchiver`) is kept (`Structure`).
 ///
 /// Calls `probe.refresh()` once, then only looks the snapshot up.
 pub fn plan(
@@ -75,9 +76,14 @@ pub fn plan(
                 held_protected(&forms, &policy.protected)
                     .map(|p| KeepReason::HoldsProtected { path: p.clone() })
             });
+        let structure = root
+            .relative(&item.path)
+            .and_then(|rel| catalogue.structure_of(root.kind, rel))
+            .is_some_and(|r| r.id == id);
         let decision = match (held, catalogue.rule(id)) {
             (Some(reason), _) => Err(reason),
             (None, None) => Err(KeepReason::UnknownProducer),
+            (None, Some(_)) if structure => Err(KeepReason::Structure),
             (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
         };
         match decision {
