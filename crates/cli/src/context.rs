@@ -13,7 +13,8 @@ use super::GlobalArgs;
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RootArgs {
     /// A root to look at instead of the config's and the platform's (repeatable), e.g.
-    /// `--root temp=/tmp`. KIND: temp, cache, library-caches, diagnostic-reports
+    /// `--root temp=/tmp`. KIND: temp, cache, library-caches, diagnostic-reports, container-temp
+    /// (PATH: the containers dir, e.g. ~/Library/Containers: every <bundle-id>/Data/tmp in it)
     #[arg(long = "root", value_name = "KIND=PATH")]
     pub roots: Vec<String>,
 }
@@ -72,11 +73,15 @@ impl Context {
     /// A `--root` or config root that is malformed, missing or not a dir; no root at all.
     pub fn roots(&self, args: &RootArgs) -> anyhow::Result<Vec<Root>> {
         if !args.roots.is_empty() {
-            return args
-                .roots
-                .iter()
-                .map(|a| Root::parse_arg(a).with_context(|| format!("--root {a}")))
-                .collect();
+            let mut out = Vec::new();
+            for a in &args.roots {
+                let r = roots::Resolved::parse_arg(a).with_context(|| format!("--root {a}"))?;
+                for skipped in &r.skipped {
+                    tracing::warn!("--root {a}: {skipped}");
+                }
+                out.extend(r.roots);
+            }
+            return Ok(out);
         }
         let configured = self.config.roots()?;
         if !configured.is_empty() {

@@ -52,6 +52,11 @@ impl Independent {
 
     fn claims(&self, kind: RootKind, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap();
+        // A container's temp dir is matched by the temp rules.
+        let kind = match kind {
+            RootKind::ContainerTemp => RootKind::Temp,
+            k => k,
+        };
         kind == self.root
             && self.globs.iter().any(|g| g.is_match(rel))
             && self.name_regex.as_ref().map_or(true, |r| r.is_match(name))
@@ -253,10 +258,15 @@ fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples
 fn max_depth_is_the_deepest_glob_per_root_kind() {
     let c = Catalogue::builtin();
     for kind in RootKind::ALL {
+        let rules_kind = if kind == RootKind::ContainerTemp {
+            RootKind::Temp
+        } else {
+            kind
+        };
         let expected = c
             .rules()
             .iter()
-            .filter(|r| r.root == kind)
+            .filter(|r| r.root == rules_kind)
             .flat_map(|r| &r.item)
             .map(|g| g.split('/').count())
             .max()
@@ -269,6 +279,7 @@ fn max_depth_is_the_deepest_glob_per_root_kind() {
     assert_eq!(c.max_depth(RootKind::Cache), 5);
     assert_eq!(c.max_depth(RootKind::LibraryCaches), 4);
     assert_eq!(c.max_depth(RootKind::DiagnosticReports), 2);
+    assert_eq!(c.max_depth(RootKind::ContainerTemp), 2);
 }
 
 // ---------------------------------------------------------------- matching and captures

@@ -103,9 +103,10 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RootConfig {
-    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    /// `temp`, `cache`, `library-caches`, `diagnostic-reports` or `container-temp`.
     pub kind: RootKind,
-    /// The directory.
+    /// The directory; for `container-temp`, the containers dir (`~/Library/Containers`), whose
+    /// every `<bundle-id>/Data/tmp` becomes a root.
     pub path: PathBuf,
 }
 
@@ -181,21 +182,26 @@ impl LoadedConfig {
         }
     }
 
-    /// The configured roots (`roots = [...]`), resolved; empty when the file names none.
+    /// The configured roots (`roots = [...]`), resolved; empty when the file names none. A
+    /// `container-temp` entry gives one root per container; containers that cannot be read are
+    /// logged (warning) and left out.
     ///
     /// # Errors
     /// [`ConfigError::Root`] naming this file and the root that cannot be used.
     pub fn roots(&self) -> Result<Vec<Root>, ConfigError> {
-        self.config
-            .roots
-            .iter()
-            .map(|r| {
-                Root::new(r.kind, &r.path).map_err(|source| ConfigError::Root {
+        let mut out = Vec::new();
+        for r in &self.config.roots {
+            let resolved =
+                crate::roots::resolve(r.kind, &r.path).map_err(|source| ConfigError::Root {
                     path: self.path.clone(),
                     source,
-                })
-            })
-            .collect()
+                })?;
+            for skipped in &resolved.skipped {
+                tracing::warn!(config = %self.path.display(), "{skipped}");
+            }
+            out.extend(resolved.roots);
+        }
+        Ok(out)
     }
 }
 

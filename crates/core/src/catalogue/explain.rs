@@ -125,7 +125,10 @@ impl Catalogue {
                     is_item: m.item == rel,
                     item_relative: m.item,
                     owner_check: OwnerCheck::of(m.rule, &m.captures),
-                    captures: m.captures,
+                    captures: Captures {
+                        bundle: root.container_bundle().or(m.captures.bundle),
+                        ..m.captures
+                    },
                 },
                 None => self.unclaimed(root, rel, Path::new(first.as_os_str())),
             },

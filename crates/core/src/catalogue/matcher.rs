@@ -48,9 +48,11 @@ pub(super) struct Compiled {
     structure: Vec<(usize, globset::GlobMatcher, usize)>,
 }
 
+/// The rule set a root kind uses: `container-temp` roots use the `temp` rules (and a rule written
+/// with `root = "container-temp"` is a temp rule).
 fn kind_index(kind: RootKind) -> usize {
     match kind {
-        RootKind::Temp => 0,
+        RootKind::Temp | RootKind::ContainerTemp => 0,
         RootKind::Cache => 1,
         RootKind::LibraryCaches => 2,
         RootKind::DiagnosticReports => 3,

@@ -16,7 +16,8 @@
 //! unattributed item measuring only what lies outside claimed items inside it, unless a rule's
 //! `structure` globs match it ([`Classify::structure_of`]): then it is measured the same way but
 //! attributed to that rule (a dir its items live in, never an item to reclaim). So a root's total
-//! is the sum of its items plus the root dir's own entry.
+//! is the sum of its items plus the root dir's own entry. In a `container-temp` root every item's
+//! `captures.bundle` is the container's bundle id ([`Root::container_bundle`]).
 
 mod stat;
 mod walk;
@@ -190,6 +191,11 @@ pub fn scan_root_with<C: Classify + ?Sized>(root: &Root, rules: &C) -> RootScan 
         .into_measure(birth_time(&md));
     scan.items = items;
     scan.issues = issues;
+    if let Some(bundle) = root.container_bundle() {
+        for item in &mut scan.items {
+            item.captures.bundle = Some(bundle.clone());
+        }
+    }
     scan
 }
 
@@ -308,7 +314,10 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     let vanished = walker.vanished.load(Ordering::Relaxed);
     // Claimed items inside an unattributed one were recorded first; the item itself comes last.
     let (mut items, _, issues) = walker.into_found();
-    let item = items.pop();
+    let mut item = items.pop();
+    if let (Some(item), Some(bundle)) = (&mut item, root.container_bundle()) {
+        item.captures.bundle = Some(bundle);
+    }
     Ok(item.map(|item| ItemScan {
         item,
         issues,
