@@ -27,7 +27,7 @@ pub enum KeepReason {
     InUse {
         /// The process.
         pid: u32,
-        /// The open file. Serialized as `open_path`: a [`KeptItem`] flattens the reason next to its
+        /// The open file. Serialized as `open_path`: a [`KeptItem`](super::KeptItem) flattens the reason next to its
         /// own `path`.
         #[serde(rename = "open_path", with = "path_text")]
         path: PathBuf,
@@ -60,9 +60,9 @@ pub enum KeepReason {
         root: PathBuf,
     },
     /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
-    /// one the caller listed in [`Policy::protected`]).
+    /// one the caller listed in [`Policy::protected`](super::Policy::protected)).
     HoldsProtected {
-        /// The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`]
+        /// The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`](super::KeptItem)
         /// flattens the reason next to its own `path`.
         #[serde(rename = "protected_path", with = "path_text")]
         path: PathBuf,
