@@ -399,3 +399,43 @@ async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
     drop(owner);
     m.shutdown().await;
 }
+
+/// Issue 12 through the watcher: a bare `com.apple.gpuarchiver` created while the monitor runs is
+/// attributed to its rule (the structure dir), as the first scan attributes it, never unattributed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_gpuarchiver_dir_created_while_watching_is_attributed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let m = monitor::spawn(options(&root)).unwrap();
+    ready(&m).await;
+    let parent = root.join("com.apple.gpuarchiver");
+    std::fs::create_dir(&parent).unwrap();
+    let archive = parent.join("gpuarchiver-w0001");
+    std::fs::create_dir(&archive).unwrap();
+    std::fs::write(archive.join("PersistentState"), vec![1u8; 9000]).unwrap();
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert!(s.unattributed.is_empty(), "{:?}", s.unattributed);
+    assert_eq!(
+        producer(&s, GPU),
+        (2, du_total(std::slice::from_ref(&parent)))
+    );
+    let plan = m
+        .plan_reclaim(vec![GPU.into()], Duration::ZERO)
+        .await
+        .unwrap();
+    let kept: Vec<(PathBuf, String)> = plan
+        .kept
+        .iter()
+        .map(|k| (k.path.clone(), k.reason.to_string()))
+        .collect();
+    assert!(
+        kept.contains(&(
+            parent.clone(),
+            "a dir the producer's items live in, never deleted".to_owned()
+        )),
+        "{kept:?}"
+    );
+    assert!(plan.items.iter().all(|i| i.path != parent));
+    m.shutdown().await;
+}
