@@ -67,7 +67,8 @@ impl Context {
     }
 
     /// The roots to look at: `--root` arguments when given, else the config's `roots`, else the
-    /// platform defaults that exist.
+    /// platform defaults that exist; with the config's `container_temp = true`, plus every
+    /// sandboxed app's temp dir.
     ///
     /// # Errors
     /// A `--root` or config root that is malformed, missing or not a dir; no root at all.
@@ -83,11 +84,12 @@ impl Context {
             }
             return Ok(out);
         }
-        let configured = self.config.roots()?;
+        let mut configured = self.config.roots()?;
         if !configured.is_empty() {
+            configured.extend(self.config.container_temps());
             return Ok(configured);
         }
-        let (found, missing) = roots::default_roots();
+        let (mut found, missing) = roots::default_roots();
         for m in &missing {
             tracing::info!("default root skipped: {m}");
         }
@@ -95,6 +97,7 @@ impl Context {
             !found.is_empty(),
             "none of the default roots exists: pass --root KIND=PATH"
         );
+        found.extend(self.config.container_temps());
         Ok(found)
     }
 

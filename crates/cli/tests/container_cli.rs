@@ -153,3 +153,67 @@ fn container_temp_roots_are_scanned_grouped_and_an_unreadable_one_is_reported() 
         fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
     }
 }
+
+#[test]
+fn the_config_switch_adds_every_container_temp_dir_of_the_home_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let go = home.join("Library/Containers/com.example.GoHost/Data/tmp");
+    write(
+        &go.join("model_4242_0_1700000000.mlmodelc/coremldata.bin"),
+        20_000,
+    );
+    let temp = dir.path().join("temp");
+    fs::create_dir(&temp).unwrap();
+    let scan = |switch: bool| -> Value {
+        let config = format!(
+            "roots = [{{ kind = \"temp\", path = {:?} }}]\ncontainer_temp = {switch}\n",
+            temp.display().to_string()
+        );
+        fs::write(dir.path().join("config.toml"), config).unwrap();
+        let out = Command::new(BIN)
+            .env("HOME", &home)
+            .env_remove("CACHEWATCH_CONFIG")
+            .env_remove("CACHEWATCH_DATA_DIR")
+            .arg("--config")
+            .arg(dir.path().join("config.toml"))
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(["scan", "--json"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let kinds = |v: &Value| -> Vec<String> {
+        v["roots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r["kind"].as_str().unwrap(),
+                    r["path"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    let off = scan(false);
+    assert_eq!(kinds(&off), vec![format!("temp {}", temp.display())]);
+    let on = scan(true);
+    assert_eq!(
+        kinds(&on),
+        vec![
+            format!("temp {}", temp.display()),
+            format!("container-temp {}", go.display())
+        ]
+    );
+    assert_eq!(on["roots"][1]["bundle"], "com.example.GoHost");
+}

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 
 mod containers;
 
-pub use containers::{default_containers_dir, discover_container_temps, resolve, Resolved};
+pub use containers::{
+    default_container_temps, default_containers_dir, discover_container_temps, resolve, Resolved,
+};
 
 /// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

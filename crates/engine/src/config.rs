@@ -7,6 +7,7 @@
 //!
 //! ```toml
 //! roots = [{ kind = "temp", path = "/tmp" }]
+//! container_temp = false # true: also every ~/Library/Containers/*/Data/tmp
 //!
 //! [reclaim]
 //! older_than = "3d"      # humantime: 5m, 12h, 3d
@@ -82,6 +83,10 @@ pub enum ConfigError {
 pub struct Config {
     /// Roots to watch instead of the platform defaults (`roots = [{ kind, path }]`); empty = defaults.
     pub roots: Vec<RootConfig>,
+    /// `container_temp = true`: also watch every sandboxed app's temp dir
+    /// (`~/Library/Containers/*/Data/tmp`, kind `container-temp`) besides the roots above or the
+    /// defaults. Off by default: on macOS reading other apps' containers asks the user first.
+    pub container_temp: bool,
     /// `[reclaim]`: reclaim defaults.
     pub reclaim: ReclaimConfig,
     /// `[watch]`: the file-system watcher.
@@ -180,6 +185,20 @@ impl LoadedConfig {
         } else {
             Ok(Catalogue::with_extra(&self.text, &self.path)?)
         }
+    }
+
+    /// With `container_temp = true`, every container's temp dir under `~/Library/Containers`
+    /// ([`crate::roots::default_container_temps`]); containers that cannot be read are logged
+    /// (warning) and left out. Empty when the switch is off.
+    pub fn container_temps(&self) -> Vec<Root> {
+        if !self.config.container_temp {
+            return Vec::new();
+        }
+        let found = crate::roots::default_container_temps();
+        for skipped in &found.skipped {
+            tracing::warn!(config = %self.path.display(), "{skipped}");
+        }
+        found.roots
     }
 
     /// The configured roots (`roots = [...]`), resolved; empty when the file names none. A

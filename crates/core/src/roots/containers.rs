@@ -29,6 +29,24 @@ pub fn default_containers_dir() -> Option<PathBuf> {
     directories::BaseDirs::new().map(|d| d.home_dir().join("Library/Containers"))
 }
 
+/// Every container's temp dir under [`default_containers_dir`]: empty when there is no home dir or
+/// no containers dir (off macOS); a containers dir that cannot be used is one entry of `skipped`.
+pub fn default_container_temps() -> Resolved {
+    let Some(dir) = default_containers_dir() else {
+        return Resolved::default();
+    };
+    match discover_container_temps(&dir) {
+        Ok(found) => found,
+        Err(RootError::Missing { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Resolved::default()
+        }
+        Err(e) => Resolved {
+            roots: Vec::new(),
+            skipped: vec![e],
+        },
+    }
+}
+
 /// Finds every container's temp dir under `containers` (e.g. `~/Library/Containers`): one
 /// [`RootKind::ContainerTemp`] root per `<containers>/<bundle-id>/Data/tmp` that exists, is a dir,
 /// resolves inside its container and can be listed. Call it again to pick up containers created
