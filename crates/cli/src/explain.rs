@@ -80,6 +80,7 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
             item,
             is_item,
             captures,
+            owner_check,
             ..
         } => {
             if *is_item {
@@ -101,6 +102,7 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
             if let Some(pid) = captures.pid {
                 writeln!(out, "  owner pid in its name: {pid}")?;
             }
+            writeln!(out, "  owner check: {owner_check}")?;
             if let Some(b) = &captures.bundle {
                 writeln!(out, "  bundle in its path: {b}")?;
             }
@@ -112,6 +114,30 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
                 )?;
             }
             Ok(())
+        }
+        Verdict::Structure {
+            producer,
+            name,
+            dir,
+            is_dir,
+        } => {
+            if *is_dir {
+                writeln!(
+                    out,
+                    "{path}: a dir the items of producer {producer} ({name}) live in"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{path}: inside {}, a dir the items of producer {producer} ({name}) live in",
+                    dir.display()
+                )?;
+            }
+            writeln!(out, "  in the {root}")?;
+            writeln!(
+                out,
+                "  attributed to {producer} but never reclaimed: its items inside go, the dir stays"
+            )
         }
         Verdict::Unattributed {
             top_level,

@@ -1,6 +1,7 @@
 //! `cachewatch scan`: totals per root and per producer, and the largest unattributed entries.
 
 use std::io::Write;
+use std::path::Path;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
@@ -61,6 +62,9 @@ pub struct RootJson {
     pub unreadable: u64,
     /// Entries that vanished during the scan.
     pub vanished: u64,
+    /// For a `container-temp` root: the container's bundle id (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
 }
 
 /// A producer's totals over all roots.
@@ -141,6 +145,7 @@ pub fn report(inv: &Inventory, catalogue: &Catalogue, top: usize) -> ScanReport 
             dirs: r.total.dirs,
             unreadable: r.issues.len() as u64,
             vanished: r.vanished,
+            bundle: r.root.container_bundle(),
         })
         .collect();
     let producers = inv
@@ -196,6 +201,36 @@ pub fn enum_word<T: Serialize>(v: &T) -> String {
     }
 }
 
+/// Containers listed under the `container-temp` heading, largest first.
+const TOP_CONTAINERS: usize = 10;
+
+/// The `container-temp` roots under one heading: the largest containers' temp dirs by bundle id.
+fn write_containers(containers: &[&RootJson], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut sorted: Vec<&&RootJson> = containers.iter().filter(|c| c.items > 0).collect();
+    if sorted.is_empty() {
+        return Ok(());
+    }
+    sorted.sort_by_key(|c| std::cmp::Reverse(c.allocated_bytes));
+    writeln!(out)?;
+    let mut t = Table::new(&[
+        ("CONTAINER TEMP (container-temp)", Align::Left),
+        ("ALLOCATED", Align::Right),
+        ("ITEMS", Align::Right),
+    ]);
+    for c in sorted.iter().take(TOP_CONTAINERS) {
+        t.row(vec![
+            c.bundle.clone().unwrap_or_default(),
+            bytes(c.allocated_bytes),
+            c.items.to_string(),
+        ]);
+    }
+    t.write(out)?;
+    if sorted.len() > TOP_CONTAINERS {
+        writeln!(out, "  ... (all of them with --json)")?;
+    }
+    Ok(())
+}
+
 fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
     let mut roots = Table::new(&[
         ("ROOT", Align::Left),
@@ -205,7 +240,9 @@ fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
         ("UNREADABLE", Align::Right),
         ("PATH", Align::Left),
     ]);
-    for root in &r.roots {
+    let (containers, plain): (Vec<&RootJson>, Vec<&RootJson>) =
+        r.roots.iter().partition(|root| root.bundle.is_some());
+    for root in &plain {
         roots.row(vec![
             root.kind.clone(),
             bytes(root.allocated_bytes),
@@ -215,7 +252,23 @@ fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
             root.path.clone(),
         ]);
     }
+    if let Some(first) = containers.first() {
+        let sum = |f: fn(&RootJson) -> u64| containers.iter().map(|c| f(c)).sum::<u64>();
+        let dir = Path::new(&first.path)
+            .ancestors()
+            .nth(3)
+            .unwrap_or(Path::new(""));
+        roots.row(vec![
+            first.kind.clone(),
+            bytes(sum(|c| c.allocated_bytes)),
+            bytes(sum(|c| c.apparent_bytes)),
+            sum(|c| c.items).to_string(),
+            sum(|c| c.unreadable).to_string(),
+            format!("{} ({} containers)", dir.display(), containers.len()),
+        ]);
+    }
     roots.write(out)?;
+    write_containers(&containers, out)?;
 
     writeln!(out)?;
     if r.producers.is_empty() {

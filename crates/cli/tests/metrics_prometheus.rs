@@ -55,8 +55,10 @@ fn poll<T>(tries: u32, every: Duration, mut f: impl FnMut() -> Option<T>) -> Opt
     None
 }
 
+/// `n` archives in an app's `com.apple.gpuarchiver` (a bare top-level one would be one more item of
+/// the producer: the structure dir).
 fn make_archives(root: &Path, n: usize) {
-    let parent = root.join("com.apple.gpuarchiver");
+    let parent = root.join("org.julialang.julia/com.apple.gpuarchiver");
     std::fs::create_dir_all(&parent).unwrap();
     for i in 0..n {
         let d = parent.join(format!("gpuarchiver-{i:06}"));

@@ -7,6 +7,19 @@
 //! item's file name (`name_regex`) or its whole relative path (`path_regex`) whose named captures
 //! `pid`, `ts` and `bundle` become [`Captures`].
 //!
+//! Owners (`owner = { pid_in_name, processes }`, decided by [`crate::owner::verdict`]): for a rule
+//! with `pid_in_name`, an item whose name yields a `pid` capture is decided by that pid alone:
+//! alive and started before the item was born (the name's `ts`, else the scan's birth time, with
+//! 2 s of slack) keeps it; dead, or started after (a reused pid), makes it eligible. The rule's
+//! `processes` keep only the items whose name yields no pid (while any of them runs). So a host
+//! that keeps some engines running still gets back the items of the engines that exited.
+//!
+//! Structure (`structure`, globs like `item`): the dirs a rule's items live in that must stay, e.g.
+//! `com.apple.gpuarchiver` (a sandboxed app that cannot recreate its Metal cache dirs crashes at
+//! start). A top-level entry matching one is attributed to the rule (measured without the items
+//! inside it, like an unattributed entry) but is never an item: reclaim keeps it
+//! ([`crate::reclaim::KeepReason::Structure`]).
+//!
 //! Rules are compiled once into one [`globset::GlobSet`] per (root kind, depth). A path maps to at
 //! most one rule: loading fails when two rules claim the same example path, or when an example of
 //! one rule lies inside an item of another.
@@ -61,10 +74,11 @@ pub enum ReclaimMode {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Owner {
-    /// The name carries the owner pid (`pid` capture): alive and started before the item's birth
-    /// keeps it.
+    /// The name carries the owner pid (`pid` capture): for an item whose name yields one, that pid
+    /// alone decides (alive and started before the item's birth keeps it; dead or reused does
+    /// not), and `processes` do not apply.
     pub pid_in_name: bool,
-    /// Executable names that, while any is running, keep every item of the rule.
+    /// Executable names that, while any is running, keep the rule's items whose name yields no pid.
     pub processes: Vec<String>,
 }
 
@@ -112,6 +126,11 @@ pub struct Rule {
     /// Paths relative to the root that must not match (checked at load time).
     #[serde(default)]
     pub counter_examples: Vec<String>,
+    /// Globs (like `item`, relative to the root) of the dirs the rule's items live in, which must
+    /// stay (e.g. `*/com.apple.metal`): attributed to the rule, never items, never reclaimed. In
+    /// TOML: one string or an array of strings; empty when absent.
+    #[serde(default, deserialize_with = "load::one_or_many")]
+    pub structure: Vec<String>,
 }
 
 /// A rule claiming a path.
@@ -333,6 +352,14 @@ impl Catalogue {
             .into_iter()
             .take(max)
             .find_map(|p| self.classify(kind, p))
+    }
+
+    /// The rule one of whose `structure` globs matches `rel` (relative to a root of `kind`): `rel`
+    /// is a dir that rule's items live in, which reclaim never deletes.
+    pub fn structure_of(&self, kind: RootKind, rel: &Path) -> Option<&Rule> {
+        self.compiled
+            .structure_of(kind, rel)
+            .map(|i| &self.rules[i])
     }
 
     /// The deepest item glob for roots of `kind` (number of path components); 0 when no rule applies.

@@ -17,12 +17,15 @@
 //! - **Hard links** are counted once per scan (like `du`); which item gets the bytes of an inode linked
 //!   from two items is not specified.
 //! - **Full Disk Access.** Without it, macOS hides some dirs (e.g. other apps' containers); the scan
-//!   counts them as unreadable.
+//!   counts them as unreadable. `container-temp` roots (sandboxed apps' `Data/tmp`) are off by
+//!   default because reading other apps' containers makes macOS ask the user; a container that
+//!   cannot be read is reported by path and left out ([`roots::discover_container_temps`]).
 //! - **Open-file checks** see only processes of the current user (`/proc` on Linux, `libproc` on macOS).
 
 pub mod catalogue;
 pub mod clock;
 pub mod inventory;
+pub mod owner;
 pub mod platform;
 pub mod process;
 pub mod reclaim;

@@ -11,6 +11,7 @@
 //! recent write protects an item whose name says it is old.
 
 mod execute;
+mod keep;
 mod measure;
 pub mod path_text;
 mod plan;
@@ -24,6 +25,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 pub use execute::execute;
+pub use keep::KeepReason;
 pub use plan::plan;
 
 /// What the user asked to reclaim.
@@ -39,90 +41,6 @@ pub struct Policy {
     /// copy of the policy carries the full list to [`execute`]. Empty when absent from JSON.
     #[serde(default, with = "path_text::many")]
     pub protected: Vec<PathBuf>,
-}
-
-/// Why an item was kept.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "reason")]
-pub enum KeepReason {
-    /// Younger than max(threshold, the rule's floor).
-    TooYoung {
-        /// Age of the item, seconds.
-        age_secs: u64,
-        /// The age it needs, seconds.
-        needed_secs: u64,
-    },
-    /// The owner pid in the name is alive and started before the item was born.
-    OwnerAlive {
-        /// The owner pid.
-        pid: u32,
-    },
-    /// A process has a file in it open.
-    InUse {
-        /// The process.
-        pid: u32,
-        /// The open file. Serialized as `open_path`: a [`KeptItem`] flattens the reason next to its
-        /// own `path`.
-        #[serde(rename = "open_path", with = "path_text")]
-        path: PathBuf,
-    },
-    /// One of the rule's named processes runs.
-    AppRunning {
-        /// The process name.
-        name: String,
-    },
-    /// The rule says `reclaim = "never"` or `kind = "system"`.
-    Never,
-    /// The rule says `reclaim = "manual"` and it was not named.
-    Manual,
-    /// Changed between plan and execute (device, inode, age or use).
-    Changed {
-        /// What changed.
-        what: String,
-    },
-    /// The item's producer id is not in the catalogue (e.g. a rule removed from the config).
-    UnknownProducer,
-    /// The item is a root (of another kind) or holds one inside it: deleting it would delete a
-    /// root (nested roots, e.g. a temp root inside a cache root).
-    HoldsRoot {
-        /// The root it is or holds.
-        #[serde(with = "path_text")]
-        root: PathBuf,
-    },
-    /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
-    /// one the caller listed in [`Policy::protected`]).
-    HoldsProtected {
-        /// The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`]
-        /// flattens the reason next to its own `path`.
-        #[serde(rename = "protected_path", with = "path_text")]
-        path: PathBuf,
-    },
-}
-
-impl std::fmt::Display for KeepReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            KeepReason::TooYoung {
-                age_secs,
-                needed_secs,
-            } => write!(f, "too young: {age_secs} s old, needs {needed_secs} s"),
-            KeepReason::OwnerAlive { pid } => write!(f, "owner pid {pid} is alive"),
-            KeepReason::InUse { pid, path } => {
-                write!(f, "in use: pid {pid} has {} open", path.display())
-            }
-            KeepReason::AppRunning { name } => write!(f, "{name} is running"),
-            KeepReason::Never => f.write_str("the rule never reclaims"),
-            KeepReason::Manual => f.write_str("the rule is manual and was not named"),
-            KeepReason::Changed { what } => write!(f, "changed: {what}"),
-            KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
-            KeepReason::HoldsRoot { root } => {
-                write!(f, "it is or holds the root {}", root.display())
-            }
-            KeepReason::HoldsProtected { path } => {
-                write!(f, "it is or holds the protected path {}", path.display())
-            }
-        }
-    }
 }
 
 /// The audit record of one deletion attempt, for the history DB.
@@ -391,34 +309,6 @@ fn age_secs(newest_mtime: Option<SystemTime>, name_ts: Option<SystemTime>, now: 
         Some(t) => secs_between(t, now),
         None => 0,
     }
-}
-
-/// Slack when comparing a process start time (whole seconds from sysinfo) with an item's birth: an
-/// owner that started up to this long after the birth is still taken as the owner (keeps the item).
-const START_TIME_SLACK: Duration = Duration::from_secs(2);
-
-/// Why the owner pid keeps the item, if it does: alive and started at or before the birth (with
-/// [`START_TIME_SLACK`]). Unknown birth: any live pid keeps it.
-fn owner_keeps(
-    probe: &dyn crate::process::ProcessProbe,
-    pid: u32,
-    birth: Option<SystemTime>,
-) -> Option<KeepReason> {
-    let p = probe.process(pid)?;
-    let reused = birth.is_some_and(|b| p.start_time > b + START_TIME_SLACK);
-    (!reused).then_some(KeepReason::OwnerAlive { pid })
-}
-
-/// The first of the rule's named processes that runs.
-fn app_running(
-    probe: &dyn crate::process::ProcessProbe,
-    rule: &crate::catalogue::Rule,
-) -> Option<KeepReason> {
-    rule.owner
-        .processes
-        .iter()
-        .find(|n| probe.is_running(n))
-        .map(|n| KeepReason::AppRunning { name: n.clone() })
 }
 
 /// Needed age, seconds: max(threshold, the rule's floor).

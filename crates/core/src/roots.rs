@@ -10,6 +10,12 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+mod containers;
+
+pub use containers::{
+    default_container_temps, default_containers_dir, discover_container_temps, resolve, Resolved,
+};
+
 /// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -23,24 +29,42 @@ pub enum RootKind {
     LibraryCaches,
     /// `~/Library/Logs/DiagnosticReports` (macOS only by default).
     DiagnosticReports,
+    /// A sandboxed app's temp dir, `~/Library/Containers/<bundle-id>/Data/tmp` (its
+    /// `NSTemporaryDirectory()`, which the system's 3-day sweep skips). One root per container,
+    /// found by [`discover_container_temps`]; matched by the `temp` rules, and every item's
+    /// `captures.bundle` is the container's bundle id ([`Root::container_bundle`]). Off by default
+    /// (reading other apps' containers needs the user's consent on macOS).
+    ContainerTemp,
 }
 
 impl RootKind {
     /// All kinds, in display order.
-    pub const ALL: [RootKind; 4] = [
+    pub const ALL: [RootKind; 5] = [
         RootKind::Temp,
         RootKind::Cache,
         RootKind::LibraryCaches,
         RootKind::DiagnosticReports,
+        RootKind::ContainerTemp,
     ];
 
-    /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`).
+    /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`,
+    /// `container-temp`).
     pub fn as_str(self) -> &'static str {
         match self {
             RootKind::Temp => "temp",
             RootKind::Cache => "cache",
             RootKind::LibraryCaches => "library-caches",
             RootKind::DiagnosticReports => "diagnostic-reports",
+            RootKind::ContainerTemp => "container-temp",
+        }
+    }
+
+    /// The kind whose catalogue rules apply to roots of this kind: `temp` for `container-temp`
+    /// (a container's temp dir fills with what the temp dir does), else the kind itself.
+    pub fn rules_kind(self) -> RootKind {
+        match self {
+            RootKind::ContainerTemp => RootKind::Temp,
+            k => k,
         }
     }
 }
@@ -65,9 +89,9 @@ impl FromStr for RootKind {
 /// Errors about roots.
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
-    /// The kind word is not one of the four.
+    /// The kind word is not one of [`RootKind::ALL`].
     #[error(
-        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports"
+        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports, container-temp"
     )]
     UnknownKind(String),
     /// A `--root` argument without `=`.
@@ -90,6 +114,27 @@ pub enum RootError {
         kind: RootKind,
         /// Path as given.
         path: PathBuf,
+    },
+    /// A dir that exists but cannot be listed (on macOS: another app's container without the
+    /// user's consent or Full Disk Access).
+    #[error("root {kind} {path:?} cannot be listed: {source}; grant access (Full Disk Access on macOS) or leave it out")]
+    Unreadable {
+        /// Kind of the root.
+        kind: RootKind,
+        /// Path as given.
+        path: PathBuf,
+        /// The I/O error from listing it.
+        source: std::io::Error,
+    },
+    /// A container's `Data/tmp` resolves outside its container (a symlink): never a root.
+    #[error("container temp dir {path:?} resolves to {resolved:?}, outside its container {container:?}; skipped")]
+    OutsideContainer {
+        /// `<container>/Data/tmp` as found.
+        path: PathBuf,
+        /// Where it resolves to.
+        resolved: PathBuf,
+        /// The container dir (canonical).
+        container: PathBuf,
     },
 }
 
@@ -127,7 +172,18 @@ impl Root {
         })
     }
 
-    /// Parses a `KIND=PATH` argument (the CLI's `--root`) and makes the root.
+    /// The container's bundle id for a `container-temp` root: the name of the dir two levels above
+    /// it (`<containers>/<bundle-id>/Data/tmp`), read from the path as given; `None` for other kinds.
+    pub fn container_bundle(&self) -> Option<String> {
+        if self.kind != RootKind::ContainerTemp {
+            return None;
+        }
+        let name = self.path.parent()?.parent()?.file_name()?;
+        Some(name.to_string_lossy().into_owned())
+    }
+
+    /// Parses a `KIND=PATH` argument (the CLI's `--root`) and makes the root. For
+    /// `container-temp=<containers dir>`, which names many roots, use [`resolve`].
     ///
     /// # Errors
     /// [`RootError::Malformed`] without `=`, [`RootError::UnknownKind`] for a bad kind, and the

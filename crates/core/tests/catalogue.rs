@@ -52,6 +52,11 @@ impl Independent {
 
     fn claims(&self, kind: RootKind, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap();
+        // A container's temp dir is matched by the temp rules.
+        let kind = match kind {
+            RootKind::ContainerTemp => RootKind::Temp,
+            k => k,
+        };
         kind == self.root
             && self.globs.iter().any(|g| g.is_match(rel))
             && self.name_regex.as_ref().map_or(true, |r| r.is_match(name))
@@ -267,10 +272,15 @@ fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples
 fn max_depth_is_the_deepest_glob_per_root_kind() {
     let c = Catalogue::builtin();
     for kind in RootKind::ALL {
+        let rules_kind = if kind == RootKind::ContainerTemp {
+            RootKind::Temp
+        } else {
+            kind
+        };
         let expected = c
             .rules()
             .iter()
-            .filter(|r| r.root == kind)
+            .filter(|r| r.root == rules_kind)
             .flat_map(|r| &r.item)
             .map(|g| g.split('/').count())
             .max()
@@ -283,6 +293,7 @@ fn max_depth_is_the_deepest_glob_per_root_kind() {
     assert_eq!(c.max_depth(RootKind::Cache), 5);
     assert_eq!(c.max_depth(RootKind::LibraryCaches), 4);
     assert_eq!(c.max_depth(RootKind::DiagnosticReports), 2);
+    assert_eq!(c.max_depth(RootKind::ContainerTemp), 2);
 }
 
 // ---------------------------------------------------------------- matching and captures
@@ -940,4 +951,66 @@ fn classify_throughput() {
         );
         assert_eq!(hits, hit * n);
     }
+}
+
+#[test]
+fn structure_glob_with_double_star_gives_its_line() {
+    let text = r#"[[producer]]
+id = "my-app"
+name = "My app"
+root = "cache"
+item = "my-app/shards/*"
+kind = "cache"
+reclaim = "auto"
+structure = ["my-app/shards", "my-app/**"]
+"#;
+    let e = err_of(text);
+    match &e {
+        CatalogueError::BadGlob { glob, id, .. } => {
+            assert_eq!(glob, "my-app/**");
+            assert_eq!(id, "my-app");
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(e.line(), 8, "{e}");
+}
+
+/// Issue 9 §4: the Metal rules claimed `com.apple.metal` and `com.apple.metalfe` themselves, so a
+/// reclaim deleted the dirs a sandboxed app cannot recreate (anthropics/claude-code#80472).
+#[test]
+fn metal_rules_claim_the_entries_inside_their_dirs_never_the_dirs() {
+    let cat = Catalogue::builtin();
+    for dir in [
+        "com.python.python/com.apple.metal",
+        "com.python.python/com.apple.metalfe",
+        "com.python.python/com.apple.gpuarchiver",
+        "com.apple.gpuarchiver",
+    ] {
+        assert!(
+            cat.item_of(RootKind::Cache, Path::new(dir)).is_none(),
+            "{dir} is an item"
+        );
+        let owner = cat.structure_of(RootKind::Cache, Path::new(dir)).unwrap();
+        assert!(owner.id.starts_with("metal-"), "{dir}: {}", owner.id);
+        assert!(
+            owner
+                .evidence
+                .iter()
+                .any(|u| u == "https://github.com/anthropics/claude-code/issues/80472"),
+            "{}",
+            owner.id
+        );
+    }
+    let inside = cat
+        .item_of(
+            RootKind::Cache,
+            Path::new("com.python.python/com.apple.metal/16777235_322/functions.data"),
+        )
+        .unwrap();
+    assert_eq!(inside.rule.id, "metal-shader-cache");
+    assert_eq!(
+        inside.item,
+        Path::new("com.python.python/com.apple.metal/16777235_322")
+    );
+    assert_eq!(inside.captures.bundle.as_deref(), Some("com.python.python"));
 }

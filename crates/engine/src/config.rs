@@ -9,6 +9,7 @@
 //!
 //! ```toml
 //! roots = [{ kind = "temp", path = "/tmp" }]
+//! container_temp = false # true: also every ~/Library/Containers/*/Data/tmp
 //!
 //! [reclaim]
 //! older_than = "3d"      # humantime: 5m, 12h, 3d
@@ -106,6 +107,10 @@ pub enum ConfigError {
 pub struct Config {
     /// Roots to watch instead of the platform defaults (`roots = [{ kind, path }]`); empty = defaults.
     pub roots: Vec<RootConfig>,
+    /// `container_temp = true`: also watch every sandboxed app's temp dir
+    /// (`~/Library/Containers/*/Data/tmp`, kind `container-temp`) besides the roots above or the
+    /// defaults. Off by default: on macOS reading other apps' containers asks the user first.
+    pub container_temp: bool,
     /// `[reclaim]`: reclaim defaults.
     pub reclaim: ReclaimConfig,
     /// `[watch]`: the file-system watcher.
@@ -127,9 +132,10 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RootConfig {
-    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    /// `temp`, `cache`, `library-caches`, `diagnostic-reports` or `container-temp`.
     pub kind: RootKind,
-    /// The directory.
+    /// The directory; for `container-temp`, the containers dir (`~/Library/Containers`), whose
+    /// every `<bundle-id>/Data/tmp` becomes a root.
     pub path: PathBuf,
 }
 
@@ -205,21 +211,40 @@ impl LoadedConfig {
         }
     }
 
-    /// The configured roots (`roots = [...]`), resolved; empty when the file names none.
+    /// With `container_temp = true`, every container's temp dir under `~/Library/Containers`
+    /// ([`crate::roots::default_container_temps`]); containers that cannot be read are logged
+    /// (warning) and left out. Empty when the switch is off.
+    pub fn container_temps(&self) -> Vec<Root> {
+        if !self.config.container_temp {
+            return Vec::new();
+        }
+        let found = crate::roots::default_container_temps();
+        for skipped in &found.skipped {
+            tracing::warn!(config = %self.path.display(), "{skipped}");
+        }
+        found.roots
+    }
+
+    /// The configured roots (`roots = [...]`), resolved; empty when the file names none. A
+    /// `container-temp` entry gives one root per container; containers that cannot be read are
+    /// logged (warning) and left out.
     ///
     /// # Errors
     /// [`ConfigError::Root`] naming this file and the root that cannot be used.
     pub fn roots(&self) -> Result<Vec<Root>, ConfigError> {
-        self.config
-            .roots
-            .iter()
-            .map(|r| {
-                Root::new(r.kind, &r.path).map_err(|source| ConfigError::Root {
+        let mut out = Vec::new();
+        for r in &self.config.roots {
+            let resolved =
+                crate::roots::resolve(r.kind, &r.path).map_err(|source| ConfigError::Root {
                     path: self.path.clone(),
                     source,
-                })
-            })
-            .collect()
+                })?;
+            for skipped in &resolved.skipped {
+                tracing::warn!(config = %self.path.display(), "{skipped}");
+            }
+            out.extend(resolved.roots);
+        }
+        Ok(out)
     }
 }
 

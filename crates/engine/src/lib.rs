@@ -14,7 +14,7 @@
 //! Disk Access, open-file checks).
 
 pub use cachewatch_core::{
-    catalogue, clock, inventory, platform, process, reclaim, roots, scan, toml_lines, units,
+    catalogue, clock, inventory, owner, platform, process, reclaim, roots, scan, toml_lines, units,
 };
 
 pub mod alerts;

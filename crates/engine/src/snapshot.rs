@@ -107,7 +107,8 @@ pub struct ProducerDto {
     pub growth_bytes_per_day: Option<i64>,
     /// Growth over the last day, items; `None` without history.
     pub growth_items_per_day: Option<i64>,
-    /// Bytes of items whose owner pid (in the name) is dead.
+    /// Bytes of items whose owner pid (in the name) is dead or reused, by the owner rule reclaim
+    /// applies (`cachewatch_core::owner`); items whose name yields no pid are never counted.
     pub orphan_bytes: u64,
     /// Bytes a reclaim at the current threshold would free.
     pub reclaimable_bytes: u64,

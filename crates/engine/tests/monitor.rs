@@ -47,9 +47,12 @@ fn producer(s: &Snapshot, id: &str) -> (u64, u64) {
         .map_or((0, 0), |p| (p.items, p.allocated_bytes))
 }
 
-/// `n` archive dirs with one file each; with `age`, every entry's mtime is set that far back.
+/// `n` archive dirs with one file each, in an app's `com.apple.gpuarchiver` (inside the app's own
+/// cache dir, so the producer's figures are the archives alone: a bare top-level
+/// `com.apple.gpuarchiver` would be one more item, the structure dir); with `age`, every entry's
+/// mtime is set that far back.
 fn make_archives(root: &Path, n: usize, tag: &str, age: Option<Duration>) -> Vec<PathBuf> {
-    let parent = root.join("com.apple.gpuarchiver");
+    let parent = root.join("org.julialang.julia/com.apple.gpuarchiver");
     std::fs::create_dir_all(&parent).unwrap();
     (0..n)
         .map(|i| {
@@ -329,5 +332,135 @@ async fn a_burst_that_ended_alerts_at_the_next_sample_without_further_events() {
     assert_eq!(alert.rule, "producer-growth");
     assert_eq!(alert.producer.as_deref(), Some(GPU));
     assert!(alert.message.contains("15 items"), "{}", alert.message);
+    m.shutdown().await;
+}
+
+/// A `sleep 600` child killed on drop.
+struct Sleeper(std::process::Child);
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+/// A KataGo bundle dir named with `pid` and `ts` (epoch secs), holding `len` bytes, every mtime two
+/// days back.
+fn make_katago(root: &Path, pid: u32, thread: u32, ts: u64, len: usize) -> PathBuf {
+    let d = root.join(format!("model_{pid}_{thread}_{ts}.mlmodelc"));
+    std::fs::create_dir(&d).unwrap();
+    let f = d.join("coremldata.bin");
+    std::fs::write(&f, vec![5u8; len]).unwrap();
+    let t = SystemTime::now() - 2 * DAY;
+    for p in [&f, &d] {
+        File::open(p).unwrap().set_modified(t).unwrap();
+    }
+    d
+}
+
+/// Issue 9 §1: the monitor's orphan figure had its own owner check, without the plan's 2 s
+/// start-time slack (an owner whose whole-second start reads 1 s after the bundle's birth was an
+/// orphan to the figure and an owner to the plan) and without `pid_in_name`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
+    use cachewatch::process::{ProcessProbe, SystemProbe};
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let owner = Sleeper(Command::new("sleep").arg("600").spawn().unwrap());
+    let pid = owner.0.id();
+    let started = SystemProbe::snapshot().process(pid).unwrap().start_time;
+    let start_secs = started
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let dead: Vec<u32> = (0..3)
+        .map(|_| {
+            let mut c = Command::new("true").spawn().unwrap();
+            let pid = c.id();
+            c.wait().unwrap();
+            pid
+        })
+        .collect();
+    let orphans: Vec<PathBuf> = vec![
+        make_katago(&root, dead[0], 0, start_secs - 7200, 40_000),
+        make_katago(&root, dead[1], 1, start_secs - 7200, 30_000),
+        make_katago(&root, dead[2], 0, start_secs - 60, 20_000),
+        // Born an hour before its pid's process started: reused.
+        make_katago(&root, pid, 2, start_secs - 3600, 10_000),
+    ];
+    // Born 1 s before the owner's whole-second start: within the slack, so owned.
+    let within_slack = make_katago(&root, pid, 0, start_secs - 1, 50_000);
+    let owned = make_katago(&root, pid, 1, start_secs, 60_000);
+
+    let temp = Root::new(RootKind::Temp, &root).unwrap();
+    let mut opts = MonitorOptions::new(vec![temp], Arc::new(Catalogue::builtin()));
+    opts.debounce = Duration::from_millis(50);
+    let m = monitor::spawn(opts).unwrap();
+    ready(&m).await;
+    m.set_threshold(Duration::ZERO).await.unwrap();
+    let s = m.snapshot();
+    let p = s
+        .producers
+        .iter()
+        .find(|p| p.id == "katago-coreml")
+        .unwrap();
+    let plan = m
+        .plan_reclaim(vec!["katago-coreml".into()], Duration::ZERO)
+        .await
+        .unwrap();
+    let mut planned: Vec<PathBuf> = plan.items.iter().map(|i| i.path.clone()).collect();
+    planned.sort();
+    let mut want = orphans.clone();
+    want.sort();
+    assert_eq!(planned, want);
+    assert_eq!(plan.planned_bytes, du_total(&orphans));
+    assert_eq!(p.orphan_bytes, plan.planned_bytes);
+    assert_eq!(p.reclaimable_bytes, plan.planned_bytes);
+    assert_eq!(
+        p.allocated_bytes,
+        du_total(&[&orphans[..], &[within_slack, owned]].concat())
+    );
+    drop(owner);
+    m.shutdown().await;
+}
+
+/// Issue 12 through the watcher: a bare `com.apple.gpuarchiver` created while the monitor runs is
+/// attributed to its rule (the structure dir), as the first scan attributes it, never unattributed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_gpuarchiver_dir_created_while_watching_is_attributed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let m = monitor::spawn(options(&root)).unwrap();
+    ready(&m).await;
+    let parent = root.join("com.apple.gpuarchiver");
+    std::fs::create_dir(&parent).unwrap();
+    let archive = parent.join("gpuarchiver-w0001");
+    std::fs::create_dir(&archive).unwrap();
+    std::fs::write(archive.join("PersistentState"), vec![1u8; 9000]).unwrap();
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert!(s.unattributed.is_empty(), "{:?}", s.unattributed);
+    assert_eq!(
+        producer(&s, GPU),
+        (2, du_total(std::slice::from_ref(&parent)))
+    );
+    let plan = m
+        .plan_reclaim(vec![GPU.into()], Duration::ZERO)
+        .await
+        .unwrap();
+    let kept: Vec<(PathBuf, String)> = plan
+        .kept
+        .iter()
+        .map(|k| (k.path.clone(), k.reason.to_string()))
+        .collect();
+    assert!(
+        kept.contains(&(
+            parent.clone(),
+            "a dir the producer's items live in, never deleted".to_owned()
+        )),
+        "{kept:?}"
+    );
+    assert!(plan.items.iter().all(|i| i.path != parent));
     m.shutdown().await;
 }

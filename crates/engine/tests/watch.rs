@@ -52,11 +52,21 @@ fn producer(s: &Snapshot, id: &str) -> (u64, u64) {
         .map_or((0, 0), |p| (p.items, p.allocated_bytes))
 }
 
-/// Makes `n` `gpuarchiver-*` dirs under `<root>/com.apple.gpuarchiver/`, each with a file of
-/// a size that varies with the index; returns their paths.
+/// Makes `n` `gpuarchiver-*` dirs under `<root>/org.julialang.julia/com.apple.gpuarchiver/`, each
+/// with a file of a size that varies with the index; returns their paths. (Inside an app's cache
+/// dir, so the producer's figures are the archives alone: a bare top-level `com.apple.gpuarchiver`
+/// is one more item of the producer, the structure dir.)
 fn make_archives(root: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
-    let parent = root.join("com.apple.gpuarchiver");
-    std::fs::create_dir_all(&parent).unwrap();
+    make_archives_in(
+        &root.join("org.julialang.julia/com.apple.gpuarchiver"),
+        n,
+        tag,
+    )
+}
+
+/// [`make_archives`] directly in `parent` (a `com.apple.gpuarchiver` dir).
+fn make_archives_in(parent: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
+    std::fs::create_dir_all(parent).unwrap();
     (0..n)
         .map(|i| {
             let d = parent.join(format!("gpuarchiver-{tag}{i:05}"));
@@ -134,7 +144,7 @@ async fn a_dir_tree_moved_in_is_searched_for_items() {
     let m = start(root);
     m.flush().await.unwrap();
     let staging = dir.path().join("com.example.App");
-    let dirs = make_archives(&staging, 25, "m");
+    let dirs = make_archives_in(&staging.join("com.apple.gpuarchiver"), 25, "m");
     std::fs::rename(&staging, canonical.join("com.example.App")).unwrap();
     m.flush().await.unwrap();
     let moved: Vec<PathBuf> = dirs

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{Catalogue, ProducerKind, ReclaimMode};
 use crate::inventory::Captures;
+use crate::owner::OwnerCheck;
 use crate::roots::Root;
 
 /// What the catalogue says about one absolute path.
@@ -53,6 +54,24 @@ pub enum Verdict {
         is_item: bool,
         /// What the rule captured from the item's name.
         captures: Captures,
+        /// Which owner check applies to the item: its name's pid alone, the rule's processes, or
+        /// none (see [`crate::owner`]).
+        owner_check: OwnerCheck,
+    },
+    /// The path is a dir a rule's items live in (its `structure` globs, e.g.
+    /// `com.apple.gpuarchiver`), or lies in such a top-level dir outside any item: attributed to the
+    /// rule, never reclaimed.
+    Structure {
+        /// Rule id.
+        producer: String,
+        /// Rule's human name.
+        name: String,
+        /// The structure dir's absolute path (under the root's canonical path): the path itself, or
+        /// the top-level structure dir it lies in.
+        #[serde(serialize_with = "crate::reclaim::path_text::serialize")]
+        dir: PathBuf,
+        /// True when the path is the structure dir itself.
+        is_dir: bool,
     },
     /// No rule claims the path or any ancestor: it counts under its root's top-level entry.
     Unattributed {
@@ -105,12 +124,13 @@ impl Catalogue {
                     item: root.canonical.join(&m.item),
                     is_item: m.item == rel,
                     item_relative: m.item,
-                    captures: m.captures,
+                    owner_check: OwnerCheck::of(m.rule, &m.captures),
+                    captures: Captures {
+                        bundle: root.container_bundle().or(m.captures.bundle),
+                        ..m.captures
+                    },
                 },
-                None => Verdict::Unattributed {
-                    top_level: root.canonical.join(first),
-                    near_misses: self.near_misses(root, rel),
-                },
+                None => self.unclaimed(root, rel, Path::new(first.as_os_str())),
             },
         };
         Explanation {
@@ -118,6 +138,24 @@ impl Catalogue {
             root: Some(root.clone()),
             relative: Some(rel.to_path_buf()),
             verdict,
+        }
+    }
+
+    /// The verdict for `rel`, which no rule claims: a structure dir (itself, or the top-level one
+    /// it lies in), else unattributed under its top-level entry `first`.
+    fn unclaimed(&self, root: &Root, rel: &Path, first: &Path) -> Verdict {
+        let own = self.structure_of(root.kind, rel).map(|r| (r, rel));
+        match own.or_else(|| self.structure_of(root.kind, first).map(|r| (r, first))) {
+            Some((rule, dir)) => Verdict::Structure {
+                producer: rule.id.clone(),
+                name: rule.name.clone(),
+                dir: root.canonical.join(dir),
+                is_dir: dir == rel,
+            },
+            None => Verdict::Unattributed {
+                top_level: root.canonical.join(first),
+                near_misses: self.near_misses(root, rel),
+            },
         }
     }
 

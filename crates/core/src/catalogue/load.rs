@@ -26,6 +26,7 @@ pub(super) struct Loaded {
     path_regex_line: usize,
     example_lines: Vec<usize>,
     counter_example_lines: Vec<usize>,
+    structure_lines: Vec<usize>,
 }
 
 /// The file: only `[[producer]]` matters; other tables (a user config's) are ignored.
@@ -60,6 +61,8 @@ struct RawRule {
     examples: Vec<Spanned<String>>,
     #[serde(default)]
     counter_examples: Vec<Spanned<String>>,
+    #[serde(default)]
+    structure: Option<Spanned<OneOrMany>>,
 }
 
 /// One string or an array of strings.
@@ -137,6 +140,18 @@ fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
     let example_lines = r.examples.iter().map(spanned_line).collect();
     let counter_example_lines = r.counter_examples.iter().map(spanned_line).collect();
     let strings = |v: Vec<Spanned<String>>| v.into_iter().map(Spanned::into_inner).collect();
+    let (structure, structure_lines) = match r.structure {
+        None => (Vec::new(), Vec::new()),
+        Some(s) => {
+            let span = s.span();
+            let globs = s.into_inner().0;
+            let lines = globs
+                .iter()
+                .map(|g| line_within(text, span.clone(), g))
+                .collect();
+            (globs, lines)
+        }
+    };
     Loaded {
         rule: Rule {
             id: r.id.into_inner(),
@@ -153,6 +168,7 @@ fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
             notes: r.notes,
             examples: strings(r.examples),
             counter_examples: strings(r.counter_examples),
+            structure,
         },
         origin: origin.to_path_buf(),
         id_line,
@@ -161,6 +177,7 @@ fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
         path_regex_line,
         example_lines,
         counter_example_lines,
+        structure_lines,
     }
 }
 
@@ -228,29 +245,13 @@ fn check_globs(l: &Loaded) -> Result<(), CatalogueError> {
             message: format!("producer {:?} has no item glob", l.rule.id),
         });
     }
-    for (gi, glob) in l.rule.item.iter().enumerate() {
-        let problem = if glob.is_empty() {
-            Some("is empty".to_owned())
-        } else if glob.contains("**") {
-            Some("uses `**`: item globs are fixed depth, write one `*` per level".to_owned())
-        } else if glob.starts_with('/') || glob.ends_with('/') {
-            Some("must be relative to the root, without a leading or trailing `/`".to_owned())
-        } else if glob
-            .split('/')
-            .any(|c| c.is_empty() || c == "." || c == "..")
-        {
-            Some("has an empty, `.` or `..` component".to_owned())
-        } else if matcher::glob_depth(glob).is_none() {
-            Some("has a `/` inside `{...}` or `[...]`: the depth must be fixed".to_owned())
-        } else {
-            matcher::compile_glob(glob)
-                .err()
-                .map(|e| format!("does not compile: {e}"))
-        };
-        if let Some(problem) = problem {
+    let items = l.rule.item.iter().zip(&l.glob_lines);
+    let structure = l.rule.structure.iter().zip(&l.structure_lines);
+    for (glob, &line) in items.chain(structure) {
+        if let Some(problem) = glob_problem(glob) {
             return Err(CatalogueError::BadGlob {
                 origin: l.origin.clone(),
-                line: l.glob_lines[gi],
+                line,
                 id: l.rule.id.clone(),
                 glob: glob.clone(),
                 problem,
@@ -258,6 +259,28 @@ fn check_globs(l: &Loaded) -> Result<(), CatalogueError> {
         }
     }
     Ok(())
+}
+
+/// What is wrong with an item or structure glob, if anything.
+fn glob_problem(glob: &str) -> Option<String> {
+    if glob.is_empty() {
+        Some("is empty".to_owned())
+    } else if glob.contains("**") {
+        Some("uses `**`: item globs are fixed depth, write one `*` per level".to_owned())
+    } else if glob.starts_with('/') || glob.ends_with('/') {
+        Some("must be relative to the root, without a leading or trailing `/`".to_owned())
+    } else if glob
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        Some("has an empty, `.` or `..` component".to_owned())
+    } else if matcher::glob_depth(glob).is_none() {
+        Some("has a `/` inside `{...}` or `[...]`: the depth must be fixed".to_owned())
+    } else {
+        matcher::compile_glob(glob)
+            .err()
+            .map(|e| format!("does not compile: {e}"))
+    }
 }
 
 fn compile_regex(

@@ -44,11 +44,15 @@ type Pending = (GlobSetBuilder, Vec<usize>);
 pub(super) struct Compiled {
     kinds: Vec<KindSet>,
     regexes: Vec<RuleRegex>,
+    /// Structure globs: (root kind index, matcher, rule index). Few, so matched one by one.
+    structure: Vec<(usize, globset::GlobMatcher, usize)>,
 }
 
+/// The rule set a root kind uses: `container-temp` roots use the `temp` rules (and a rule written
+/// with `root = "container-temp"` is a temp rule).
 fn kind_index(kind: RootKind) -> usize {
     match kind {
-        RootKind::Temp => 0,
+        RootKind::Temp | RootKind::ContainerTemp => 0,
         RootKind::Cache => 1,
         RootKind::LibraryCaches => 2,
         RootKind::DiagnosticReports => 3,
@@ -133,7 +137,32 @@ impl Compiled {
             }
             kinds.push(KindSet { depths });
         }
-        Ok(Compiled { kinds, regexes })
+        // Structure globs were checked to compile by the loader.
+        let structure = rules
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, rule)| {
+                rule.structure.iter().filter_map(move |g| {
+                    let m = compile_glob(g).ok()?.compile_matcher();
+                    Some((kind_index(rule.root), m, ri))
+                })
+            })
+            .collect();
+        Ok(Compiled {
+            kinds,
+            regexes,
+            structure,
+        })
+    }
+
+    /// The first rule (lowest index) one of whose structure globs matches `rel` in a root of `kind`.
+    pub(super) fn structure_of(&self, kind: RootKind, rel: &Path) -> Option<usize> {
+        depth_of(rel)?;
+        let k = kind_index(kind);
+        self.structure
+            .iter()
+            .find(|(sk, m, _)| *sk == k && m.is_match(rel))
+            .map(|(_, _, ri)| *ri)
     }
 
     /// The deepest glob of `kind`, 0 when none.

@@ -12,9 +12,8 @@ use rayon::prelude::*;
 use super::measure::{remeasure, LinkSeen, LinkedInodes, Remeasure};
 use super::plan::plan_id;
 use super::{
-    age_secs, app_running, held_protected, held_root, needed_secs, owner_keeps, protected_paths,
-    rule_forbids, AuditRecord, DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimError,
-    ReclaimPlan, ReclaimReport,
+    age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids, AuditRecord,
+    DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimError, ReclaimPlan, ReclaimReport,
 };
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
@@ -36,8 +35,8 @@ enum Outcome {
 /// it is not and does not hold any of the plan's roots (nested roots) nor any protected path (the
 /// plan's `policy.protected` and the user's home dir read again now);
 /// the rule still exists and still allows deletion; `lstat` gives the planned device and inode
-/// (and the same symlink-ness); the owner pid is still not a live owner, the rule's processes
-/// still do not run, and no open or mapped file lies under it (one probe snapshot for the whole
+/// (and the same symlink-ness); the owner rule ([`crate::owner::verdict`]) still lets it
+/// go, and no open or mapped file lies under it (one probe snapshot for the whole
 /// execute); one walk of the item finds nothing modified after the plan's newest mtime, no other
 /// filesystem mounted inside, and an age still at least max(threshold, rule floor). Then the item
 /// goes: `remove_dir_all` for a dir, `remove_file` for a file or a symlink (the target stays).
@@ -228,13 +227,8 @@ fn attempt(
     if md.file_type().is_symlink() != item.is_symlink {
         return changed("symlink-ness changed since the plan");
     }
-    if let Some(reason) = item
-        .owner_pid
-        .and_then(|pid| owner_keeps(probe, pid, item.birth_time))
-    {
-        return Outcome::Kept(reason);
-    }
-    if let Some(reason) = app_running(probe, rule) {
+    let owner = crate::owner::verdict(probe, rule, item.owner_pid, item.birth_time);
+    if let Some(reason) = owner.keep_reason() {
         return Outcome::Kept(reason);
     }
     if let Some(open) = probe.open_file_under(&resolved) {

@@ -4,11 +4,12 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{
-    age_secs, app_running, held_protected, held_root, needed_secs, owner_keeps, protected_paths,
-    rule_forbids, KeepReason, KeptItem, PlannedItem, Policy, ReclaimPlan,
+    age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids, KeepReason,
+    KeptItem, PlannedItem, Policy, ReclaimPlan,
 };
 use crate::catalogue::{Catalogue, ReclaimMode, Rule};
 use crate::inventory::{Inventory, Item};
+use crate::owner;
 use crate::process::ProcessProbe;
 use crate::roots::Root;
 
@@ -18,14 +19,17 @@ use crate::roots::Root;
 /// policy selects: with an empty `policy.producers`, every rule; otherwise only the named ones.
 /// Items are kept, each with its [`KeepReason`], when the rule is `reclaim = "never"` or `kind =
 /// "system"` (`Never`), `reclaim = "manual"` and not named (`Manual`), younger than max(threshold,
-/// `min_age_secs`) (`TooYoung`), the owner pid in the name is alive and started at or before the
-/// item's birth (`OwnerAlive`), one of the rule's `owner.processes` runs (`AppRunning`), or a
-/// process holds a file under it open or mapped (`InUse`). Rules selected but unknown to the
+/// `min_age_secs`) (`TooYoung`), the owner rule keeps it ([`crate::owner::verdict`]: an item whose
+/// name yields a pid is decided by that pid alone, `OwnerAlive` when it runs and started at or
+/// before the item's birth; only an item whose name yields no pid is kept while one of the rule's
+/// `owner.processes` runs, `AppRunning`), or a process holds a file under it open or mapped
+/// (`InUse`). Rules selected but unknown to the
 /// catalogue keep their items (`UnknownProducer`). An item that is a root of the inventory or holds
 /// one (nested roots: a temp root inside a cache root) is kept (`HoldsRoot`). An item that is or
 /// holds a protected path (`policy.protected` plus the user's home dir, as given and canonical) is
 /// kept (`HoldsProtected`); the plan's policy carries that full list, so execute re-checks it and
-/// the plan id covers it.
+/// the plan id covers it. An item that is one of its rule's `structure` dirs (a top-level
+/// `com.apple.gpuarchiver`) is kept (`Structure`).
 ///
 /// Calls `probe.refresh()` once, then only looks the snapshot up.
 pub fn plan(
@@ -72,9 +76,14 @@ pub fn plan(
                 held_protected(&forms, &policy.protected)
                     .map(|p| KeepReason::HoldsProtected { path: p.clone() })
             });
+        let structure = root
+            .relative(&item.path)
+            .and_then(|rel| catalogue.structure_of(root.kind, rel))
+            .is_some_and(|r| r.id == id);
         let decision = match (held, catalogue.rule(id)) {
             (Some(reason), _) => Err(reason),
             (None, None) => Err(KeepReason::UnknownProducer),
+            (None, Some(_)) if structure => Err(KeepReason::Structure),
             (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
         };
         match decision {
@@ -124,12 +133,9 @@ fn decide(
             needed_secs: needed,
         });
     }
-    let owner_pid = item.captures.pid.filter(|_| rule.owner.pid_in_name);
-    let birth_time = name_ts.or(item.measure.birth_time);
-    if let Some(reason) = owner_pid.and_then(|pid| owner_keeps(probe, pid, birth_time)) {
-        return Err(reason);
-    }
-    if let Some(reason) = app_running(probe, rule) {
+    let owner_pid = owner::owner_pid(rule, &item.captures);
+    let birth_time = owner::birth_of(item);
+    if let Some(reason) = owner::verdict(probe, rule, owner_pid, birth_time).keep_reason() {
         return Err(reason);
     }
     if let Some(open) = probe.open_file_under(&item.path) {

@@ -13,8 +13,11 @@
 //!
 //! Attribution: an entry at most [`Classify::max_depth`] deep that a rule claims is an item
 //! (measured whole, no classification inside). Each top-level entry no rule claims is an
-//! unattributed item measuring only what lies outside claimed items inside it. So a root's total is
-//! the sum of its items plus the root dir's own entry.
+//! unattributed item measuring only what lies outside claimed items inside it, unless a rule's
+//! `structure` globs match it ([`Classify::structure_of`]): then it is measured the same way but
+//! attributed to that rule (a dir its items live in, never an item to reclaim). So a root's total
+//! is the sum of its items plus the root dir's own entry. In a `container-temp` root every item's
+//! `captures.bundle` is the container's bundle id ([`Root::container_bundle`]).
 
 mod stat;
 mod walk;
@@ -53,6 +56,12 @@ pub trait Classify: Sync {
     /// The item `rel` (any path inside a root of `kind`) belongs to: the shortest claimed prefix
     /// of `rel` (relative to the root) and its claim; `None` when no prefix is claimed.
     fn item_of(&self, kind: RootKind, rel: &Path) -> Option<(PathBuf, Claim)>;
+    /// The producer whose `structure` globs match `rel`, a top-level entry no rule claims (a dir
+    /// the producer's items live in, e.g. `com.apple.gpuarchiver`): the entry is attributed to it
+    /// instead of being unattributed. `None` by default.
+    fn structure_of(&self, _kind: RootKind, _rel: &Path) -> Option<String> {
+        None
+    }
 }
 
 impl Classify for Catalogue {
@@ -75,6 +84,10 @@ impl Classify for Catalogue {
             };
             (m.item, claim)
         })
+    }
+
+    fn structure_of(&self, kind: RootKind, rel: &Path) -> Option<String> {
+        Catalogue::structure_of(self, kind, rel).map(|r| r.id.clone())
     }
 }
 
@@ -178,6 +191,11 @@ pub fn scan_root_with<C: Classify + ?Sized>(root: &Root, rules: &C) -> RootScan 
         .into_measure(birth_time(&md));
     scan.items = items;
     scan.issues = issues;
+    if let Some(bundle) = root.container_bundle() {
+        for item in &mut scan.items {
+            item.captures.bundle = Some(bundle.clone());
+        }
+    }
     scan
 }
 
@@ -296,7 +314,10 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     let vanished = walker.vanished.load(Ordering::Relaxed);
     // Claimed items inside an unattributed one were recorded first; the item itself comes last.
     let (mut items, _, issues) = walker.into_found();
-    let item = items.pop();
+    let mut item = items.pop();
+    if let (Some(item), Some(bundle)) = (&mut item, root.container_bundle()) {
+        item.captures.bundle = Some(bundle);
+    }
     Ok(item.map(|item| ItemScan {
         item,
         issues,

@@ -327,7 +327,13 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         }
         let (producer, captures) = match claim {
             Some(c) => (Some(c.producer), c.captures),
-            None => (None, Captures::default()),
+            None => {
+                let structure = path
+                    .file_name()
+                    .filter(|_| depth == 1)
+                    .and_then(|name| self.classifier.structure_of(self.kind, Path::new(name)));
+                (structure, Captures::default())
+            }
         };
         let item = Item {
             path,

@@ -143,44 +143,50 @@ impl Session {
         }
     }
 
-    /// Parses `--root KIND=PATH` arguments.
+    /// Parses `--root KIND=PATH` arguments; `container-temp=DIR` gives one root per sandboxed
+    /// app's temp dir in DIR (containers that cannot be read are logged as warnings and left out).
     ///
     /// # Errors
     /// [`ApiError::RootArg`] naming the first argument that is malformed or names a missing dir.
     pub fn parse_root_args(args: &[String]) -> Result<Vec<Root>, ApiError> {
-        args.iter()
-            .map(|a| {
-                Root::parse_arg(a).map_err(|source| ApiError::RootArg {
-                    arg: a.clone(),
-                    source,
-                })
-            })
-            .collect()
+        let mut out = Vec::new();
+        for a in args {
+            let r = roots::Resolved::parse_arg(a).map_err(|source| ApiError::RootArg {
+                arg: a.clone(),
+                source,
+            })?;
+            for skipped in &r.skipped {
+                tracing::warn!("--root {a}: {skipped}");
+            }
+            out.extend(r.roots);
+        }
+        Ok(out)
     }
 
     /// The roots to look at: `given` when not empty, else the config's `roots`, else the
-    /// platform's default dirs that exist.
+    /// platform's default dirs that exist; with the config's `container_temp = true`, plus every
+    /// sandboxed app's temp dir.
     ///
     /// # Errors
     /// A config root that is missing or not a dir; [`ApiError::NoRoots`] when none is left.
     pub fn roots(&self, given: Vec<Root>) -> Result<Vec<Root>, ApiError> {
-        let roots = if !given.is_empty() {
-            given
+        if !given.is_empty() {
+            return Ok(given);
+        }
+        let configured = self.config.roots()?;
+        let mut roots = if !configured.is_empty() {
+            configured
         } else {
-            let configured = self.config.roots()?;
-            if !configured.is_empty() {
-                configured
-            } else {
-                let (found, missing) = roots::default_roots();
-                for m in &missing {
-                    tracing::info!("default root skipped: {m}");
-                }
-                found
+            let (found, missing) = roots::default_roots();
+            for m in &missing {
+                tracing::info!("default root skipped: {m}");
             }
+            found
         };
         if roots.is_empty() {
             return Err(ApiError::NoRoots);
         }
+        roots.extend(self.config.container_temps());
         Ok(roots)
     }
 

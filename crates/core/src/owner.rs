@@ -1,0 +1,199 @@
+//! The owner rule (safety rule 3 of `DESIGN.md`), in one place: reclaim's plan and execute and the
+//! monitor's orphan figure all ask [`verdict`] (or [`item_verdict`]).
+//!
+//! An item whose name yields a pid (the rule has `owner.pid_in_name` and its regex captured `pid`)
+//! is decided by that pid alone: alive and started at or before the item's birth (with
+//! [`START_TIME_SLACK`]) keeps it; dead, or started after (the pid was reused), makes it eligible.
+//! The rule's `owner.processes` guard applies only to items whose name yields no pid: while any of
+//! them runs, such an item is kept. So a host that keeps KataGo engines running still gets the
+//! bundles of engines that exited back.
+//!
+//! Open or mapped files are a separate check (rule 3's last sentence), made by reclaim after this
+//! one.
+
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalogue::Rule;
+use crate::inventory::{Captures, Item};
+use crate::process::ProcessProbe;
+use crate::reclaim::KeepReason;
+
+/// Slack when comparing a process start time (whole seconds from sysinfo, rounded down) with an
+/// item's birth: an owner that started up to this long after the birth still counts as the owner
+/// (keeps the item).
+pub const START_TIME_SLACK: Duration = Duration::from_secs(2);
+
+/// What the owner rule says about one item, against one process snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnerVerdict {
+    /// The pid in the name is alive and started at or before the item's birth (within
+    /// [`START_TIME_SLACK`]), or the birth is unknown: keep.
+    PidAlive {
+        /// The owner pid.
+        pid: u32,
+    },
+    /// No process has the pid in the name: eligible (an orphan).
+    PidDead {
+        /// The owner pid.
+        pid: u32,
+    },
+    /// A process has the pid but started after the item's birth (plus [`START_TIME_SLACK`]): the pid
+    /// was reused, so eligible (an orphan).
+    PidReused {
+        /// The owner pid.
+        pid: u32,
+        /// When the process now holding the pid started.
+        started: SystemTime,
+    },
+    /// The name yields no pid: the rule's `owner.processes` guard decides. `running` is the first
+    /// of them that runs (keep), `None` when none does (or the rule names none).
+    NoPid {
+        /// The running process that keeps the item, if any.
+        running: Option<String>,
+    },
+}
+
+impl OwnerVerdict {
+    /// Why the owner keeps the item ([`KeepReason::OwnerAlive`] or [`KeepReason::AppRunning`]);
+    /// `None` when the owner rule lets it go.
+    pub fn keep_reason(&self) -> Option<KeepReason> {
+        match self {
+            OwnerVerdict::PidAlive { pid } => Some(KeepReason::OwnerAlive { pid: *pid }),
+            OwnerVerdict::NoPid {
+                running: Some(name),
+            } => Some(KeepReason::AppRunning { name: name.clone() }),
+            OwnerVerdict::PidDead { .. }
+            | OwnerVerdict::PidReused { .. }
+            | OwnerVerdict::NoPid { running: None } => None,
+        }
+    }
+
+    /// True for an orphan: the name's owner pid is dead or reused. An item whose name yields no
+    /// pid is never an orphan (its owner is unknown), whether or not the processes guard holds.
+    pub fn is_orphan(&self) -> bool {
+        matches!(
+            self,
+            OwnerVerdict::PidDead { .. } | OwnerVerdict::PidReused { .. }
+        )
+    }
+}
+
+/// The owner pid of an item of `rule` with `captures`: the `pid` capture when the rule has
+/// `owner.pid_in_name`, else `None` (a pid captured by a rule without it is not an owner).
+pub fn owner_pid(rule: &Rule, captures: &Captures) -> Option<u32> {
+    captures.pid.filter(|_| rule.owner.pid_in_name)
+}
+
+/// The birth the owner's start time is compared with: the name's `ts` when captured, else the
+/// scan's birth time of the item (`statx`/`st_birthtime`, or its oldest mtime).
+pub fn birth_of(item: &Item) -> Option<SystemTime> {
+    item.captures.ts.or(item.measure.birth_time)
+}
+
+/// The owner verdict for an item of `rule` whose owner pid (see [`owner_pid`]) is `pid` and whose
+/// birth (see [`birth_of`]) is `birth`, looked up in `probe`'s snapshot.
+///
+/// With a pid, the pid alone decides (the rule's processes are not consulted); an unknown birth
+/// lets any live pid keep the item. Without one, the first of `rule.owner.processes` that runs
+/// keeps it.
+pub fn verdict(
+    probe: &dyn ProcessProbe,
+    rule: &Rule,
+    pid: Option<u32>,
+    birth: Option<SystemTime>,
+) -> OwnerVerdict {
+    let Some(pid) = pid else {
+        let running = rule
+            .owner
+            .processes
+            .iter()
+            .find(|n| probe.is_running(n))
+            .cloned();
+        return OwnerVerdict::NoPid { running };
+    };
+    match probe.process(pid) {
+        None => OwnerVerdict::PidDead { pid },
+        Some(p) if birth.is_some_and(|b| p.start_time > b + START_TIME_SLACK) => {
+            OwnerVerdict::PidReused {
+                pid,
+                started: p.start_time,
+            }
+        }
+        Some(_) => OwnerVerdict::PidAlive { pid },
+    }
+}
+
+/// [`verdict`] for a scanned item of `rule`: its [`owner_pid`] and [`birth_of`].
+pub fn item_verdict(probe: &dyn ProcessProbe, rule: &Rule, item: &Item) -> OwnerVerdict {
+    verdict(probe, rule, owner_pid(rule, &item.captures), birth_of(item))
+}
+
+/// Which owner check applies to an item, without looking at processes (for `explain`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "check", rename_all = "kebab-case")]
+pub enum OwnerCheck {
+    /// The pid in the name decides alone: alive and started before the item's birth keeps it;
+    /// dead or reused lets it go. `ignored_processes` are the rule's processes, which do not apply.
+    Pid {
+        /// The owner pid.
+        pid: u32,
+        /// The rule's `owner.processes`, listed because they do not apply to this item.
+        ignored_processes: Vec<String>,
+    },
+    /// The name yields no pid: the item is kept while any of `processes` runs.
+    Processes {
+        /// The rule's `owner.processes`.
+        processes: Vec<String>,
+    },
+    /// Neither: no owner keeps the item (only open files and age do).
+    None,
+}
+
+impl OwnerCheck {
+    /// The check that applies to an item of `rule` with `captures`.
+    pub fn of(rule: &Rule, captures: &Captures) -> OwnerCheck {
+        match owner_pid(rule, captures) {
+            Some(pid) => OwnerCheck::Pid {
+                pid,
+                ignored_processes: rule.owner.processes.clone(),
+            },
+            None if !rule.owner.processes.is_empty() => OwnerCheck::Processes {
+                processes: rule.owner.processes.clone(),
+            },
+            None => OwnerCheck::None,
+        }
+    }
+}
+
+impl std::fmt::Display for OwnerCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OwnerCheck::Pid {
+                pid,
+                ignored_processes,
+            } => {
+                write!(
+                    f,
+                    "owner pid {pid} from its name decides alone: kept while it runs and started \
+                     before the item was born; reclaimable once it exits or the pid is reused"
+                )?;
+                if !ignored_processes.is_empty() {
+                    write!(
+                        f,
+                        " (the rule's processes {} do not apply to it)",
+                        ignored_processes.join(", ")
+                    )?;
+                }
+                Ok(())
+            }
+            OwnerCheck::Processes { processes } => write!(
+                f,
+                "no owner pid in its name: kept while any of {} runs",
+                processes.join(", ")
+            ),
+            OwnerCheck::None => f.write_str("no owner check: only age and open files keep it"),
+        }
+    }
+}
