@@ -23,25 +23,50 @@ pub enum RootKind {
     LibraryCaches,
     /// `~/Library/Logs/DiagnosticReports` (macOS only by default).
     DiagnosticReports,
+    /// The temp dir of one sandboxed app, `~/Library/Containers/<bundle-id>/Data/tmp` (its
+    /// `NSTemporaryDirectory()`, which the system's 3-day sweep of `T` skips). Rule globs are relative
+    /// to that `tmp` dir. Not a default root yet: pass `--root container-temp=PATH`.
+    ContainerTemp,
+    /// The per-user code-sign clone dir `X`, the sibling of `T` and `C`
+    /// (`/private/var/folders/<xx>/<hash>/X/`), where Chromium-based apps clone their whole bundle at
+    /// each launch. A default root on macOS (found beside `confstr(_CS_DARWIN_USER_TEMP_DIR)`); elsewhere
+    /// only when configured.
+    CodeSignClones,
+    /// A dir the user chose (e.g. `--root other=/private/tmp`), watched with the same catalogue;
+    /// never a default root.
+    Other,
 }
 
 impl RootKind {
     /// All kinds, in display order.
-    pub const ALL: [RootKind; 4] = [
+    /// Its position is the kind's [`RootKind::index`].
+    pub const ALL: [RootKind; 7] = [
         RootKind::Temp,
         RootKind::Cache,
         RootKind::LibraryCaches,
         RootKind::DiagnosticReports,
+        RootKind::ContainerTemp,
+        RootKind::CodeSignClones,
+        RootKind::Other,
     ];
 
-    /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`).
+    /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`,
+    /// `container-temp`, `code-sign-clones`, `other`).
     pub fn as_str(self) -> &'static str {
         match self {
             RootKind::Temp => "temp",
             RootKind::Cache => "cache",
             RootKind::LibraryCaches => "library-caches",
             RootKind::DiagnosticReports => "diagnostic-reports",
+            RootKind::ContainerTemp => "container-temp",
+            RootKind::CodeSignClones => "code-sign-clones",
+            RootKind::Other => "other",
         }
+    }
+
+    /// The kind's position in [`RootKind::ALL`] (0-based), for per-kind tables.
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -65,9 +90,9 @@ impl FromStr for RootKind {
 /// Errors about roots.
 #[derive(Debug, thiserror::Error)]
 pub enum RootError {
-    /// The kind word is not one of the four.
+    /// The kind word is not one of [`RootKind::ALL`].
     #[error(
-        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports"
+        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports, container-temp, code-sign-clones, other"
     )]
     UnknownKind(String),
     /// A `--root` argument without `=`.
@@ -160,7 +185,7 @@ impl Root {
 /// The platform's default roots that exist on this machine, in [`RootKind::ALL`] order.
 ///
 /// macOS: the Darwin user temp and cache dirs (`confstr`), `~/Library/Caches`,
-/// `~/Library/Logs/DiagnosticReports`. Elsewhere: `$TMPDIR` or `/tmp`, and `$XDG_CACHE_HOME` or
+/// `~/Library/Logs/DiagnosticReports` and the code-sign clone dir `X` beside `T`. Elsewhere: `$TMPDIR` or `/tmp`, and `$XDG_CACHE_HOME` or
 /// `~/.cache`. A default dir that does not exist is left out (returned in the second list with why).
 pub fn default_roots() -> (Vec<Root>, Vec<RootError>) {
     let mut roots = Vec::new();
@@ -180,7 +205,8 @@ mod tests {
 
     #[test]
     fn kind_words_round_trip() {
-        for k in RootKind::ALL {
+        for (i, k) in RootKind::ALL.into_iter().enumerate() {
+            assert_eq!(k.index(), i);
             assert_eq!(k.as_str().parse::<RootKind>().unwrap(), k);
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),
@@ -221,6 +247,15 @@ mod tests {
             Root::parse_arg("temp=/does/not/exist/cachewatch"),
             Err(RootError::Missing { .. })
         ));
+        // The opt-in kinds parse like the others.
+        let dir = tempfile::tempdir().unwrap();
+        let arg = format!("other={}", dir.path().display());
+        assert_eq!(Root::parse_arg(&arg).unwrap().kind, RootKind::Other);
+        let arg = format!("code-sign-clones={}", dir.path().display());
+        assert_eq!(
+            Root::parse_arg(&arg).unwrap().kind,
+            RootKind::CodeSignClones
+        );
         let f = tempfile::NamedTempFile::new().unwrap();
         let arg = format!("cache={}", f.path().display());
         assert!(matches!(

@@ -47,12 +47,7 @@ pub(super) struct Compiled {
 }
 
 fn kind_index(kind: RootKind) -> usize {
-    match kind {
-        RootKind::Temp => 0,
-        RootKind::Cache => 1,
-        RootKind::LibraryCaches => 2,
-        RootKind::DiagnosticReports => 3,
-    }
+    kind.index()
 }
 
 /// Number of components of `rel` when it is a plain relative path (only normal components), else

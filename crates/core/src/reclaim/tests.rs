@@ -124,6 +124,8 @@ fn item(path: &Path, producer: Option<&str>, captures: Captures) -> Item {
             allocated_bytes: m.single_link_bytes
                 + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
             apparent_bytes: md.len(),
+            freeable_bytes: m.single_link_bytes
+                + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
             files: 1,
             dirs: 1,
             newest_mtime: m.newest_mtime,

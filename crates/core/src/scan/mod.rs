@@ -3,6 +3,10 @@
 //! Counting follows `du -x` exactly, so totals can be checked against it:
 //! - every entry counts, dirs and symlinks included: allocated bytes are `st_blocks * 512` (as
 //!   `du -B1`), apparent bytes are `st_size` (as `du -b`);
+//! - freeable bytes are allocated bytes less what regular files share with other files (APFS
+//!   clones, reflinks), asked per file only on roots whose file system can share blocks
+//!   ([`crate::platform::can_share_blocks`]: one extra `getattrlist` or `open` + `FIEMAP` per
+//!   file there, none elsewhere);
 //! - symlinks are never followed (`lstat`); a symlink counts its own entry only;
 //! - a non-directory with `st_nlink > 1` counts once per scan, at the first link seen;
 //! - entries on another device than the root are neither counted nor entered
@@ -157,8 +161,9 @@ pub fn scan_root_with<C: Classify + ?Sized>(root: &Root, rules: &C) -> RootScan 
             return scan;
         }
     };
-    let walker = Walker::new(root.kind, rules, md.dev());
-    let own = walker.own(&md);
+    let shares_blocks = crate::platform::can_share_blocks(&root.canonical);
+    let walker = Walker::new(root.kind, rules, md.dev(), shares_blocks);
+    let own = walker.own(&md, || root.canonical.clone());
     let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
     let loose = if md.is_dir() {
         in_pool(|| walker.children(&root.canonical, top_rel, 0))
@@ -288,7 +293,8 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     if md.dev() != root_md.dev() {
         return Ok(None);
     }
-    let walker = Walker::new(root.kind, rules, root_md.dev());
+    let shares_blocks = crate::platform::can_share_blocks(&root.canonical);
+    let walker = Walker::new(root.kind, rules, root_md.dev(), shares_blocks);
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());

@@ -526,6 +526,7 @@ mod tests {
             measure: Measure {
                 allocated_bytes,
                 apparent_bytes: allocated_bytes / 2,
+                freeable_bytes: allocated_bytes,
                 files,
                 dirs: 1,
                 newest_mtime: None,
