@@ -365,6 +365,7 @@ fn execute_refuses_root_outside_and_dotdot() {
         producer: "gpu".into(),
         allocated_bytes: 0,
         apparent_bytes: 0,
+        freeable_bytes: 0,
         age_secs: 0,
         dev: md.dev(),
         ino: md.ino(),
@@ -389,6 +390,7 @@ fn execute_refuses_root_outside_and_dotdot() {
         kept: vec![],
         roots: vec![],
         planned_bytes: 0,
+        planned_freeable_bytes: 0,
     };
     let mut outcomes = vec![];
     let r = execute(&plan, &catalogue(), &FakeProbe::default(), now, &mut |a| {
