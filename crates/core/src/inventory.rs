@@ -21,8 +21,9 @@ pub struct Measure {
     pub apparent_bytes: u64,
     /// Bytes that deleting the subtree would free: [`Measure::allocated_bytes`] less the blocks its
     /// regular files share with files elsewhere (APFS clones, reflink copies), where the file system
-    /// can tell ([`crate::platform::private_bytes`]); equal to `allocated_bytes` where it cannot or
-    /// nothing is shared. Blocks shared only among files of the same subtree count as shared, so
+    /// can tell ([`crate::platform::private_bytes`]): every file in `code-sign-clones` roots, files
+    /// of at least [`crate::scan::PRIVATE_BYTES_MIN_FILE`] elsewhere; equal to `allocated_bytes`
+    /// where it cannot or nothing is shared. Blocks shared only among files of the same subtree count as shared, so
     /// this is a lower bound for such subtrees. Never above `allocated_bytes`.
     #[serde(default)]
     pub freeable_bytes: u64,

@@ -249,4 +249,76 @@ fn clone_sharing_blocks_with_its_app_frees_only_its_private_bytes_and_all_after_
         "after the update: allocated {} B (du), freeable {} B",
         item.measure.allocated_bytes, item.measure.freeable_bytes
     );
+
+    // Outside code-sign-clones roots only files of PRIVATE_BYTES_MIN_FILE or more are asked about:
+    // a small clone counts as its own, a big one frees nothing while its source lives.
+    let temp = xfs.mnt.join("T");
+    let small = temp.join("small-clone");
+    let big = temp.join("big-clone");
+    fs::create_dir(&temp).unwrap();
+    write(&xfs.mnt.join("small-source"), 8_192, 4);
+    write(&xfs.mnt.join("big-source"), 2 * MIB, 5);
+    for (src, dst) in [("small-source", &small), ("big-source", &big)] {
+        run(Command::new("cp")
+            .arg("--reflink=always")
+            .arg(xfs.mnt.join(src))
+            .arg(dst))
+        .unwrap();
+    }
+    // SAFETY: as above.
+    unsafe { libc::sync() };
+    const { assert!(cachewatch_core::scan::PRIVATE_BYTES_MIN_FILE <= 2 * MIB) };
+    let root = Root::new(RootKind::Temp, &temp).unwrap();
+    let scan = scan_root(&root, &Catalogue::builtin());
+    let small_item = scan.items.iter().find(|i| i.path == small).unwrap();
+    assert_eq!(
+        xfs_io_shared_bytes(&small),
+        du(&small),
+        "the small clone is shared"
+    );
+    assert_eq!(small_item.measure.freeable_bytes, du(&small));
+    let big_item = scan.items.iter().find(|i| i.path == big).unwrap();
+    assert_eq!(big_item.measure.allocated_bytes, 2 * MIB);
+    assert_eq!(
+        big_item.measure.freeable_bytes,
+        du(&big) - xfs_io_shared_bytes(&big)
+    );
+    assert_eq!(big_item.measure.freeable_bytes, 0);
+}
+
+/// `cargo test --release --test freeable_reflink -- --ignored --nocapture private_bytes_cost`
+#[test]
+#[ignore = "benchmark: prints figures, asserts nothing about speed"]
+fn private_bytes_cost() {
+    let xfs = match mount_xfs() {
+        Ok(x) => x,
+        Err(reason) => {
+            eprintln!("skipped: no reflink file system: {reason}");
+            return;
+        }
+    };
+    let x = xfs.mnt.join("X");
+    let n = 20_000u32;
+    for i in 0..n {
+        write(&x.join(format!("d{}/f{i}", i % 200)), 4096, i as u8);
+    }
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    let root = Root::new(RootKind::CodeSignClones, &x).unwrap();
+    let cat = Catalogue::builtin();
+    let _warm = scan_root(&root, &cat);
+    let start = std::time::Instant::now();
+    let scan = scan_root(&root, &cat);
+    let scan_time = start.elapsed();
+    let files = files_under(&x);
+    let start = std::time::Instant::now();
+    for f in &files {
+        cachewatch_core::platform::private_bytes(f).unwrap();
+    }
+    let private_time = start.elapsed();
+    println!(
+        "{} files on XFS: scan (with private bytes) {scan_time:?}; private_bytes alone, serially, {private_time:?} ({:.1} us/file)",
+        scan.total.files,
+        private_time.as_secs_f64() * 1e6 / files.len() as f64
+    );
 }

@@ -95,7 +95,7 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     classifier: &'a C,
     max_depth: usize,
     dev: u64,
-    shares_blocks: bool,
+    private_from: u64,
     links: LinkSet,
     found: Mutex<Found>,
     issues: Mutex<Vec<ScanIssue>>,
@@ -111,21 +111,21 @@ struct Found {
 }
 
 impl<'a, C: Classify + ?Sized> Walker<'a, C> {
-    /// A walk of a root of `kind` on device `dev`. `shares_blocks`: the file system can share
-    /// blocks between files ([`crate::platform::can_share_blocks`]), so each regular file's private
-    /// bytes are asked for.
+    /// A walk of a root of `kind` on device `dev`. Regular files of at least `private_from`
+    /// allocated bytes have their private bytes asked for (`u64::MAX`: none; see
+    /// [`crate::platform::private_bytes`]).
     pub(crate) fn new(
         kind: RootKind,
         classifier: &'a C,
         dev: u64,
-        shares_blocks: bool,
+        private_from: u64,
     ) -> Walker<'a, C> {
         Walker {
             kind,
             classifier,
             max_depth: classifier.max_depth(kind),
             dev,
-            shares_blocks,
+            private_from,
             links: LinkSet::new(),
             found: Mutex::new(Found::default()),
             issues: Mutex::new(Vec::new()),
@@ -141,11 +141,11 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     }
 
     /// The entry's own sizes, hard links counted once per walk. Its freeable bytes are its
-    /// allocated bytes unless it is a regular file on a file system that shares blocks: then its
-    /// private bytes ([`crate::platform::private_bytes`] of `path()`), when the OS can tell.
+    /// allocated bytes unless it is a regular file of at least the walk's `private_from` bytes: then
+    /// its private bytes ([`crate::platform::private_bytes`] of `path()`), when the OS can tell.
     pub(crate) fn own(&self, md: &Metadata, path: impl FnOnce() -> PathBuf) -> Acc {
         let mut acc = Acc::of(md, &self.links);
-        if self.shares_blocks && md.is_file() && acc.allocated_bytes > 0 {
+        if md.is_file() && acc.allocated_bytes >= self.private_from.max(1) {
             if let Ok(private) = crate::platform::private_bytes(&path()) {
                 acc.freeable_bytes = private.min(acc.allocated_bytes);
             }
