@@ -19,6 +19,14 @@ pub struct Measure {
     pub allocated_bytes: u64,
     /// Apparent bytes (`st_size` of every entry, dirs and symlinks included), as `du -b` counts them.
     pub apparent_bytes: u64,
+    /// Bytes that deleting the subtree would free: [`Measure::allocated_bytes`] less the blocks its
+    /// regular files share with files elsewhere (APFS clones, reflink copies), where the file system
+    /// can tell ([`crate::platform::private_bytes`]): every file in `code-sign-clones` roots, files
+    /// of at least [`crate::scan::PRIVATE_BYTES_MIN_FILE`] elsewhere; equal to `allocated_bytes`
+    /// where it cannot or nothing is shared. Blocks shared only among files of the same subtree count as shared, so
+    /// this is a lower bound for such subtrees. Never above `allocated_bytes`.
+    #[serde(default)]
+    pub freeable_bytes: u64,
     /// Number of non-directory entries (regular files, symlinks, sockets, ...).
     pub files: u64,
     /// Number of directories, the subtree's top dir included when it is a dir.
@@ -35,6 +43,7 @@ impl Measure {
     pub fn add(&mut self, other: &Measure) {
         self.allocated_bytes += other.allocated_bytes;
         self.apparent_bytes += other.apparent_bytes;
+        self.freeable_bytes += other.freeable_bytes;
         self.files += other.files;
         self.dirs += other.dirs;
         self.newest_mtime = max_opt(self.newest_mtime, other.newest_mtime);
@@ -143,7 +152,7 @@ pub struct ProducerTotals {
     pub id: String,
     /// Number of items.
     pub items: u64,
-    /// Summed sizes of its items.
+    /// Summed sizes of its items (`measure.freeable_bytes`: what deleting them all would free).
     pub measure: Measure,
 }
 

@@ -12,8 +12,12 @@
 //!   either. FSEvents may also ask for a rescan (`MustScanSubDirs`); the watcher then rescans the root.
 //! - **Files of other users** under a root cannot always be read; they are counted as unreadable and
 //!   reported, never fatal, and never deleted.
-//! - **APFS clones** share blocks that `stat` reports in full for each clone, so allocated bytes can
-//!   exceed what deleting an item would free. `du` has the same blind spot.
+//! - **APFS clones** (and reflink copies on XFS/Btrfs) share blocks that `stat` reports in full for
+//!   each clone, so allocated bytes can exceed what deleting an item would free; `du` has the same
+//!   blind spot. [`inventory::Measure::freeable_bytes`] subtracts what each file shares (APFS private
+//!   size, Linux FIEMAP), at one extra call per file on file systems that can share blocks. Blocks
+//!   shared only among items deleted together (many clones of one old app version) still count as
+//!   shared, so a sum of freeable bytes is a lower bound for such a group.
 //! - **Hard links** are counted once per scan (like `du`); which item gets the bytes of an inode linked
 //!   from two items is not specified.
 //! - **Full Disk Access.** Without it, macOS hides some dirs (e.g. other apps' containers); the scan

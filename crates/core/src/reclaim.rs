@@ -75,6 +75,10 @@ pub struct PlannedItem {
     pub allocated_bytes: u64,
     /// Apparent bytes at scan time (`st_size` summed).
     pub apparent_bytes: u64,
+    /// Bytes deleting it frees, at scan time: allocated less blocks shared with files outside it
+    /// (APFS clones, reflinks); see [`crate::inventory::Measure::freeable_bytes`].
+    #[serde(default)]
+    pub freeable_bytes: u64,
     /// Age at plan time, seconds (see the module docs for how age is read).
     pub age_secs: u64,
     /// Device id of the item (`st_dev`).
@@ -153,6 +157,10 @@ pub struct ReclaimPlan {
     pub roots: Vec<PathBuf>,
     /// Sum of the planned items' allocated bytes.
     pub planned_bytes: u64,
+    /// Sum of the planned items' freeable bytes: what executing the plan frees (a lower bound when
+    /// planned items share blocks with each other, e.g. clones of one app version).
+    #[serde(default)]
+    pub planned_freeable_bytes: u64,
 }
 
 /// An item execute deleted.

@@ -31,24 +31,36 @@ pub enum RootKind {
     DiagnosticReports,
     /// A sandboxed app's temp dir, `~/Library/Containers/<bundle-id>/Data/tmp` (its
     /// `NSTemporaryDirectory()`, which the system's 3-day sweep skips). One root per container,
-    /// found by [`discover_container_temps`]; matched by the `temp` rules, and every item's
+    /// found by [`discover_container_temps`]; matched by the `temp` rules and the rules written for
+    /// `container-temp` (sandboxed apps' own), and every item's
     /// `captures.bundle` is the container's bundle id ([`Root::container_bundle`]). Off by default
     /// (reading other apps' containers needs the user's consent on macOS).
     ContainerTemp,
+    /// The per-user code-sign clone dir `X`, the sibling of `T` and `C`
+    /// (`/private/var/folders/<xx>/<hash>/X/`), where Chromium-based apps clone their whole bundle at
+    /// each launch. A default root on macOS (found beside `confstr(_CS_DARWIN_USER_TEMP_DIR)`); elsewhere
+    /// only when configured.
+    CodeSignClones,
+    /// A dir the user chose (e.g. `--root other=/private/tmp`), watched with the same catalogue;
+    /// never a default root.
+    Other,
 }
 
 impl RootKind {
     /// All kinds, in display order.
-    pub const ALL: [RootKind; 5] = [
+    /// Its position is the kind's [`RootKind::index`].
+    pub const ALL: [RootKind; 7] = [
         RootKind::Temp,
         RootKind::Cache,
         RootKind::LibraryCaches,
         RootKind::DiagnosticReports,
         RootKind::ContainerTemp,
+        RootKind::CodeSignClones,
+        RootKind::Other,
     ];
 
     /// The kebab-case word of this kind (`temp`, `cache`, `library-caches`, `diagnostic-reports`,
-    /// `container-temp`).
+    /// `container-temp`, `code-sign-clones`, `other`).
     pub fn as_str(self) -> &'static str {
         match self {
             RootKind::Temp => "temp",
@@ -56,16 +68,14 @@ impl RootKind {
             RootKind::LibraryCaches => "library-caches",
             RootKind::DiagnosticReports => "diagnostic-reports",
             RootKind::ContainerTemp => "container-temp",
+            RootKind::CodeSignClones => "code-sign-clones",
+            RootKind::Other => "other",
         }
     }
 
-    /// The kind whose catalogue rules apply to roots of this kind: `temp` for `container-temp`
-    /// (a container's temp dir fills with what the temp dir does), else the kind itself.
-    pub fn rules_kind(self) -> RootKind {
-        match self {
-            RootKind::ContainerTemp => RootKind::Temp,
-            k => k,
-        }
+    /// The kind's position in [`RootKind::ALL`] (0-based), for per-kind tables.
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -91,7 +101,7 @@ impl FromStr for RootKind {
 pub enum RootError {
     /// The kind word is not one of [`RootKind::ALL`].
     #[error(
-        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports, container-temp"
+        "unknown root kind {0:?}: expected one of temp, cache, library-caches, diagnostic-reports, container-temp, code-sign-clones, other"
     )]
     UnknownKind(String),
     /// A `--root` argument without `=`.
@@ -216,7 +226,7 @@ impl Root {
 /// The platform's default roots that exist on this machine, in [`RootKind::ALL`] order.
 ///
 /// macOS: the Darwin user temp and cache dirs (`confstr`), `~/Library/Caches`,
-/// `~/Library/Logs/DiagnosticReports`. Elsewhere: `$TMPDIR` or `/tmp`, and `$XDG_CACHE_HOME` or
+/// `~/Library/Logs/DiagnosticReports` and the code-sign clone dir `X` beside `T`. Elsewhere: `$TMPDIR` or `/tmp`, and `$XDG_CACHE_HOME` or
 /// `~/.cache`. A default dir that does not exist is left out (returned in the second list with why).
 pub fn default_roots() -> (Vec<Root>, Vec<RootError>) {
     let mut roots = Vec::new();
@@ -236,7 +246,8 @@ mod tests {
 
     #[test]
     fn kind_words_round_trip() {
-        for k in RootKind::ALL {
+        for (i, k) in RootKind::ALL.into_iter().enumerate() {
+            assert_eq!(k.index(), i);
             assert_eq!(k.as_str().parse::<RootKind>().unwrap(), k);
             assert_eq!(
                 serde_json::to_string(&k).unwrap(),
@@ -277,6 +288,15 @@ mod tests {
             Root::parse_arg("temp=/does/not/exist/cachewatch"),
             Err(RootError::Missing { .. })
         ));
+        // The opt-in kinds parse like the others.
+        let dir = tempfile::tempdir().unwrap();
+        let arg = format!("other={}", dir.path().display());
+        assert_eq!(Root::parse_arg(&arg).unwrap().kind, RootKind::Other);
+        let arg = format!("code-sign-clones={}", dir.path().display());
+        assert_eq!(
+            Root::parse_arg(&arg).unwrap().kind,
+            RootKind::CodeSignClones
+        );
         let f = tempfile::NamedTempFile::new().unwrap();
         let arg = format!("cache={}", f.path().display());
         assert!(matches!(

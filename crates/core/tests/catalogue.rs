@@ -52,12 +52,8 @@ impl Independent {
 
     fn claims(&self, kind: RootKind, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap();
-        // A container's temp dir is matched by the temp rules.
-        let kind = match kind {
-            RootKind::ContainerTemp => RootKind::Temp,
-            k => k,
-        };
-        kind == self.root
+        // A container's temp dir is matched by the temp rules and by its own.
+        (kind == self.root || (kind == RootKind::ContainerTemp && self.root == RootKind::Temp))
             && self.globs.iter().any(|g| g.is_match(rel))
             && self.name_regex.as_ref().map_or(true, |r| r.is_match(name))
             && self.path_regex.as_ref().map_or(true, |r| r.is_match(rel))
@@ -272,15 +268,13 @@ fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples
 fn max_depth_is_the_deepest_glob_per_root_kind() {
     let c = Catalogue::builtin();
     for kind in RootKind::ALL {
-        let rules_kind = if kind == RootKind::ContainerTemp {
-            RootKind::Temp
-        } else {
-            kind
-        };
+        // A container-temp root uses the temp rules besides its own.
         let expected = c
             .rules()
             .iter()
-            .filter(|r| r.root == rules_kind)
+            .filter(|r| {
+                r.root == kind || (kind == RootKind::ContainerTemp && r.root == RootKind::Temp)
+            })
             .flat_map(|r| &r.item)
             .map(|g| g.split('/').count())
             .max()
@@ -294,6 +288,166 @@ fn max_depth_is_the_deepest_glob_per_root_kind() {
     assert_eq!(c.max_depth(RootKind::LibraryCaches), 4);
     assert_eq!(c.max_depth(RootKind::DiagnosticReports), 2);
     assert_eq!(c.max_depth(RootKind::ContainerTemp), 2);
+    // *.code_sign_clone/code_sign_clone.*, claude-*/*, and the one-level container-temp globs.
+    assert_eq!(c.max_depth(RootKind::CodeSignClones), 2);
+    assert_eq!(c.max_depth(RootKind::Other), 2);
+}
+
+/// The rules of producers.md section 4 ("2026 additions"): id, root kind, kind, reclaim mode.
+const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
+    (
+        "appbox-tmp",
+        RootKind::ContainerTemp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "chromium-code-sign-clone",
+        RootKind::CodeSignClones,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "clangd-preamble-pch",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "claude-code-tmp",
+        RootKind::Other,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "deno-dir",
+        RootKind::LibraryCaches,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "deno-dir-xdg",
+        RootKind::Cache,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "nextcloud-fileprovider-chunks",
+        RootKind::ContainerTemp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "node-compile-cache",
+        RootKind::Temp,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "nuitka-onefile",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "ollama-runners",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "playwright-artifacts",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "pyinstaller-onefile",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "sqlite-jdbc-native",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "tsx-transform-cache",
+        RootKind::Temp,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "tuist-temp",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+];
+
+#[test]
+fn the_2026_additions_are_present_with_their_root_kind_and_modes() {
+    let c = Catalogue::builtin();
+    for (id, root, kind, reclaim) in ADDITIONS_2026 {
+        let rule = c.rule(id).unwrap_or_else(|| panic!("missing rule {id}"));
+        assert_eq!(
+            (rule.root, rule.kind, rule.reclaim),
+            (root, kind, reclaim),
+            "{id}"
+        );
+        assert!(
+            !rule.counter_examples.is_empty(),
+            "{id}: no counter-example"
+        );
+    }
+    assert_eq!(c.rules().len(), 39 + ADDITIONS_2026.len());
+    // Nuitka is the one with the owner pid in the name.
+    let nuitka = c.rule("nuitka-onefile").unwrap();
+    assert!(nuitka.owner.pid_in_name);
+    for (id, ..) in ADDITIONS_2026.iter().filter(|a| a.0 != "nuitka-onefile") {
+        assert!(
+            !c.rule(id).unwrap().owner.pid_in_name,
+            "{id}: no pid in its names"
+        );
+    }
+}
+
+/// Every `https://` address in a text, cut at whitespace, `;`, `|` and `)`.
+fn cited_urls(text: &str) -> std::collections::HashSet<&str> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | ')' | '('))
+        .filter(|w| w.starts_with("https://"))
+        .map(|w| w.trim_end_matches(['.', ',']))
+        .collect()
+}
+
+#[test]
+fn every_evidence_url_is_one_producers_md_cites() {
+    let md = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/producers.md");
+    let Ok(text) = std::fs::read_to_string(&md) else {
+        eprintln!(
+            "skipped: {} not found (shared/ is beside the repository in CI)",
+            md.display()
+        );
+        return;
+    };
+    let cited = cited_urls(&text);
+    assert!(
+        cited.len() > 100,
+        "only {} URLs read from {}",
+        cited.len(),
+        md.display()
+    );
+    for rule in Catalogue::builtin().rules() {
+        for url in &rule.evidence {
+            assert!(
+                cited.contains(url.as_str()),
+                "{}: {url} is not cited in producers.md",
+                rule.id
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------- matching and captures
@@ -457,6 +611,31 @@ fn captures_carry_pid_ts_and_bundle() {
         )
         .unwrap();
     assert_eq!(m.captures.bundle.as_deref(), Some("Google Chrome Helper"));
+
+    // Nuitka: onefile_<PID>_<TIME>, where {TIME} is <secs>_<usecs> on Unix.
+    let m = c
+        .classify(RootKind::Temp, Path::new("onefile_4242_1718000000_123456"))
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid, m.captures.ts),
+        (
+            "nuitka-onefile",
+            Some(4242),
+            Some(UNIX_EPOCH + Duration::from_secs(1_718_000_000))
+        )
+    );
+    // Code-sign clones: the app's bundle id from the parent dir.
+    let m = c
+        .classify(
+            RootKind::CodeSignClones,
+            Path::new("com.google.Chrome.code_sign_clone/code_sign_clone.tKdILk"),
+        )
+        .unwrap();
+    assert_eq!(m.captures.bundle.as_deref(), Some("com.google.Chrome"));
+    assert_eq!(m.captures.pid, None);
+    // tsx-<uid> and claude-<uid> carry a uid, never taken for a pid.
+    let m = c.classify(RootKind::Temp, Path::new("tsx-501")).unwrap();
+    assert_eq!(m.captures, Default::default());
 
     // A pid that overflows u32 is not captured (the item is still attributed).
     let m = c

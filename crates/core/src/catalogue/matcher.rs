@@ -48,14 +48,23 @@ pub(super) struct Compiled {
     structure: Vec<(usize, globset::GlobMatcher, usize)>,
 }
 
-/// The rule set a root kind uses: `container-temp` roots use the `temp` rules (and a rule written
-/// with `root = "container-temp"` is a temp rule).
+/// The rule set of a root kind, by [`RootKind::index`].
 fn kind_index(kind: RootKind) -> usize {
-    match kind {
-        RootKind::Temp | RootKind::ContainerTemp => 0,
-        RootKind::Cache => 1,
-        RootKind::LibraryCaches => 2,
-        RootKind::DiagnosticReports => 3,
+    kind.index()
+}
+
+/// The root kinds whose rule sets a rule written for `root` joins: a `temp` rule also serves
+/// `container-temp` roots (a sandboxed app's temp dir fills with what the temp dir does), besides
+/// the rules written for `container-temp` itself.
+fn serves(root: RootKind) -> &'static [RootKind] {
+    match root {
+        RootKind::Temp => &[RootKind::Temp, RootKind::ContainerTemp],
+        RootKind::Cache => &[RootKind::Cache],
+        RootKind::LibraryCaches => &[RootKind::LibraryCaches],
+        RootKind::DiagnosticReports => &[RootKind::DiagnosticReports],
+        RootKind::ContainerTemp => &[RootKind::ContainerTemp],
+        RootKind::CodeSignClones => &[RootKind::CodeSignClones],
+        RootKind::Other => &[RootKind::Other],
     }
 }
 
@@ -110,16 +119,18 @@ impl Compiled {
         let mut builders: Vec<Vec<Option<Pending>>> =
             (0..RootKind::ALL.len()).map(|_| Vec::new()).collect();
         for (ri, rule) in rules.iter().enumerate() {
-            let per_kind = &mut builders[kind_index(rule.root)];
-            for (gi, glob) in rule.item.iter().enumerate() {
-                let depth = glob_depth(glob).unwrap_or(1);
-                if per_kind.len() < depth {
-                    per_kind.resize_with(depth, || None);
+            for &kind in serves(rule.root) {
+                let per_kind = &mut builders[kind_index(kind)];
+                for (gi, glob) in rule.item.iter().enumerate() {
+                    let depth = glob_depth(glob).unwrap_or(1);
+                    if per_kind.len() < depth {
+                        per_kind.resize_with(depth, || None);
+                    }
+                    let slot =
+                        per_kind[depth - 1].get_or_insert_with(|| (GlobSetBuilder::new(), vec![]));
+                    slot.0.add(compile_glob(glob).map_err(|e| (ri, gi, e))?);
+                    slot.1.push(ri);
                 }
-                let slot =
-                    per_kind[depth - 1].get_or_insert_with(|| (GlobSetBuilder::new(), vec![]));
-                slot.0.add(compile_glob(glob).map_err(|e| (ri, gi, e))?);
-                slot.1.push(ri);
             }
         }
         let mut kinds = Vec::with_capacity(builders.len());
@@ -142,9 +153,11 @@ impl Compiled {
             .iter()
             .enumerate()
             .flat_map(|(ri, rule)| {
-                rule.structure.iter().filter_map(move |g| {
-                    let m = compile_glob(g).ok()?.compile_matcher();
-                    Some((kind_index(rule.root), m, ri))
+                rule.structure.iter().flat_map(move |g| {
+                    serves(rule.root).iter().filter_map(move |&kind| {
+                        let m = compile_glob(g).ok()?.compile_matcher();
+                        Some((kind_index(kind), m, ri))
+                    })
                 })
             })
             .collect();

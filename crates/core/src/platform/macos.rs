@@ -20,7 +20,13 @@ fn confstr_path(name: libc::c_int) -> Option<PathBuf> {
 
 pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     let mut out = Vec::new();
-    let temp = confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR)
+    let darwin_temp = confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR);
+    // `X` is the sibling of `T`: /var/folders/<xx>/<hash>/{T,C,X}/.
+    let clones = darwin_temp
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(|d| d.join("X"));
+    let temp = darwin_temp
         .or_else(|| std::env::var_os("TMPDIR").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/tmp"));
     out.push((RootKind::Temp, temp));
@@ -34,6 +40,9 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
             RootKind::DiagnosticReports,
             home.join("Library/Logs/DiagnosticReports"),
         ));
+    }
+    if let Some(x) = clones {
+        out.push((RootKind::CodeSignClones, x));
     }
     out
 }

@@ -11,15 +11,24 @@ mod other;
 #[cfg(not(target_os = "macos"))]
 use other as imp;
 
-use std::path::PathBuf;
+#[cfg(target_os = "linux")]
+mod fiemap;
+#[cfg(target_os = "macos")]
+mod private_size;
+
+use std::io;
+use std::path::{Path, PathBuf};
 
 use crate::roots::RootKind;
 
 /// The platform's default root dirs, existing or not, in [`RootKind::ALL`] order.
 ///
 /// macOS: `confstr(_CS_DARWIN_USER_TEMP_DIR)`, `confstr(_CS_DARWIN_USER_CACHE_DIR)`,
-/// `~/Library/Caches`, `~/Library/Logs/DiagnosticReports`.
-/// Elsewhere: `$TMPDIR` or `/tmp` (temp) and `$XDG_CACHE_HOME` or `~/.cache` (cache).
+/// `~/Library/Caches`, `~/Library/Logs/DiagnosticReports`, and the code-sign clone dir `X`, the
+/// sibling of the temp dir `T` (there is no public `confstr` name for it; Chromium joins `X` to the
+/// temp dir's parent the same way).
+/// Elsewhere: `$TMPDIR` or `/tmp` (temp) and `$XDG_CACHE_HOME` or `~/.cache` (cache); a
+/// `code-sign-clones` or `other` root only when configured.
 pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     imp::default_root_paths()
 }
@@ -60,4 +69,67 @@ pub fn thread_count(pid: u32) -> Option<u32> {
 /// no-op.
 pub fn release_free_memory() {
     imp::release_free_memory();
+}
+
+/// True when the file system holding `dir` can share blocks between files, so that a file's
+/// allocated bytes may exceed what deleting it frees: APFS on macOS (clones); XFS with reflink,
+/// Btrfs, OCFS2 and bcachefs on Linux (reflink copies). False when it cannot, or cannot be asked.
+/// One `statfs` call: ask once per root, not per file.
+pub fn can_share_blocks(dir: &Path) -> bool {
+    #[cfg(target_os = "macos")]
+    {
+        private_size::can_clone(dir)
+    }
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::File::open(dir).is_ok_and(|f| fiemap::can_share_extents(&f))
+    }
+    #[cfg(not(any(target_os = "macos", target_os = "linux")))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
+/// Bytes of the regular file at `path` (a symlink is not followed) that no other file shares:
+/// what deleting it (its last link) frees, at most its allocated bytes.
+///
+/// macOS: `getattrlist` with `ATTR_CMNEXT_PRIVATESIZE` (APFS, macOS 10.15+). Linux: the file's
+/// allocated bytes (`st_blocks * 512`) minus the bytes of its extents flagged
+/// `FIEMAP_EXTENT_SHARED` (`FS_IOC_FIEMAP`). Blocks shared only between files that are deleted
+/// together still count as shared, so for such a group this is a lower bound.
+///
+/// # Errors
+/// The I/O error of opening or asking about the file (`NotFound`, `PermissionDenied`, `ELOOP` for a
+/// symlink on Linux); `Unsupported` where the file system or the OS cannot tell (tmpfs, non-APFS
+/// volumes, other Unix systems).
+pub fn private_bytes(path: &Path) -> io::Result<u64> {
+    #[cfg(target_os = "macos")]
+    {
+        private_size::private_bytes(path)
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)?;
+        let allocated = file.metadata()?.blocks() * 512;
+        let shared = fiemap::shared_extent_bytes(&file).map_err(|e| match e.raw_os_error() {
+            Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => {
+                io::Error::new(io::ErrorKind::Unsupported, e)
+            }
+            _ => e,
+        })?;
+        Ok(allocated.saturating_sub(shared))
+    }
+    #[cfg(not(any(target_os = "macos", target_os = "linux")))]
+    {
+        let _ = path;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "private bytes are known on macOS (APFS) and Linux (FIEMAP) only",
+        ))
+    }
 }

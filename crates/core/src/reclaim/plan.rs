@@ -98,6 +98,7 @@ pub fn plan(
     items.sort_by(|a, b| a.path.cmp(&b.path));
     kept.sort_by(|a, b| a.path.cmp(&b.path));
     let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
+    let planned_freeable_bytes = items.iter().map(|i| i.freeable_bytes).sum();
     ReclaimPlan {
         id: plan_id(policy, &roots, &items),
         created: now,
@@ -106,6 +107,7 @@ pub fn plan(
         kept,
         roots,
         planned_bytes,
+        planned_freeable_bytes,
     }
 }
 
@@ -150,6 +152,7 @@ fn decide(
         producer: rule.id.clone(),
         allocated_bytes: item.measure.allocated_bytes,
         apparent_bytes: item.measure.apparent_bytes,
+        freeable_bytes: item.measure.freeable_bytes,
         age_secs: age,
         dev: item.dev,
         ino: item.ino,

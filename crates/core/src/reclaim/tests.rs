@@ -124,6 +124,8 @@ fn item(path: &Path, producer: Option<&str>, captures: Captures) -> Item {
             allocated_bytes: m.single_link_bytes
                 + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
             apparent_bytes: md.len(),
+            freeable_bytes: m.single_link_bytes
+                + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
             files: 1,
             dirs: 1,
             newest_mtime: m.newest_mtime,
@@ -363,6 +365,7 @@ fn execute_refuses_root_outside_and_dotdot() {
         producer: "gpu".into(),
         allocated_bytes: 0,
         apparent_bytes: 0,
+        freeable_bytes: 0,
         age_secs: 0,
         dev: md.dev(),
         ino: md.ino(),
@@ -387,6 +390,7 @@ fn execute_refuses_root_outside_and_dotdot() {
         kept: vec![],
         roots: vec![],
         planned_bytes: 0,
+        planned_freeable_bytes: 0,
     };
     let mut outcomes = vec![];
     let r = execute(&plan, &catalogue(), &FakeProbe::default(), now, &mut |a| {

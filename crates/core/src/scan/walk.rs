@@ -26,6 +26,7 @@ const STAT_CHUNK: usize = 256;
 pub(crate) struct Acc {
     allocated_bytes: u64,
     apparent_bytes: u64,
+    freeable_bytes: u64,
     files: u64,
     dirs: u64,
     newest_mtime: Option<SystemTime>,
@@ -43,6 +44,7 @@ impl Acc {
         Acc {
             allocated_bytes: md.blocks() * 512,
             apparent_bytes: md.size(),
+            freeable_bytes: md.blocks() * 512,
             files: u64::from(!is_dir),
             dirs: u64::from(is_dir),
             newest_mtime: mtime,
@@ -54,6 +56,7 @@ impl Acc {
         Acc {
             allocated_bytes: self.allocated_bytes + o.allocated_bytes,
             apparent_bytes: self.apparent_bytes + o.apparent_bytes,
+            freeable_bytes: self.freeable_bytes + o.freeable_bytes,
             files: self.files + o.files,
             dirs: self.dirs + o.dirs,
             newest_mtime: pick(self.newest_mtime, o.newest_mtime, SystemTime::max),
@@ -66,6 +69,7 @@ impl Acc {
         Measure {
             allocated_bytes: self.allocated_bytes,
             apparent_bytes: self.apparent_bytes,
+            freeable_bytes: self.freeable_bytes,
             files: self.files,
             dirs: self.dirs,
             newest_mtime: self.newest_mtime,
@@ -91,6 +95,7 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     classifier: &'a C,
     max_depth: usize,
     dev: u64,
+    private_from: u64,
     links: LinkSet,
     found: Mutex<Found>,
     issues: Mutex<Vec<ScanIssue>>,
@@ -106,13 +111,21 @@ struct Found {
 }
 
 impl<'a, C: Classify + ?Sized> Walker<'a, C> {
-    /// A walk of a root of `kind` on device `dev`.
-    pub(crate) fn new(kind: RootKind, classifier: &'a C, dev: u64) -> Walker<'a, C> {
+    /// A walk of a root of `kind` on device `dev`. Regular files of at least `private_from`
+    /// allocated bytes have their private bytes asked for (`u64::MAX`: none; see
+    /// [`crate::platform::private_bytes`]).
+    pub(crate) fn new(
+        kind: RootKind,
+        classifier: &'a C,
+        dev: u64,
+        private_from: u64,
+    ) -> Walker<'a, C> {
         Walker {
             kind,
             classifier,
             max_depth: classifier.max_depth(kind),
             dev,
+            private_from,
             links: LinkSet::new(),
             found: Mutex::new(Found::default()),
             issues: Mutex::new(Vec::new()),
@@ -127,9 +140,17 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         self.max_depth
     }
 
-    /// The entry's own sizes, hard links counted once per walk.
-    pub(crate) fn own(&self, md: &Metadata) -> Acc {
-        Acc::of(md, &self.links)
+    /// The entry's own sizes, hard links counted once per walk. Its freeable bytes are its
+    /// allocated bytes unless it is a regular file of at least the walk's `private_from` bytes: then
+    /// its private bytes ([`crate::platform::private_bytes`] of `path()`), when the OS can tell.
+    pub(crate) fn own(&self, md: &Metadata, path: impl FnOnce() -> PathBuf) -> Acc {
+        let mut acc = Acc::of(md, &self.links);
+        if md.is_file() && acc.allocated_bytes >= self.private_from.max(1) {
+            if let Ok(private) = crate::platform::private_bytes(&path()) {
+                acc.freeable_bytes = private.min(acc.allocated_bytes);
+            }
+        }
+        acc
     }
 
     /// Items found (in no order) and the sum of their accumulators.
@@ -250,7 +271,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             self.other_device.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let head = self.head(&md);
+        let head = self.head(&md, || e.path());
         let rel = parent_rel
             .filter(|_| depth <= self.max_depth)
             .map(|p| p.join(&name));
@@ -287,9 +308,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         }
     }
 
-    fn head(&self, md: &Metadata) -> Head {
+    fn head(&self, md: &Metadata, path: impl FnOnce() -> PathBuf) -> Head {
         Head {
-            own: self.own(md),
+            own: self.own(md, path),
             birth: birth_time(md),
             dev: md.dev(),
             ino: md.ino(),
@@ -309,7 +330,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         rel: Option<&Path>,
         depth: usize,
     ) {
-        let head = self.head(md);
+        let head = self.head(md, || path.clone());
         self.finish(path, head, claim, rel, depth);
     }
 

@@ -503,12 +503,15 @@ impl RootState {
 fn sub(m: &mut Measure, other: &Measure) {
     m.allocated_bytes = m.allocated_bytes.saturating_sub(other.allocated_bytes);
     m.apparent_bytes = m.apparent_bytes.saturating_sub(other.apparent_bytes);
+    m.freeable_bytes = m.freeable_bytes.saturating_sub(other.freeable_bytes);
     m.files = m.files.saturating_sub(other.files);
     m.dirs = m.dirs.saturating_sub(other.dirs);
 }
 
+/// Moves `m` by a dir entry's own change; a dir's blocks are never shared, so they are freeable.
 fn shift(m: &mut Measure, d_alloc: i64, d_apparent: i64) {
     m.allocated_bytes = m.allocated_bytes.saturating_add_signed(d_alloc);
+    m.freeable_bytes = m.freeable_bytes.saturating_add_signed(d_alloc);
     m.apparent_bytes = m.apparent_bytes.saturating_add_signed(d_apparent);
 }
 
@@ -526,6 +529,7 @@ mod tests {
             measure: Measure {
                 allocated_bytes,
                 apparent_bytes: allocated_bytes / 2,
+                freeable_bytes: allocated_bytes,
                 files,
                 dirs: 1,
                 newest_mtime: None,
