@@ -181,6 +181,10 @@ impl Actor {
             self.publish();
         }
         let now = self.opts.clock.now();
+        if self.recorder.reopen_due(now) {
+            let restored = self.recorder.reopen(now).await;
+            self.procs.restore(&restored);
+        }
         let totals = build::producer_totals(&self.roots);
         if self.recorder.sample_due(now) {
             self.recorder.sample(&self.roots, &totals, now).await;
@@ -194,7 +198,7 @@ impl Actor {
     async fn after_update(&mut self, force_sample: bool) {
         let now = self.opts.clock.now();
         let totals = build::producer_totals(&self.roots);
-        if force_sample || self.recorder.large_change(&totals) {
+        if force_sample || self.recorder.large_change(&totals, now) {
             self.recorder.sample(&self.roots, &totals, now).await;
         }
         if !self.paused {
@@ -214,11 +218,12 @@ impl Actor {
     /// Samples the watched processes; stores, broadcasts and returns the `process-leak` alerts that
     /// fire (none while paused: the samples are still taken).
     async fn sample_processes(&mut self) -> Vec<AlertDto> {
-        let fired = self.procs.sample(self.opts.clock.now()).await;
+        let now = self.opts.clock.now();
+        let fired = self.procs.sample(now).await;
         if self.paused || fired.is_empty() {
             return Vec::new();
         }
-        let fired = self.recorder.store_alerts(fired).await;
+        let fired = self.recorder.store_alerts(fired, now).await;
         for alert in &fired {
             // No receiver is fine: nobody listens yet.
             let _receivers = self.alert_tx.send(alert.clone()).unwrap_or(0);

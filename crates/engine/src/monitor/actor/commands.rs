@@ -111,9 +111,7 @@ impl Actor {
         let Some(db) = self.recorder.history() else {
             let why = self
                 .recorder
-                .errors()
-                .iter()
-                .find(|e| e.starts_with("history unavailable"))
+                .unavailable()
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default();
             return Err(MonitorError::NoAudit { why });
