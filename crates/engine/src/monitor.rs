@@ -9,7 +9,9 @@
 mod actor;
 mod analysis;
 mod build;
+mod debounce;
 mod disks;
+mod measure;
 mod procs;
 mod record;
 

@@ -1,6 +1,6 @@
 //! The monitor's commands and its history link, on real trees: reclaim through plan ids, the
 //! reclaimable figures at a threshold, pause, growth and "grew while not running" across a restart
-//! with a manual clock, alerts stored and broadcast, a corrupt history database.
+//! with a manual clock, alerts stored and broadcast, a corrupt history database, a locked one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -462,5 +462,143 @@ async fn a_bare_gpuarchiver_dir_created_while_watching_is_attributed() {
         "{kept:?}"
     );
     assert!(plan.items.iter().all(|i| i.path != parent));
+    m.shutdown().await;
+}
+
+/// Regression: a history database locked by another process (say a `cachewatch reclaim` writing its
+/// audit rows) switched the monitor to "running without history" for good, so it took no more
+/// samples and refused every later reclaim for want of audit rows. A lock passes: the monitor skips
+/// history meanwhile and uses it again once the lock is released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_locked_history_database_is_used_again_once_the_lock_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let old = make_archives(&root, 3, "old", Some(2 * DAY));
+    let db = dir.path().join("data/cachewatch.db");
+    drop(cachewatch::history::History::open(&db).unwrap());
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut o = options(&root);
+    o.db_path = Some(db.clone());
+    o.clock = clock.clone();
+    o.sample_interval = Duration::from_secs(600);
+    o.alerts = AlertsConfig {
+        free_disk_min_bytes: 0,
+        disk_full_eta_min_hours: 0,
+        ..AlertsConfig::default()
+    };
+    let m = monitor::spawn(o).unwrap();
+    ready(&m).await;
+    let s = m.snapshot();
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.contains("locked by another process")),
+        "{:?}",
+        s.errors
+    );
+    assert!(
+        !s.errors.iter().any(|e| e.contains("running without it")),
+        "{:?}",
+        s.errors
+    );
+
+    other.execute_batch("COMMIT").unwrap();
+    drop(other);
+    clock.advance(Duration::from_secs(601));
+    // The next tick (every 5 s) samples again, and the lock's line goes.
+    let mut snaps = m.subscribe();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        snaps.wait_for(|s| {
+            s.errors.is_empty()
+                && s.producers
+                    .iter()
+                    .any(|p| p.id == GPU && !p.history.is_empty())
+        }),
+    )
+    .await
+    .expect("a sample within 30 s of the lock's release")
+    .unwrap();
+
+    let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
+    let report = m.execute_reclaim(plan.id).await.unwrap();
+    assert_eq!(report.deleted.len(), 3, "audited and deleted: {report:?}");
+    assert!(old.iter().all(|d| !d.exists()));
+    m.shutdown().await;
+}
+
+/// A database locked when the monitor starts (another process holds it exclusively) is opened
+/// again once the lock is gone, instead of leaving the monitor without history until a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_database_locked_at_start_is_opened_once_the_lock_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let old = make_archives(&root, 2, "old", Some(2 * DAY));
+    let db = dir.path().join("data/cachewatch.db");
+    drop(cachewatch::history::History::open(&db).unwrap());
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;")
+        .unwrap();
+
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut o = options(&root);
+    o.db_path = Some(db.clone());
+    o.clock = clock.clone();
+    o.alerts = AlertsConfig {
+        free_disk_min_bytes: 0,
+        disk_full_eta_min_hours: 0,
+        ..AlertsConfig::default()
+    };
+    let m = monitor::spawn(o).unwrap();
+    ready(&m).await;
+    let s = m.snapshot();
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.contains("locked by another process")),
+        "{:?}",
+        s.errors
+    );
+    assert!(
+        !s.errors.iter().any(|e| e.contains("running without it")),
+        "{:?}",
+        s.errors
+    );
+    // Meanwhile nothing is deleted: the audit rows cannot be written first, and the error says why.
+    let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
+    let res = m.execute_reclaim(plan.id).await;
+    match &res {
+        Err(e @ MonitorError::NoAudit { .. }) => assert!(e.to_string().contains("locked"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(old.iter().all(|d| d.exists()));
+
+    other.execute_batch("COMMIT").unwrap();
+    drop(other);
+    clock.advance(Duration::from_secs(61));
+    let mut snaps = m.subscribe();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        snaps.wait_for(|s| {
+            s.errors.is_empty()
+                && s.producers
+                    .iter()
+                    .any(|p| p.id == GPU && !p.history.is_empty())
+        }),
+    )
+    .await
+    .expect("opened and sampled within 30 s of the lock's release")
+    .unwrap();
+    let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
+    let report = m.execute_reclaim(plan.id).await.unwrap();
+    assert_eq!(report.deleted.len(), 2, "{report:?}");
     m.shutdown().await;
 }

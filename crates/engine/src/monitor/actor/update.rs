@@ -1,0 +1,148 @@
+//! Applying the file system to the roots' state: full scans (the first one, rescans), re-measures
+//! of dirty items, and roots that are removed and come back.
+
+use std::path::{Path, PathBuf};
+
+use tokio::time::Instant;
+
+use crate::snapshot::{MonitorState, WatchMode};
+
+use super::super::build;
+use super::super::debounce::Dirty;
+use super::super::measure::measure_batch;
+use super::Actor;
+
+impl Actor {
+    /// Scans every root (publishing the progress), then samples the history, computes the
+    /// figures and publishes the first full snapshot.
+    pub(super) async fn initial_scan(&mut self) {
+        self.state = MonitorState::Scanning;
+        self.progress.roots_done = 0;
+        for i in 0..self.roots.len() {
+            self.rescan_root(i).await;
+            self.progress.roots_done = i as u32 + 1;
+            self.publish();
+        }
+        self.state = if self.paused {
+            MonitorState::Paused
+        } else {
+            MonitorState::Watching
+        };
+        let now = self.opts.clock.now();
+        let totals = build::producer_totals(&self.roots);
+        self.recorder
+            .after_first_scan(&self.roots, &totals, now)
+            .await;
+        self.refresh_analysis().await;
+        self.after_update(true).await;
+    }
+
+    /// Scans root `i` afresh and replaces its state; a failed scan is logged and kept as an error
+    /// line, and the root keeps its last state.
+    pub(super) async fn rescan_root(&mut self, i: usize) {
+        let root = self.roots[i].root.clone();
+        let catalogue = self.opts.catalogue.clone();
+        let started = Instant::now();
+        let res =
+            tokio::task::spawn_blocking(move || crate::scan::scan_root(&root, &catalogue)).await;
+        match res {
+            Ok(scan) => {
+                let now = self.opts.clock.now();
+                self.roots[i].load_scan(scan, now);
+                self.last_poll[i] = Instant::now();
+                // The scan's buffers are freed: return their pages to the OS.
+                if let Err(e) =
+                    tokio::task::spawn_blocking(crate::platform::release_free_memory).await
+                {
+                    tracing::debug!(error = %e, "releasing free memory failed");
+                }
+                tracing::info!(
+                    root = %self.roots[i].root.canonical.display(),
+                    items = self.roots[i].item_count(),
+                    allocated_bytes = self.roots[i].total.allocated_bytes,
+                    ms = started.elapsed().as_millis() as u64,
+                    "scanned root"
+                );
+            }
+            Err(e) => {
+                tracing::error!(root = %self.roots[i].root.canonical.display(), error = %e, "scan of root failed");
+                self.recorder
+                    .error(format!("scan of {:?} failed: {e}", self.roots[i].root.path));
+            }
+        }
+        self.analysis_stale = true;
+    }
+
+    /// Re-measures the dirty items of root `i` (off the async threads) and applies them; a failed
+    /// re-measure rescans the root.
+    pub(super) async fn remeasure(&mut self, i: usize, dirty: Dirty) {
+        let root = self.roots[i].root.clone();
+        let catalogue = self.opts.catalogue.clone();
+        let items: Vec<PathBuf> = dirty.items.into_iter().collect();
+        let discover: Vec<PathBuf> = dirty.discover.into_iter().collect();
+        let res = tokio::task::spawn_blocking(move || {
+            measure_batch(&root, &catalogue, &items, &discover)
+        })
+        .await;
+        let measured = match res {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::error!(error = %e, "re-measure failed; rescanning the root");
+                self.rescan_root(i).await;
+                return;
+            }
+        };
+        let st = &mut self.roots[i];
+        for (path, _, _) in &measured {
+            if let Some(rel) = st.root.relative(path).map(Path::to_path_buf) {
+                st.restat_ancestors(&rel);
+            }
+        }
+        if dirty.root_touched {
+            st.restat_ancestors(Path::new("x"));
+        }
+        for (path, item, own) in measured {
+            let is_dir = item
+                .as_ref()
+                .is_some_and(|it| it.measure.dirs > 0 && !it.is_symlink);
+            st.apply(&path, item);
+            // The own entry that the measure of a top-level dir counted becomes the baseline that
+            // later changes below it are compared with (see `restat_ancestors`).
+            if let (true, Some(own), Some(rel)) = (is_dir, own, st.root.relative(&path)) {
+                st.dirs.insert(rel.into(), own);
+            }
+        }
+    }
+
+    /// Root `i` was removed: empties its state, stops watching it, says so in the snapshot.
+    pub(super) fn mark_gone(&mut self, i: usize) {
+        let st = &mut self.roots[i];
+        if !st.gone {
+            tracing::warn!(root = %st.root.canonical.display(), "root removed; waiting for it to come back");
+        }
+        st.gone = true;
+        st.clear();
+        st.mode = WatchMode::Off;
+        st.watch_error =
+            Some("the root dir was removed; watching resumes when it comes back".into());
+        self.watchers[i] = None;
+        self.debounce.forget(i);
+    }
+
+    /// Roots that were removed and exist again: watch and rescan them.
+    pub(super) async fn check_gone_roots(&mut self) {
+        for i in 0..self.roots.len() {
+            let st = &self.roots[i];
+            if st.gone && st.root.canonical.is_dir() {
+                tracing::info!(root = %st.root.canonical.display(), "root is back; rescanning it");
+                self.start_watcher(i);
+                self.debounce.forget(i);
+                self.rescan_root(i).await;
+                self.after_update(false).await;
+            } else if !st.gone && !st.root.canonical.is_dir() {
+                self.mark_gone(i);
+                self.after_update(false).await;
+            }
+        }
+    }
+}

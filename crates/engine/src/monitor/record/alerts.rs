@@ -1,0 +1,122 @@
+//! Alerts: the rules evaluated on the current figures (producer size and growth, free disk, the
+//! disk-full estimate, crash loops from the crash watch), the ones that fire stored in the history
+//! and kept among the recent alerts of the snapshot.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use crate::alerts::{AlertInputs, ProducerInput};
+use crate::catalogue::Catalogue;
+use crate::snapshot::AlertDto;
+use crate::watch::state::RootState;
+
+use super::super::build::Totals;
+use super::super::disks::VolumeSpace;
+use super::{io, Recorder, RECENT_ALERTS};
+
+impl Recorder {
+    /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire.
+    pub async fn evaluate_alerts(
+        &mut self,
+        catalogue: &Catalogue,
+        roots: &[RootState],
+        totals: &BTreeMap<String, Totals>,
+        space: &[Option<VolumeSpace>],
+        now: SystemTime,
+    ) -> Vec<AlertDto> {
+        let fired = self.evaluate(catalogue, roots, totals, space, now);
+        self.store_alerts(fired, now).await
+    }
+
+    /// Stores `fired` (alerts that passed their cooldown) in the history, logs them and keeps them
+    /// among the recent alerts; returns them with their row ids (0 without history, or when the
+    /// database was locked at `now`).
+    pub async fn store_alerts(
+        &mut self,
+        mut fired: Vec<AlertDto>,
+        now: SystemTime,
+    ) -> Vec<AlertDto> {
+        if fired.is_empty() {
+            return fired;
+        }
+        if let Some(db) = self.db.clone() {
+            let to_store = fired.clone();
+            let res = io::blocking(move || {
+                let mut h = db.lock().unwrap_or_else(|e| e.into_inner());
+                to_store
+                    .iter()
+                    .map(|a| h.record_alert(a))
+                    .collect::<Result<Vec<i64>, _>>()
+            })
+            .await;
+            match res {
+                Ok(ids) => {
+                    self.history_ok();
+                    for (a, id) in fired.iter_mut().zip(ids) {
+                        a.id = id;
+                    }
+                }
+                Err(e) => self.history_failed(e, now),
+            }
+        }
+        for a in &fired {
+            tracing::warn!(rule = %a.rule, producer = ?a.producer, "{}: {}", a.title, a.message);
+        }
+        let mut all = fired.clone();
+        all.append(&mut self.alerts);
+        all.truncate(RECENT_ALERTS);
+        self.alerts = all;
+        fired
+    }
+
+    /// The alerts that fire on the current figures (not stored yet).
+    fn evaluate(
+        &mut self,
+        catalogue: &Catalogue,
+        roots: &[RootState],
+        totals: &BTreeMap<String, Totals>,
+        space: &[Option<VolumeSpace>],
+        now: SystemTime,
+    ) -> Vec<AlertDto> {
+        let producers = totals
+            .iter()
+            .filter_map(|(id, t)| {
+                let rule = catalogue.rule(id)?;
+                Some(ProducerInput::from_rule(
+                    rule,
+                    t.measure.allocated_bytes,
+                    t.items,
+                    self.alert_growth.get(id).copied(),
+                ))
+            })
+            .collect();
+        let free_bytes = space.iter().flatten().map(|s| s.free_bytes).min();
+        let inputs = AlertInputs {
+            producers,
+            total_allocated_bytes: roots.iter().map(|r| r.total.allocated_bytes).sum(),
+            free_bytes,
+            disk_full_eta: free_bytes.and_then(|f| {
+                let g = self.total_growth.as_ref()?;
+                crate::history::disk_full_eta(f, g)
+            }),
+            crash_alerts: self.crashes.update(now),
+        };
+        self.alerter
+            .evaluate(&inputs, now)
+            .iter()
+            .map(|a| a.to_dto(0))
+            .collect()
+    }
+
+    /// Applies new alert limits from now on (cooldowns already running are kept). The crash-loop
+    /// limits apply from the next start.
+    pub fn set_alerts(&mut self, config: crate::alerts::AlertsConfig) {
+        self.alerter.set_config(config);
+    }
+
+    /// Crash groups of the diagnostic-reports roots (the crash watch behind the crash-loop alerts),
+    /// newest report first.
+    pub fn crash_groups(&self) -> Vec<crate::crash::CrashGroupDto> {
+        self.crashes.group_dtos()
+    }
+}

@@ -1,0 +1,163 @@
+//! The calls into the history database, in one place, and the blocking task they run in.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::history::{Growth, History, HistoryError, Sample, Series};
+use crate::snapshot::AlertDto;
+use crate::watch::state::RootState;
+
+use super::super::build::{unix_secs, Totals};
+use super::{GrowthFigures, RecordError, RECENT_ALERTS};
+
+const HOUR: Duration = Duration::from_secs(3600);
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+/// Runs the history call `f` in a blocking task.
+///
+/// # Errors
+/// [`RecordError::History`] with `f`'s error; [`RecordError::Job`] when the task panicked.
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, HistoryError> + Send + 'static,
+) -> Result<T, RecordError> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(RecordError::from),
+        Err(e) => Err(RecordError::Job(e)),
+    }
+}
+
+/// Opens the database at `path` and reads its recent alerts (newest first; a failed read is only
+/// logged: the alerts are then empty).
+///
+/// # Errors
+/// As [`History::open`].
+pub(super) fn open(path: &Path) -> Result<(History, Vec<AlertDto>), HistoryError> {
+    let h = History::open(path)?;
+    let alerts = h.recent_alerts(RECENT_ALERTS).unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "cannot read recent alerts");
+        Vec::new()
+    });
+    Ok((h, alerts))
+}
+
+/// What the monitor reads back after writing samples.
+pub(super) struct Read {
+    /// Growth figures by producer id.
+    pub(super) growth: BTreeMap<String, GrowthFigures>,
+    /// Chart series by producer id: `(unix secs, allocated bytes)`, oldest first.
+    pub(super) charts: BTreeMap<String, Vec<(u64, u64)>>,
+    /// Growth of the total over the last day.
+    pub(super) total_growth: Option<Growth>,
+    /// Growth by producer id over the alerts' growth window.
+    pub(super) alert_growth: BTreeMap<String, Growth>,
+}
+
+/// One sample per producer, per root and of the total.
+pub(super) fn samples_of(roots: &[RootState], totals: &BTreeMap<String, Totals>) -> Vec<Sample> {
+    let mut out: Vec<Sample> = totals
+        .iter()
+        .map(|(id, t)| Sample {
+            series: Series::Producer(id.clone()),
+            allocated_bytes: t.measure.allocated_bytes,
+            apparent_bytes: t.measure.apparent_bytes,
+            items: t.items,
+        })
+        .collect();
+    let (mut a, mut b, mut n) = (0, 0, 0);
+    for st in roots {
+        out.push(Sample {
+            series: Series::Root {
+                kind: st.root.kind,
+                path: st.root.path.clone(),
+            },
+            allocated_bytes: st.total.allocated_bytes,
+            apparent_bytes: st.total.apparent_bytes,
+            items: st.item_count() as u64,
+        });
+        a += st.total.allocated_bytes;
+        b += st.total.apparent_bytes;
+        n += st.item_count() as u64;
+    }
+    out.push(Sample {
+        series: Series::Total,
+        allocated_bytes: a,
+        apparent_bytes: b,
+        items: n,
+    });
+    out
+}
+
+/// The newest sample time, and `(allocated bytes, items)` by producer id.
+pub(super) type LastSamples = (SystemTime, BTreeMap<String, (u64, u64)>);
+
+/// The newest sample time and the producers' `(allocated bytes, items)` at their last sample;
+/// `None` on a new database.
+///
+/// # Errors
+/// As [`History::last_samples`].
+pub(super) fn last_producer_samples(h: &History) -> Result<Option<LastSamples>, HistoryError> {
+    let last = h.last_samples()?;
+    let Some(at) = last.iter().map(|(t, _)| *t).max() else {
+        return Ok(None);
+    };
+    let map = last
+        .into_iter()
+        .filter_map(|(_, s)| match s.series {
+            Series::Producer(id) => Some((id, (s.allocated_bytes, s.items))),
+            _ => None,
+        })
+        .collect();
+    Ok(Some((at, map)))
+}
+
+/// Writes `samples` at `now`, compacts old ones, and reads back growth and chart series.
+///
+/// # Errors
+/// The first [`HistoryError`] of the writes and reads.
+pub(super) fn write_and_read(
+    h: &mut History,
+    now: SystemTime,
+    samples: &[Sample],
+    ids: &[String],
+    chart_window: Duration,
+    alert_window: Duration,
+) -> Result<Read, HistoryError> {
+    h.record_samples(now, samples)?;
+    h.compact(now)?;
+    let since = now
+        .checked_sub(chart_window)
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut growth = BTreeMap::new();
+    let mut charts = BTreeMap::new();
+    let mut alert_growth = BTreeMap::new();
+    for id in ids {
+        let series = Series::Producer(id.clone());
+        if let Some(g) = h.growth(&series, alert_window, now)? {
+            alert_growth.insert(id.clone(), g);
+        }
+        let hour = h.growth(&series, HOUR, now)?;
+        let day = h.growth(&series, DAY, now)?;
+        growth.insert(
+            id.clone(),
+            GrowthFigures {
+                bytes_per_hour: hour.and_then(|g| g.bytes_per(HOUR)),
+                bytes_per_day: day.and_then(|g| g.bytes_per(DAY)),
+                items_per_day: day.and_then(|g| g.items_per(DAY)),
+            },
+        );
+        let points = h
+            .series(&series, since)?
+            .into_iter()
+            .map(|(t, bytes, _)| (unix_secs(t), bytes))
+            .collect();
+        charts.insert(id.clone(), points);
+    }
+    let total_growth = h.growth(&Series::Total, DAY, now)?;
+    Ok(Read {
+        growth,
+        charts,
+        total_growth,
+        alert_growth,
+    })
+}
