@@ -10,12 +10,16 @@
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
 //! recent write protects an item whose name says it is old.
 
+mod attempt;
+mod error;
 mod execute;
 mod measure;
 pub mod path_text;
 mod plan;
+mod rules;
 #[cfg(test)]
 mod tests;
+mod tree;
 pub mod unix_secs;
 
 use std::path::PathBuf;
@@ -23,8 +27,16 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-pub use execute::execute;
+pub use error::ReclaimError;
+pub use execute::{
+    execute, Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor,
+    DEFAULT_BATCH_SIZE, DEFAULT_LOCK_WAIT,
+};
 pub use plan::plan;
+use rules::{
+    age_secs, app_running, held_protected, held_root, needed_secs, owner_keeps, protected_paths,
+    rule_forbids,
+};
 
 /// What the user asked to reclaim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +101,14 @@ pub enum KeepReason {
         #[serde(with = "path_text")]
         root: PathBuf,
     },
+    /// A filesystem is mounted at the item or somewhere inside it (a bind mount, a disk image);
+    /// reclaim never descends into a mount.
+    HoldsMount {
+        /// The mount point. Serialized as `mount_point`: a [`KeptItem`] flattens the reason next
+        /// to its own `path`.
+        #[serde(rename = "mount_point", with = "path_text")]
+        path: PathBuf,
+    },
     /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
     /// one the caller listed in [`Policy::protected`]).
     HoldsProtected {
@@ -117,6 +137,9 @@ impl std::fmt::Display for KeepReason {
             KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
             KeepReason::HoldsRoot { root } => {
                 write!(f, "it is or holds the root {}", root.display())
+            }
+            KeepReason::HoldsMount { path } => {
+                write!(f, "a filesystem is mounted at {}", path.display())
             }
             KeepReason::HoldsProtected { path } => {
                 write!(f, "it is or holds the protected path {}", path.display())
@@ -274,160 +297,4 @@ pub struct ReclaimReport {
     pub freed_bytes: u64,
     /// Items that failed.
     pub errors: Vec<ReclaimErrorEntry>,
-}
-
-/// Errors of one item's re-check or deletion.
-#[derive(Debug, thiserror::Error)]
-pub enum ReclaimError {
-    /// The plan's id does not match its contents: it was edited or corrupted.
-    #[error("plan id {found:?} does not match its items (expected {expected:?}); make a new plan")]
-    PlanMismatch {
-        /// The id the plan carries.
-        found: String,
-        /// The id its contents hash to.
-        expected: String,
-    },
-    /// The path is not a plain absolute path with a final name (`..`, a root, empty).
-    #[error("refusing {path:?}: not an absolute path ending in a plain name")]
-    BadPath {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The item does not lie strictly inside its root (after resolving its parent).
-    #[error("refusing {path:?}: it resolves to {resolved:?}, not inside root {root:?}")]
-    OutsideRoot {
-        /// The path in the plan.
-        path: PathBuf,
-        /// Where its parent resolves to, joined with its name.
-        resolved: PathBuf,
-        /// The root.
-        root: PathBuf,
-    },
-    /// Resolving the item's parent dir failed.
-    #[error("cannot resolve the parent of {path:?}: {source}")]
-    Canonicalize {
-        /// The item.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// `lstat` of the item or an entry in it failed.
-    #[error("cannot stat {path:?}: {source}")]
-    Stat {
-        /// The entry.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// Listing a dir inside the item failed (so its age cannot be checked).
-    #[error("cannot list {path:?}: {source}")]
-    ReadDir {
-        /// The dir.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// Deleting the item failed (part of it may be gone).
-    #[error("cannot delete {path:?}: {source}")]
-    Remove {
-        /// The item.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
-
-impl ReclaimError {
-    fn entry(&self, path: &std::path::Path) -> ReclaimErrorEntry {
-        ReclaimErrorEntry {
-            path: path.to_path_buf(),
-            message: self.to_string(),
-        }
-    }
-}
-
-/// The first of `roots` that `item` is or holds (an ancestor of), if any.
-fn held_root<'a>(item: &std::path::Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    roots.iter().find(|r| r.starts_with(item))
-}
-
-/// The protected paths in force: `given` plus the user's home dir (read now, through
-/// `directories`), each as given (when absolute) and canonical (when it exists), sorted,
-/// deduplicated.
-fn protected_paths(given: &[PathBuf]) -> Vec<PathBuf> {
-    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
-    let mut out: Vec<PathBuf> = given
-        .iter()
-        .cloned()
-        .chain(home)
-        .filter(|p| p.is_absolute())
-        .flat_map(|p| {
-            let canonical = std::fs::canonicalize(&p).ok();
-            std::iter::once(p).chain(canonical)
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The first of `protected` that any of `forms` (one item's path, as found and resolved) is or
-/// holds.
-fn held_protected<'a>(forms: &[&std::path::Path], protected: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    protected
-        .iter()
-        .find(|p| forms.iter().any(|item| p.starts_with(item)))
-}
-
-/// Whole seconds from `earlier` to `now`, 0 when `earlier` is in the future.
-fn secs_between(earlier: SystemTime, now: SystemTime) -> u64 {
-    now.duration_since(earlier).map_or(0, |d| d.as_secs())
-}
-
-/// The reading of an item's age: `now − max(newest mtime, name ts)`, seconds; 0 when neither is
-/// known (an item of unknown age is treated as brand new).
-fn age_secs(newest_mtime: Option<SystemTime>, name_ts: Option<SystemTime>, now: SystemTime) -> u64 {
-    match newest_mtime.into_iter().chain(name_ts).max() {
-        Some(t) => secs_between(t, now),
-        None => 0,
-    }
-}
-
-/// Slack when comparing a process start time (whole seconds from sysinfo) with an item's birth: an
-/// owner that started up to this long after the birth is still taken as the owner (keeps the item).
-const START_TIME_SLACK: Duration = Duration::from_secs(2);
-
-/// Why the owner pid keeps the item, if it does: alive and started at or before the birth (with
-/// [`START_TIME_SLACK`]). Unknown birth: any live pid keeps it.
-fn owner_keeps(
-    probe: &dyn crate::process::ProcessProbe,
-    pid: u32,
-    birth: Option<SystemTime>,
-) -> Option<KeepReason> {
-    let p = probe.process(pid)?;
-    let reused = birth.is_some_and(|b| p.start_time > b + START_TIME_SLACK);
-    (!reused).then_some(KeepReason::OwnerAlive { pid })
-}
-
-/// The first of the rule's named processes that runs.
-fn app_running(
-    probe: &dyn crate::process::ProcessProbe,
-    rule: &crate::catalogue::Rule,
-) -> Option<KeepReason> {
-    rule.owner
-        .processes
-        .iter()
-        .find(|n| probe.is_running(n))
-        .map(|n| KeepReason::AppRunning { name: n.clone() })
-}
-
-/// Needed age, seconds: max(threshold, the rule's floor).
-fn needed_secs(policy: &Policy, rule: &crate::catalogue::Rule) -> u64 {
-    policy.older_than.as_secs().max(rule.min_age_secs)
-}
-
-/// True when the rule forbids deleting (`reclaim = "never"` or `kind = "system"`).
-fn rule_forbids(rule: &crate::catalogue::Rule) -> bool {
-    rule.reclaim == crate::catalogue::ReclaimMode::Never
-        || rule.kind == crate::catalogue::ProducerKind::System
 }

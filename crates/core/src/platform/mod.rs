@@ -11,6 +11,14 @@ mod other;
 #[cfg(not(target_os = "macos"))]
 use other as imp;
 
+mod fd;
+#[cfg(not(target_os = "macos"))]
+mod fd_linux;
+#[cfg(target_os = "macos")]
+mod fd_macos;
+
+pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
+
 use std::path::PathBuf;
 
 use crate::roots::RootKind;
