@@ -35,7 +35,7 @@ pub(super) struct Context<'a> {
     pub now: SystemTime,
     /// The plan's item roots, opened and locked; `None` for a root that is gone.
     pub roots: &'a HashMap<PathBuf, Option<RootDir>>,
-    pub checkpoint: Option<&'a CheckpointFn>,
+    pub checkpoint: Option<&'a CheckpointFn<'a>>,
 }
 
 impl Context<'_> {

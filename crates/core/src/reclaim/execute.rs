@@ -31,7 +31,7 @@ pub enum Checkpoint {
 }
 
 /// The checkpoint callback of [`ExecuteOptions`].
-pub type CheckpointFn = dyn Fn(Checkpoint, &PlannedItem) + Sync;
+pub type CheckpointFn<'a> = dyn Fn(Checkpoint, &PlannedItem) + Sync + 'a;
 
 /// How [`Executor`] runs.
 #[derive(Clone, Copy)]
@@ -42,7 +42,7 @@ pub struct ExecuteOptions<'a> {
     /// [`ReclaimError::Busy`].
     pub lock_wait: Duration,
     /// Called at each [`Checkpoint`] of each item, from worker threads.
-    pub checkpoint: Option<&'a CheckpointFn>,
+    pub checkpoint: Option<&'a CheckpointFn<'a>>,
 }
 
 /// Items per batch of [`execute`].
