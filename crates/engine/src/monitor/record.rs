@@ -246,6 +246,9 @@ impl Recorder {
                 self.charts = read.charts;
                 self.total_growth = read.total_growth;
                 self.alert_growth = read.alert_growth;
+                if let Some(n) = read.notice {
+                    self.error(n);
+                }
                 self.last_sample_at = Some(now);
                 self.last_sampled = totals
                     .iter()
@@ -387,6 +390,8 @@ mod io {
         pub charts: BTreeMap<String, Vec<(u64, u64)>>,
         pub total_growth: Option<Growth>,
         pub alert_growth: BTreeMap<String, Growth>,
+        /// The history file was deleted or replaced and recreated (`HistoryError::Recreated`).
+        pub notice: Option<String>,
     }
 
     /// One sample per producer, per root and of the total.
@@ -455,6 +460,7 @@ mod io {
     ) -> Result<Read, String> {
         h.record_samples(now, samples).map_err(|e| e.to_string())?;
         h.compact(now).map_err(|e| e.to_string())?;
+        let notice = h.take_notice().map(|n| n.to_string());
         let since = now
             .checked_sub(chart_window)
             .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -495,6 +501,7 @@ mod io {
             charts,
             total_growth,
             alert_growth,
+            notice,
         })
     }
 
