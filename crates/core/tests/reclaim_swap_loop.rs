@@ -89,3 +89,100 @@ fn root_exchanged_with_symlink_in_a_loop_deletes_nothing_outside() {
         );
     }
 }
+
+/// The closing figures of issue 8: the swap attack in a loop on `CACHEWATCH_BENCH_ITEMS` items
+/// (default 20,000) for `CACHEWATCH_BENCH_SECS` seconds (default 30), rounds alternating between
+/// exchanging the items' parent dir and the root itself; prints the outside entries lost (must be
+/// 0) and the cost of the per-batch open-file re-read. Run:
+/// `cargo test -p cachewatch-core --release --test reclaim_swap_loop -- --ignored --nocapture swap_attack_bench`
+#[test]
+#[ignore = "benchmark: prints figures; run with --ignored --nocapture (see the doc comment)"]
+fn swap_attack_bench() {
+    use cachewatch_core::reclaim::{ExecuteOptions, Executor};
+    use std::time::{Duration, Instant};
+
+    let env = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let secs = Duration::from_secs(env("CACHEWATCH_BENCH_SECS", 30));
+    let items = env("CACHEWATCH_BENCH_ITEMS", 20_000) as usize;
+    let cat = Catalogue::builtin();
+    let started = Instant::now();
+    let (mut rounds, mut lost_total, mut refused) = (0usize, 0usize, 0usize);
+    let mut reads: Vec<Duration> = Vec::new();
+    let mut open_paths = 0usize;
+    while rounds == 0 || started.elapsed() < secs {
+        let root_swap = rounds % 2 == 1;
+        let arena = Arena::new();
+        let now = SystemTime::now();
+        let names = make_items(&arena.gradio(), items, now);
+        make_decoys(&arena.outside, &names);
+        let decoy_gradio = arena.outside.join("gradio");
+        make_decoys(&decoy_gradio, &names);
+        let (a, b) = if root_swap {
+            (arena.root.canonical.clone(), arena.beside_root("root-link"))
+        } else {
+            (arena.gradio(), arena.root.canonical.join("gradio-link"))
+        };
+        std::os::unix::fs::symlink(&arena.outside, &b).unwrap();
+        let plan = arena.plan(now);
+        let probe = SystemProbe::snapshot();
+        let t0 = Instant::now();
+        let swapper = Swapper::start(a, b);
+        let mut line = String::new();
+        match Executor::new(&plan, &cat, &probe, now, ExecuteOptions::default()) {
+            Ok(mut exec) => {
+                while let Some(batch) = exec.next_batch() {
+                    reads.push(exec.run_batch(batch).open_files_read);
+                }
+                let r = exec.finish();
+                line = format!(
+                    "deleted {}, kept {}, errors {}",
+                    r.deleted.len(),
+                    r.kept.len(),
+                    r.errors.len()
+                );
+            }
+            Err(e) => {
+                refused += 1;
+                line.push_str(&format!("refused whole: {e}"));
+            }
+        }
+        let swaps = swapper.stop();
+        open_paths = probe.open_paths();
+        let lost = decoys_lost(&arena.outside, &names) + decoys_lost(&decoy_gradio, &names);
+        lost_total += lost;
+        rounds += 1;
+        println!(
+            "round {rounds} ({}): {swaps} swaps in {:.1} s; {line}; outside entries lost: {lost}",
+            if root_swap {
+                "root swapped"
+            } else {
+                "parent swapped"
+            },
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    reads.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let mean = reads.iter().map(|d| ms(*d)).sum::<f64>() / reads.len().max(1) as f64;
+    println!(
+        "SUMMARY: {rounds} rounds of {items} items ({refused} refused whole), outside entries \
+         lost: {lost_total}"
+    );
+    if let (Some(min), Some(max)) = (reads.first(), reads.last()) {
+        println!(
+            "open-file re-read per batch of {}: {} batches, mean {mean:.1} ms, median {:.1} ms, \
+             min {:.1} ms, max {:.1} ms ({open_paths} open paths seen)",
+            cachewatch_core::reclaim::DEFAULT_BATCH_SIZE,
+            reads.len(),
+            ms(reads[reads.len() / 2]),
+            ms(*min),
+            ms(*max)
+        );
+    }
+    assert_eq!(lost_total, 0, "outside entries were deleted");
+}

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use cachewatch_core::process::SystemProbe;
+use cachewatch_core::process::{ProcessProbe, SystemProbe};
 use cachewatch_core::reclaim::{plan, Policy, ReclaimPlan};
 use cachewatch_core::scan::scan;
 use cachewatch_core::{Catalogue, Root, RootKind};
@@ -107,18 +107,45 @@ impl Arena {
     pub fn plan(&self, now: SystemTime) -> ReclaimPlan {
         plan_roots(std::slice::from_ref(&self.root), now)
     }
+
+    /// As [`Arena::plan`], with `probe` instead of the real process table.
+    pub fn plan_with(&self, now: SystemTime, probe: &dyn ProcessProbe) -> ReclaimPlan {
+        let cat = Catalogue::builtin();
+        let inv = scan(std::slice::from_ref(&self.root), &cat, now);
+        plan(&inv, &cat, &gradio_policy(), probe, now)
+    }
 }
 
 /// Scans `roots` and plans every item older than an hour (built-in catalogue, real probe).
 pub fn plan_roots(roots: &[Root], now: SystemTime) -> ReclaimPlan {
     let cat = Catalogue::builtin();
     let inv = scan(roots, &cat, now);
-    let policy = Policy {
+    plan(&inv, &cat, &gradio_policy(), &SystemProbe::snapshot(), now)
+}
+
+/// Every gradio item older than an hour.
+pub fn gradio_policy() -> Policy {
+    Policy {
         older_than: HOUR,
         producers: vec!["gradio-temp".to_owned()],
         protected: vec![],
-    };
-    plan(&inv, &cat, &policy, &SystemProbe::snapshot(), now)
+    }
+}
+
+/// A probe that sees no process and no open file (for tests about the filesystem only: a real
+/// `/proc` read per batch would dominate their run time).
+pub struct NoProcesses;
+
+impl cachewatch_core::process::ProcessProbe for NoProcesses {
+    fn process(&self, _pid: u32) -> Option<cachewatch_core::process::ProcessInfo> {
+        None
+    }
+    fn is_running(&self, _name: &str) -> bool {
+        false
+    }
+    fn open_file_under(&self, _dir: &Path) -> Option<cachewatch_core::process::OpenFile> {
+        None
+    }
 }
 
 /// A thread exchanging `a` and `b` in a loop until stopped; stopping leaves them as they were.
