@@ -19,6 +19,11 @@
 //! - **Full Disk Access.** Without it, macOS hides some dirs (e.g. other apps' containers); the scan
 //!   counts them as unreadable.
 //! - **Open-file checks** see only processes of the current user (`/proc` on Linux, `libproc` on macOS).
+//!   Execute re-reads them before each batch of items; a file opened after that, while the batch
+//!   runs, is not seen.
+//! - **Scanning through a bind mount.** The scanner stays on the root's device, which a bind mount
+//!   of the same filesystem shares, so an item holding one is measured with the mounted files;
+//!   reclaim still never deletes through it (mount ids are compared) and keeps the item.
 
 pub mod catalogue;
 pub mod clock;

@@ -1,10 +1,19 @@
 //! Safe reclaim: [`plan`] then [`execute`], under the safety rules of `../shared/DESIGN.md`.
 //!
 //! A plan lists the claimed items that may go (with their device, inode, sizes and age) and the
-//! items kept with the reason why. Execute re-checks every planned item just before deleting it
-//! (still inside its root, same device and inode, not modified since the plan, still old enough,
-//! owner still dead, not in use) and deletes with `remove_dir_all` / `remove_file`, so a symlink is
-//! removed as a link and never followed.
+//! items kept with the reason why. Execute ([`Executor`], batch by batch) re-checks every planned
+//! item just before deleting it (still inside its root, same device and inode, no mount inside,
+//! not modified since the plan, still old enough, owner still dead, not in use per an open-file
+//! table re-read before each batch) and deletes relative to file descriptors: each root is opened
+//! once and locked (`flock`, so two reclaims of one root never run at once), each item is reached
+//! from its root's fd one dir at a time without following symlinks or crossing mounts, and removed
+//! with `unlinkat` relative to its parent's fd. A symlink is removed as a link and never followed;
+//! an ancestor swapped for a symlink after the check cannot redirect the deletion.
+//!
+//! What stays racy: a process may open a file in an item after its batch's open-file re-read
+//! (the window is one batch); a plain file's name swapped, inside the same in-root dir, between
+//! its final check and its `unlinkat` removes the swapped-in name (never anything outside the
+//! root).
 //!
 //! Age is `now − max(newest mtime in the item, the name's `ts` capture)`: the younger reading wins,
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a

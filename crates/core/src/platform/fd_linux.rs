@@ -115,3 +115,63 @@ pub(super) fn mount_id(fd: BorrowedFd<'_>) -> std::io::Result<MountId> {
         Ok(MountId(b.into()))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    //! The per-component fallback (kernels without `openat2`), tested directly.
+    use super::*;
+
+    fn root_fd(p: &Path) -> OwnedFd {
+        rustix::fs::open(p, DIR_FLAGS, Mode::empty()).unwrap()
+    }
+
+    #[test]
+    fn fallback_walk_refuses_a_symlinked_component_and_opens_plain_dirs() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("a/b")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("a"), d.path().join("link")).unwrap();
+        let fd = root_fd(d.path());
+        let b = open_by_components(fd.as_fd(), Path::new("a/b")).unwrap();
+        let want = std::fs::metadata(d.path().join("a/b")).unwrap();
+        assert_eq!(
+            stat_fd(b.as_fd()).unwrap().ino,
+            std::os::unix::fs::MetadataExt::ino(&want)
+        );
+        let e = open_by_components(fd.as_fd(), Path::new("link/b")).unwrap_err();
+        assert!(
+            matches!(Errno::from_io_error(&e), Some(Errno::LOOP | Errno::NOTDIR)),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fallback_walk_refuses_to_cross_a_bind_mount() {
+        let d = tempfile::tempdir().unwrap();
+        let (src, mnt) = (d.path().join("src"), d.path().join("mnt"));
+        std::fs::create_dir_all(src.join("inner")).unwrap();
+        std::fs::create_dir(&mnt).unwrap();
+        let ok = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(&src)
+            .arg(&mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            println!("SKIPPED: `mount --bind` is not permitted here");
+            return;
+        }
+        let fd = root_fd(d.path());
+        let r = open_by_components(fd.as_fd(), Path::new("mnt/inner"));
+        let r2 = open_dir_beneath(fd.as_fd(), Path::new("mnt"));
+        std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&mnt)
+            .status()
+            .ok();
+        let e = r.unwrap_err();
+        assert_eq!(Errno::from_io_error(&e), Some(Errno::XDEV), "{e}");
+        let e2 = r2.unwrap_err();
+        assert_eq!(Errno::from_io_error(&e2), Some(Errno::XDEV), "{e2}");
+    }
+}
