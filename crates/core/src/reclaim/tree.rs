@@ -65,10 +65,19 @@ impl RootDir {
     /// fails otherwise.
     pub fn lock(&self, wait: Duration) -> Result<(), ReclaimError> {
         let start = Instant::now();
+        let mut told = false;
         loop {
             match rustix::fs::flock(&self.fd, FlockOperation::NonBlockingLockExclusive) {
                 Ok(()) => return Ok(()),
                 Err(Errno::WOULDBLOCK) if start.elapsed() < wait => {
+                    if !told {
+                        told = true;
+                        tracing::info!(
+                            root = %self.path.display(),
+                            wait_ms = wait.as_millis() as u64,
+                            "another reclaim holds the root; waiting for it"
+                        );
+                    }
                     std::thread::sleep(LOCK_RETRY.min(wait.saturating_sub(start.elapsed())));
                 }
                 Err(Errno::WOULDBLOCK) => {
