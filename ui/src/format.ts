@@ -116,6 +116,8 @@ export function describeKeepReason(reason: string): string {
       return 'is or holds a root';
     case 'holds-protected':
       return 'is or holds a protected dir';
+    case 'holds-mount':
+      return 'a filesystem is mounted in it';
     default:
       return reason;
   }

@@ -133,7 +133,8 @@ export type KeepReason =
   | { reason: 'changed'; what: string }
   | { reason: 'unknown-producer' }
   | { reason: 'holds-root'; root: string }
-  | { reason: 'holds-protected'; protected_path: string };
+  | { reason: 'holds-protected'; protected_path: string }
+  | { reason: 'holds-mount'; mount_point: string };
 
 /** The reason words alone. */
 export type KeepReasonKind = KeepReason['reason'];

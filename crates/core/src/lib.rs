@@ -25,6 +25,11 @@
 //!   default because reading other apps' containers makes macOS ask the user; a container that
 //!   cannot be read is reported by path and left out ([`roots::discover_container_temps`]).
 //! - **Open-file checks** see only processes of the current user (`/proc` on Linux, `libproc` on macOS).
+//!   Execute re-reads them before each batch of items; a file opened after that, while the batch
+//!   runs, is not seen.
+//! - **Scanning through a bind mount.** The scanner stays on the root's device, which a bind mount
+//!   of the same filesystem shares, so an item holding one is measured with the mounted files;
+//!   reclaim still never deletes through it (mount ids are compared) and keeps the item.
 
 pub mod catalogue;
 pub mod clock;

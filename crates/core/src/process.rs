@@ -50,6 +50,12 @@ pub trait ProcessProbe: Sync {
     /// Takes a fresh snapshot of processes and open files (reclaim calls it once at the start of
     /// `plan` and of `execute`). Fakes keep the default, which does nothing.
     fn refresh(&self) {}
+    /// Re-reads only the open and mapped files, keeping the process snapshot (execute calls it
+    /// before each batch, so a file opened during a long reclaim keeps its item). The default
+    /// calls [`ProcessProbe::refresh`].
+    fn refresh_open_files(&self) {
+        self.refresh();
+    }
 }
 
 /// Open files indexed by path: a sorted map with a prefix range query.
@@ -210,6 +216,23 @@ impl ProcessProbe for SystemProbe {
         let fresh = take_snapshot();
         let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
         *s = fresh;
+    }
+
+    fn refresh_open_files(&self) {
+        let taken = self
+            .snapshot
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .taken;
+        if !taken {
+            self.refresh();
+            return;
+        }
+        let files = crate::platform::open_files();
+        let open = OpenFileIndex::new(files.files);
+        let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+        s.open = open;
+        s.skipped_pids = files.skipped_pids;
     }
 }
 

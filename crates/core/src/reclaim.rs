@@ -1,22 +1,35 @@
 //! Safe reclaim: [`plan`] then [`execute`], under the safety rules of `../shared/DESIGN.md`.
 //!
 //! A plan lists the claimed items that may go (with their device, inode, sizes and age) and the
-//! items kept with the reason why. Execute re-checks every planned item just before deleting it
-//! (still inside its root, same device and inode, not modified since the plan, still old enough,
-//! owner still dead, not in use) and deletes with `remove_dir_all` / `remove_file`, so a symlink is
-//! removed as a link and never followed.
+//! items kept with the reason why. Execute ([`Executor`], batch by batch) re-checks every planned
+//! item just before deleting it (still inside its root, same device and inode, no mount inside,
+//! not modified since the plan, still old enough, owner still dead, not in use per an open-file
+//! table re-read before each batch) and deletes relative to file descriptors: each root is opened
+//! once and locked (`flock`, so two reclaims of one root never run at once), each item is reached
+//! from its root's fd one dir at a time without following symlinks or crossing mounts, and removed
+//! with `unlinkat` relative to its parent's fd. A symlink is removed as a link and never followed;
+//! an ancestor swapped for a symlink after the check cannot redirect the deletion.
+//!
+//! What stays racy: a process may open a file in an item after its batch's open-file re-read
+//! (the window is one batch); a plain file's name swapped, inside the same in-root dir, between
+//! its final check and its `unlinkat` removes the swapped-in name (never anything outside the
+//! root).
 //!
 //! Age is `now − max(newest mtime in the item, the name's `ts` capture)`: the younger reading wins,
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
 //! recent write protects an item whose name says it is old.
 
+mod attempt;
+mod error;
 mod execute;
 mod keep;
 mod measure;
 pub mod path_text;
 mod plan;
+mod rules;
 #[cfg(test)]
 mod tests;
+mod tree;
 pub mod unix_secs;
 
 use std::path::PathBuf;
@@ -24,9 +37,14 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-pub use execute::execute;
+pub use error::ReclaimError;
+pub use execute::{
+    execute, Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor,
+    DEFAULT_BATCH_SIZE, DEFAULT_LOCK_WAIT,
+};
 pub use keep::KeepReason;
 pub use plan::plan;
+use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
 
 /// What the user asked to reclaim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,132 +218,4 @@ pub struct ReclaimReport {
     pub freed_bytes: u64,
     /// Items that failed.
     pub errors: Vec<ReclaimErrorEntry>,
-}
-
-/// Errors of one item's re-check or deletion.
-#[derive(Debug, thiserror::Error)]
-pub enum ReclaimError {
-    /// The plan's id does not match its contents: it was edited or corrupted.
-    #[error("plan id {found:?} does not match its items (expected {expected:?}); make a new plan")]
-    PlanMismatch {
-        /// The id the plan carries.
-        found: String,
-        /// The id its contents hash to.
-        expected: String,
-    },
-    /// The path is not a plain absolute path with a final name (`..`, a root, empty).
-    #[error("refusing {path:?}: not an absolute path ending in a plain name")]
-    BadPath {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The item does not lie strictly inside its root (after resolving its parent).
-    #[error("refusing {path:?}: it resolves to {resolved:?}, not inside root {root:?}")]
-    OutsideRoot {
-        /// The path in the plan.
-        path: PathBuf,
-        /// Where its parent resolves to, joined with its name.
-        resolved: PathBuf,
-        /// The root.
-        root: PathBuf,
-    },
-    /// Resolving the item's parent dir failed.
-    #[error("cannot resolve the parent of {path:?}: {source}")]
-    Canonicalize {
-        /// The item.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// `lstat` of the item or an entry in it failed.
-    #[error("cannot stat {path:?}: {source}")]
-    Stat {
-        /// The entry.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// Listing a dir inside the item failed (so its age cannot be checked).
-    #[error("cannot list {path:?}: {source}")]
-    ReadDir {
-        /// The dir.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// Deleting the item failed (part of it may be gone).
-    #[error("cannot delete {path:?}: {source}")]
-    Remove {
-        /// The item.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-}
-
-impl ReclaimError {
-    fn entry(&self, path: &std::path::Path) -> ReclaimErrorEntry {
-        ReclaimErrorEntry {
-            path: path.to_path_buf(),
-            message: self.to_string(),
-        }
-    }
-}
-
-/// The first of `roots` that `item` is or holds (an ancestor of), if any.
-fn held_root<'a>(item: &std::path::Path, roots: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    roots.iter().find(|r| r.starts_with(item))
-}
-
-/// The protected paths in force: `given` plus the user's home dir (read now, through
-/// `directories`), each as given (when absolute) and canonical (when it exists), sorted,
-/// deduplicated.
-fn protected_paths(given: &[PathBuf]) -> Vec<PathBuf> {
-    let home = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
-    let mut out: Vec<PathBuf> = given
-        .iter()
-        .cloned()
-        .chain(home)
-        .filter(|p| p.is_absolute())
-        .flat_map(|p| {
-            let canonical = std::fs::canonicalize(&p).ok();
-            std::iter::once(p).chain(canonical)
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// The first of `protected` that any of `forms` (one item's path, as found and resolved) is or
-/// holds.
-fn held_protected<'a>(forms: &[&std::path::Path], protected: &'a [PathBuf]) -> Option<&'a PathBuf> {
-    protected
-        .iter()
-        .find(|p| forms.iter().any(|item| p.starts_with(item)))
-}
-
-/// Whole seconds from `earlier` to `now`, 0 when `earlier` is in the future.
-fn secs_between(earlier: SystemTime, now: SystemTime) -> u64 {
-    now.duration_since(earlier).map_or(0, |d| d.as_secs())
-}
-
-/// The reading of an item's age: `now − max(newest mtime, name ts)`, seconds; 0 when neither is
-/// known (an item of unknown age is treated as brand new).
-fn age_secs(newest_mtime: Option<SystemTime>, name_ts: Option<SystemTime>, now: SystemTime) -> u64 {
-    match newest_mtime.into_iter().chain(name_ts).max() {
-        Some(t) => secs_between(t, now),
-        None => 0,
-    }
-}
-
-/// Needed age, seconds: max(threshold, the rule's floor).
-fn needed_secs(policy: &Policy, rule: &crate::catalogue::Rule) -> u64 {
-    policy.older_than.as_secs().max(rule.min_age_secs)
-}
-
-/// True when the rule forbids deleting (`reclaim = "never"` or `kind = "system"`).
-fn rule_forbids(rule: &crate::catalogue::Rule) -> bool {
-    rule.reclaim == crate::catalogue::ReclaimMode::Never
-        || rule.kind == crate::catalogue::ProducerKind::System
 }

@@ -240,6 +240,17 @@ pub fn default_roots() -> (Vec<Root>, Vec<RootError>) {
     (roots, missing)
 }
 
+/// `roots` with every root whose canonical path an earlier one already has left out (the same
+/// dir given twice, or once more through a symlink), in the given order: `(kept, dropped)`. The
+/// first spelling and kind given win; call it on user-given roots before scanning, so no item is
+/// listed twice.
+pub fn dedupe(roots: Vec<Root>) -> (Vec<Root>, Vec<Root>) {
+    let mut seen = std::collections::HashSet::new();
+    roots
+        .into_iter()
+        .partition(|r| seen.insert(r.canonical.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,6 +283,26 @@ mod tests {
         assert_eq!(root.relative(&link.join("a")).unwrap(), Path::new("a"));
         assert!(!root.contains(&root.canonical));
         assert!(!root.contains(dir.path()));
+    }
+
+    #[test]
+    fn same_dir_given_twice_or_through_a_symlink_is_kept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        let other = dir.path().join("other");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::create_dir(&other).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let given = vec![
+            Root::new(RootKind::Temp, &real).unwrap(),
+            Root::new(RootKind::Cache, &other).unwrap(),
+            Root::new(RootKind::Temp, &real).unwrap(),
+            Root::new(RootKind::Cache, &link).unwrap(),
+        ];
+        let (kept, dropped) = dedupe(given.clone());
+        assert_eq!(kept, vec![given[0].clone(), given[1].clone()]);
+        assert_eq!(dropped, vec![given[2].clone(), given[3].clone()]);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 mod alert_log;
 mod compact;
 mod error;
+mod file_check;
 mod growth;
 mod reclaims;
 mod samples;
@@ -39,6 +40,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_millis(1500);
 pub struct History {
     conn: Connection,
     path: PathBuf,
+    /// Device and inode of the file when opened for writing (checked before each write).
+    file_id: Option<(u64, u64)>,
+    /// Set when the file was found deleted or replaced and recreated; see `take_notice`.
+    notice: Option<HistoryError>,
 }
 
 impl History {
@@ -83,6 +88,8 @@ impl History {
         let mut history = History {
             conn,
             path: path.to_path_buf(),
+            file_id: None,
+            notice: None,
         };
         if writable {
             // The first statement that reads the file: a file that is not a database fails here.
@@ -95,6 +102,7 @@ impl History {
                 .pragma_update(None, "synchronous", "NORMAL")
                 .map_err(err("set synchronous"))?;
             schema::migrate(&mut history)?;
+            history.file_id = file_check::file_id(path);
         } else {
             schema::check_readable(&history)?;
         }

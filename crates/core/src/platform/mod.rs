@@ -16,6 +16,14 @@ mod fiemap;
 #[cfg(target_os = "macos")]
 mod private_size;
 
+mod fd;
+#[cfg(not(target_os = "macos"))]
+mod fd_linux;
+#[cfg(target_os = "macos")]
+mod fd_macos;
+
+pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
+
 use std::io;
 use std::path::{Path, PathBuf};
 

@@ -59,6 +59,14 @@ pub enum KeepReason {
         #[serde(with = "path_text")]
         root: PathBuf,
     },
+    /// A filesystem is mounted at the item or somewhere inside it (a bind mount, a disk image);
+    /// reclaim never descends into a mount.
+    HoldsMount {
+        /// The mount point. Serialized as `mount_point`: a [`KeptItem`](super::KeptItem) flattens
+        /// the reason next to its own `path`.
+        #[serde(rename = "mount_point", with = "path_text")]
+        path: PathBuf,
+    },
     /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
     /// one the caller listed in [`Policy::protected`](super::Policy::protected)).
     HoldsProtected {
@@ -90,6 +98,9 @@ impl std::fmt::Display for KeepReason {
             KeepReason::UnknownProducer => f.write_str("the producer is not in the catalogue"),
             KeepReason::HoldsRoot { root } => {
                 write!(f, "it is or holds the root {}", root.display())
+            }
+            KeepReason::HoldsMount { path } => {
+                write!(f, "a filesystem is mounted at {}", path.display())
             }
             KeepReason::HoldsProtected { path } => {
                 write!(f, "it is or holds the protected path {}", path.display())

@@ -1,14 +1,16 @@
-//! The re-measure walk of one item just before deleting it: one pass that yields its allocated
-//! bytes and its newest mtime, never following symlinks.
+//! The re-measure walk of one item just before deleting it: one pass, relative to the item's dir
+//! fd, that yields its allocated bytes and its newest mtime, never following symlinks and never
+//! descending into a mount.
 
 use std::collections::HashSet;
-use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
+use super::tree::{list_dir, open_child, ChildDir};
 use super::ReclaimError;
+use crate::platform::{EntryStat, FileKind, MountId};
 
 /// What one walk of an item found.
 #[derive(Debug, Default)]
@@ -21,8 +23,9 @@ pub(super) struct Remeasure {
     pub multi_link: Vec<LinkSeen>,
     /// Newest mtime of any entry, the item itself included.
     pub newest_mtime: Option<SystemTime>,
-    /// An entry on another device than the item (a mount point inside it).
-    pub other_device: bool,
+    /// The first mount point met inside the item (another device or mount id); the walk stops
+    /// there.
+    pub mount_inside: Option<PathBuf>,
 }
 
 /// One link of a multi-link inode met by a walk.
@@ -56,11 +59,10 @@ impl LinkedInodes {
 }
 
 impl Remeasure {
-    fn add(&mut self, md: &Metadata, item_dev: u64, linked: &LinkedInodes) {
-        let bytes = md.blocks() * 512;
-        let key = (md.dev(), md.ino());
-        let multi = !md.is_dir()
-            && if md.nlink() > 1 {
+    fn add(&mut self, st: &EntryStat, linked: &LinkedInodes) {
+        let key = (st.dev, st.ino);
+        let multi = st.kind != FileKind::Dir
+            && if st.nlink > 1 {
                 linked.note(key);
                 true
             } else {
@@ -70,75 +72,102 @@ impl Remeasure {
             self.multi_link.push(LinkSeen {
                 dev: key.0,
                 ino: key.1,
-                allocated_bytes: bytes,
-                nlink: md.nlink(),
+                allocated_bytes: st.allocated_bytes,
+                nlink: st.nlink,
             });
         } else {
-            self.single_link_bytes += bytes;
+            self.single_link_bytes += st.allocated_bytes;
         }
-        if let Ok(m) = md.modified() {
+        if let Some(m) = st.mtime {
             self.newest_mtime = Some(self.newest_mtime.map_or(m, |n| n.max(m)));
-        }
-        if md.dev() != item_dev {
-            self.other_device = true;
         }
     }
 }
 
-/// Walks the item at `path` whose `lstat` is `top`. Entries that vanish during the walk are left
-/// out (their parent's mtime shows the change).
+/// The item's device and mount: anything inside on another one is a mount point.
+#[derive(Debug, Clone)]
+pub(super) struct Fence {
+    /// Device of the item.
+    pub dev: u64,
+    /// Mount of the item.
+    pub mount: MountId,
+}
+
+impl Fence {
+    /// True when `st` lies on another device or mount than the item.
+    pub fn crossed_by(&self, st: &EntryStat) -> bool {
+        st.dev != self.dev || st.mount.as_ref().is_some_and(|m| *m != self.mount)
+    }
+}
+
+/// Walks the item whose `lstat` is `top`: `dir` is its open dir fd (`None` for a file or symlink),
+/// `path` its path (for messages). Entries that vanish during the walk are left out (their
+/// parent's mtime shows the change).
 ///
 /// # Errors
-/// [`ReclaimError::ReadDir`] when a dir in the item cannot be listed and [`ReclaimError::Stat`]
-/// when an entry cannot be stat'ed (other than `NotFound`): its age cannot be known.
+/// [`ReclaimError::ReadDir`] when a dir in the item cannot be listed, [`ReclaimError::Stat`] when
+/// an entry cannot be stat'ed and [`ReclaimError::Open`] when a dir inside cannot be opened (other
+/// than `NotFound`): its age cannot be known.
 pub(super) fn remeasure(
+    dir: Option<BorrowedFd<'_>>,
     path: &Path,
-    top: &Metadata,
+    top: &EntryStat,
+    fence: &Fence,
     linked: &LinkedInodes,
 ) -> Result<Remeasure, ReclaimError> {
     let mut out = Remeasure::default();
-    out.add(top, top.dev(), linked);
-    if top.is_dir() {
-        walk_dir(path, top.dev(), linked, &mut out)?;
+    out.add(top, linked);
+    if let Some(dir) = dir {
+        walk_dir(dir, path, fence, linked, &mut out)?;
     }
     Ok(out)
 }
 
 fn walk_dir(
-    dir: &Path,
-    item_dev: u64,
+    dir: BorrowedFd<'_>,
+    path: &Path,
+    fence: &Fence,
     linked: &LinkedInodes,
     out: &mut Remeasure,
 ) -> Result<(), ReclaimError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(ReclaimError::ReadDir {
-                path: dir.to_path_buf(),
-                source,
-            })
-        }
-    };
-    for entry in entries {
-        let entry = entry.map_err(|source| ReclaimError::ReadDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        // `DirEntry::metadata` does not follow symlinks (fstatat with AT_SYMLINK_NOFOLLOW).
-        let md = match entry.metadata() {
-            Ok(md) => md,
+    for name in list_dir(dir, path)? {
+        let child_path = path.join(&name);
+        let st = match crate::platform::stat_at(dir, &name) {
+            Ok(st) => st,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(source) => {
                 return Err(ReclaimError::Stat {
-                    path: entry.path(),
+                    path: child_path,
                     source,
                 })
             }
         };
-        out.add(&md, item_dev, linked);
-        if md.is_dir() && md.dev() == item_dev {
-            walk_dir(&entry.path(), item_dev, linked, out)?;
+        if fence.crossed_by(&st) {
+            out.mount_inside = Some(child_path);
+            return Ok(());
+        }
+        out.add(&st, linked);
+        if st.kind != FileKind::Dir {
+            continue;
+        }
+        match open_child(dir, &name, &child_path, &st, fence)? {
+            ChildDir::Open(fd) => {
+                walk_dir(fd.as_fd(), &child_path, fence, linked, out)?;
+                if out.mount_inside.is_some() {
+                    return Ok(());
+                }
+            }
+            ChildDir::Gone => {}
+            ChildDir::Mount => {
+                out.mount_inside = Some(child_path);
+                return Ok(());
+            }
+            ChildDir::Replaced => {
+                return Err(ReclaimError::Stat {
+                    path: child_path,
+                    source: std::io::Error::other("replaced while it was being measured"),
+                })
+            }
         }
     }
     Ok(())

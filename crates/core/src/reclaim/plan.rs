@@ -31,6 +31,9 @@ use crate::roots::Root;
 /// the plan id covers it. An item that is one of its rule's `structure` dirs (a top-level
 /// `com.apple.gpuarchiver`) is kept (`Structure`).
 ///
+/// An item met twice (a root given twice, or once more through a symlink) is planned once: one
+/// planned item per device and inode, one kept entry per path.
+///
 /// Calls `probe.refresh()` once, then only looks the snapshot up.
 pub fn plan(
     inv: &Inventory,
@@ -97,6 +100,11 @@ pub fn plan(
     }
     items.sort_by(|a, b| a.path.cmp(&b.path));
     kept.sort_by(|a, b| a.path.cmp(&b.path));
+    // A root given twice (or once more through a symlink) lists its items twice: one entry per
+    // device and inode, one kept entry per path.
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| seen.insert((i.dev, i.ino)));
+    kept.dedup_by(|a, b| a.path == b.path);
     let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
     let planned_freeable_bytes = items.iter().map(|i| i.freeable_bytes).sum();
     ReclaimPlan {

@@ -7,7 +7,6 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use super::measure::remeasure;
 use super::plan::plan_id;
 use super::*;
 use crate::catalogue::Catalogue;
@@ -113,22 +112,36 @@ fn set_mtime(p: &Path, t: SystemTime) {
     f.set_modified(t).unwrap();
 }
 
+/// Allocated bytes (`st_blocks * 512`) and newest mtime of `path` and everything under it, not
+/// following symlinks.
+fn measure_tree(path: &Path) -> (u64, Option<SystemTime>) {
+    let md = fs::symlink_metadata(path).unwrap();
+    let mut bytes = md.blocks() * 512;
+    let mut newest = md.modified().ok();
+    if md.is_dir() {
+        for e in fs::read_dir(path).unwrap() {
+            let (b, n) = measure_tree(&e.unwrap().path());
+            bytes += b;
+            newest = newest.max(n);
+        }
+    }
+    (bytes, newest)
+}
+
 fn item(path: &Path, producer: Option<&str>, captures: Captures) -> Item {
     let md = fs::symlink_metadata(path).unwrap();
-    let m = remeasure(path, &md, &Default::default()).unwrap();
+    let (allocated_bytes, newest_mtime) = measure_tree(path);
     Item {
         path: path.to_path_buf(),
         producer: producer.map(str::to_owned),
         captures,
         measure: Measure {
-            allocated_bytes: m.single_link_bytes
-                + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
+            allocated_bytes,
             apparent_bytes: md.len(),
-            freeable_bytes: m.single_link_bytes
-                + m.multi_link.iter().map(|l| l.allocated_bytes).sum::<u64>(),
+            freeable_bytes: allocated_bytes,
             files: 1,
             dirs: 1,
-            newest_mtime: m.newest_mtime,
+            newest_mtime,
             birth_time: md.created().ok(),
         },
         is_symlink: md.file_type().is_symlink(),
@@ -563,7 +576,8 @@ fn nested_root_claimed_as_item_of_outer_root_is_never_deleted() {
 
 /// Rule 1 and 4: the item's parent is moved out of the root and replaced by a symlink to where it
 /// went, between plan and execute. The item keeps its device and inode, but it now resolves
-/// outside the root: execute refuses it and it survives.
+/// outside the root: execute, walking from the root's fd without following symlinks, keeps it as
+/// changed and it survives.
 #[test]
 fn parent_replaced_by_symlink_after_plan_is_refused() {
     let t = tree();
@@ -593,11 +607,12 @@ fn parent_replaced_by_symlink_after_plan_is_refused() {
     std::os::unix::fs::symlink(&moved, &sub).unwrap();
     let r = execute(&p, &catalogue(), &FakeProbe::default(), now, &mut |_| {});
     assert!(r.deleted.is_empty());
-    assert_eq!(r.errors.len(), 1, "{:?}", r);
+    assert!(r.errors.is_empty(), "{:?}", r);
+    assert_eq!(r.kept.len(), 1, "{:?}", r);
     assert!(
-        r.errors[0].message.contains("not inside root"),
+        matches!(&r.kept[0].reason, KeepReason::Changed { what } if what.contains("symlink")),
         "{:?}",
-        r.errors
+        r.kept
     );
     assert!(moved.join("gpuarchiver-x/data.bin").is_file());
 }

@@ -11,6 +11,7 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming this database.
     pub fn record_alert(&mut self, alert: &AlertDto) -> Result<i64, HistoryError> {
+        self.check_file()?;
         self.conn
             .prepare_cached(
                 "INSERT INTO alerts (time_unix_secs, rule, producer, title, message) \

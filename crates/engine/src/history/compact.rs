@@ -51,6 +51,7 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming this database; on error nothing changes.
     pub fn compact(&mut self, now: SystemTime) -> Result<CompactReport, HistoryError> {
+        self.check_file()?;
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
         let now = unix_secs(now);

@@ -67,6 +67,19 @@ pub enum HistoryError {
         /// The version this build needs.
         known: i64,
     },
+    /// The database file was deleted or replaced while open (a notice, not a failure: the write
+    /// went on into a database recreated at the same path).
+    #[error(
+        "the history database {path:?} was {what} while cachewatch had it open; it was recreated \
+         (or reopened) at that path and history goes on there: rows written before are gone from it, \
+         restore the file from a backup if you need them"
+    )]
+    Recreated {
+        /// The database file.
+        path: PathBuf,
+        /// `deleted` or `replaced by another file`.
+        what: &'static str,
+    },
     /// Any other SQLite failure.
     #[error("history database {path:?}: {operation} failed: {source}")]
     Sql {

@@ -41,6 +41,7 @@ impl History {
     /// [`HistoryError`] naming this database when the update fails; then no outcome is written
     /// (the rows stay `attempt` and read as [`INTERRUPTED`]).
     pub fn finish_reclaims(&mut self, outcomes: &[(i64, String)]) -> Result<(), HistoryError> {
+        self.check_file()?;
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
         let tx = self
@@ -85,6 +86,7 @@ impl History {
         recs: &[AuditRecord],
         outcome: Option<&str>,
     ) -> Result<Vec<i64>, HistoryError> {
+        self.check_file()?;
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
         let tx = self

@@ -111,6 +111,7 @@ impl History {
         at: SystemTime,
         samples: &[Sample],
     ) -> Result<(), HistoryError> {
+        self.check_file()?;
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
         let at = unix_secs(at);

@@ -53,30 +53,36 @@ fn user_version(history: &History) -> Result<i64, HistoryError> {
         .map_err(history.err("read schema version"))
 }
 
-/// Brings the schema to [`SCHEMA_VERSION`], one transaction per step.
+/// Brings the schema to [`SCHEMA_VERSION`], one transaction per step. Safe to race (two
+/// cachewatch processes opening a fresh data dir at once): each step takes the write lock first
+/// (`BEGIN IMMEDIATE`, waiting up to the busy timeout) and reads the version again under it, so a
+/// step another process already applied is skipped, never run twice.
 pub(super) fn migrate(history: &mut History) -> Result<(), HistoryError> {
-    let found = user_version(history)?;
-    if found > SCHEMA_VERSION {
-        return Err(HistoryError::TooNew {
-            path: history.path.clone(),
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
     let path = history.path.clone();
     let err = |op| super::sql_err(&path, op);
-    for (from, sql) in MIGRATIONS
-        .iter()
-        .enumerate()
-        .skip(usize::try_from(found).unwrap_or(0))
-    {
-        let tx = history.conn.transaction().map_err(err("begin migration"))?;
+    loop {
+        let tx = history
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err("begin migration"))?;
+        let found: i64 = tx
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .map_err(err("read schema version"))?;
+        if found > SCHEMA_VERSION {
+            return Err(HistoryError::TooNew {
+                path: path.clone(),
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        let Some(sql) = usize::try_from(found).ok().and_then(|i| MIGRATIONS.get(i)) else {
+            return Ok(());
+        };
         tx.execute_batch(sql).map_err(err("migrate schema"))?;
-        tx.pragma_update(None, "user_version", from as i64 + 1)
+        tx.pragma_update(None, "user_version", found + 1)
             .map_err(err("set schema version"))?;
         tx.commit().map_err(err("commit migration"))?;
     }
-    Ok(())
 }
 
 /// Checks a read-only database is at [`SCHEMA_VERSION`].

@@ -51,6 +51,8 @@ pub(super) struct Read {
     pub(super) total_growth: Option<Growth>,
     /// Growth by producer id over the alerts' growth window.
     pub(super) alert_growth: BTreeMap<String, Growth>,
+    /// The history file was deleted or replaced and recreated (`HistoryError::Recreated`).
+    pub(super) notice: Option<String>,
 }
 
 /// One sample per producer, per root and of the total.
@@ -125,6 +127,7 @@ pub(super) fn write_and_read(
 ) -> Result<Read, HistoryError> {
     h.record_samples(now, samples)?;
     h.compact(now)?;
+    let notice = h.take_notice().map(|n| n.to_string());
     let since = now
         .checked_sub(chart_window)
         .unwrap_or(SystemTime::UNIX_EPOCH);
@@ -159,5 +162,6 @@ pub(super) fn write_and_read(
         charts,
         total_growth,
         alert_growth,
+        notice,
     })
 }

@@ -137,6 +137,9 @@ impl Recorder {
                 self.charts = read.charts;
                 self.total_growth = read.total_growth;
                 self.alert_growth = read.alert_growth;
+                if let Some(n) = read.notice {
+                    self.error(n);
+                }
                 self.last_sample_at = Some(now);
                 self.last_sampled = totals
                     .iter()
