@@ -4,25 +4,49 @@
 //! JavaScript passes camelCase argument names (`thresholdSecs`, `planId`); Tauri maps them to the
 //! snake_case parameters here.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::api;
 use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
 use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
 use cachewatch::snapshot::Snapshot;
+use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
 
-use crate::error::IpcError;
-use crate::settings::{Settings, SettingsStore};
+use crate::error::{ErrorCode, IpcError};
 
-/// The settings file and the values it starts from (managed state).
+/// Where the settings live: the config file (managed state). `None` when there is no home dir to
+/// find it and no `--config` was given.
 #[derive(Debug, Clone)]
 pub struct SettingsState {
-    /// Where the settings are saved.
-    pub store: SettingsStore,
-    /// The settings before any were saved (from the config file).
-    pub seed: Settings,
+    /// The config file the settings are read from and saved into.
+    pub config_path: Option<PathBuf>,
+}
+
+impl SettingsState {
+    fn path(&self) -> Result<&Path, IpcError> {
+        self.config_path.as_deref().ok_or_else(|| {
+            IpcError::new(
+                ErrorCode::Settings,
+                "no config file to keep the settings in: start the app with --config PATH or CACHEWATCH_CONFIG",
+            )
+        })
+    }
+}
+
+/// The settings the window shows and edits: the config file's `[reclaim] older_than` and
+/// `[alerts]`, and whether the app starts at login (the autostart plugin's, not the file's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The settings kept in the config file.
+    #[serde(flatten)]
+    pub config: api::settings::Settings,
+    /// Whether the app starts at login.
+    #[serde(default)]
+    pub open_at_login: bool,
 }
 
 /// The latest snapshot.
@@ -93,27 +117,28 @@ pub async fn rescan(monitor: State<'_, MonitorHandle>) -> Result<(), IpcError> {
     Ok(monitor.rescan().await?)
 }
 
-/// The settings, with "open at login" as the autostart plugin reports it.
+/// The settings as the config file holds them now, with "open at login" as the autostart plugin
+/// reports it.
 ///
 /// # Errors
-/// `settings` when the file cannot be read, `autostart` when the login item cannot be queried.
+/// `settings` when the config file cannot be read or is invalid, `autostart` when the login item
+/// cannot be queried.
 #[tauri::command]
 pub fn get_settings<R: Runtime>(
     app: AppHandle<R>,
     settings: State<'_, SettingsState>,
 ) -> Result<Settings, IpcError> {
-    let saved = settings.store.load_or(settings.seed.clone())?;
     Ok(Settings {
-        open_at_login: crate::plugins::is_enabled(&app)?.unwrap_or(saved.open_at_login),
-        ..saved
+        config: api::settings::load(settings.path()?)?,
+        open_at_login: crate::plugins::is_enabled(&app)?.unwrap_or(false),
     })
 }
 
-/// Saves the settings, applies the default threshold to the monitor and the login item to the
-/// system. Alert limits take effect at the next start.
+/// Saves the settings into the config file (comments and other keys kept) and applies them now:
+/// the default threshold and the alert limits to the monitor, the login item to the system.
 ///
 /// # Errors
-/// `settings`, `autostart`, `stopped`.
+/// `settings` when the config file cannot be written, `autostart`, `stopped`.
 #[tauri::command]
 pub async fn set_settings<R: Runtime>(
     app: AppHandle<R>,
@@ -121,9 +146,12 @@ pub async fn set_settings<R: Runtime>(
     settings_state: State<'_, SettingsState>,
     settings: Settings,
 ) -> Result<(), IpcError> {
-    settings_state.store.save(&settings)?;
+    api::settings::save(settings_state.path()?, &settings.config)?;
     crate::plugins::set_enabled(&app, settings.open_at_login)?;
-    Ok(monitor.set_threshold(settings.default_threshold()).await?)
+    monitor.set_alerts(settings.config.alerts.clone()).await?;
+    Ok(monitor
+        .set_threshold(settings.config.default_threshold())
+        .await?)
 }
 
 /// Opens an upstream report in the browser: only an `https://` URL that a catalogue rule lists
@@ -139,7 +167,7 @@ pub fn open_evidence<R: Runtime>(
 ) -> Result<(), IpcError> {
     if !is_evidence(&catalogue, &url) {
         return Err(IpcError::new(
-            "not-evidence",
+            ErrorCode::NotEvidence,
             format!(
                 "refusing to open {url:?}: only the https evidence links of the catalogue open"
             ),

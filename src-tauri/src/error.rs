@@ -1,26 +1,78 @@
-//! The error shape of every IPC command: `{code, message}`.
+//! The error shape of every IPC command: `{code, message}`, `code` one of [`ErrorCode`].
 
+use cachewatch::api::ApiError;
 use cachewatch::monitor::MonitorError;
 use serde::{Deserialize, Serialize};
 
-use crate::settings::SettingsError;
+/// What went wrong, for the window to branch on (serialized kebab-case: `unknown-plan`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorCode {
+    /// The monitor was started outside a runtime (a bug).
+    NoRuntime,
+    /// The monitor has stopped.
+    Stopped,
+    /// A plan id that no plan has (or that was executed already).
+    UnknownPlan,
+    /// A producer id the catalogue does not know.
+    UnknownProducer,
+    /// A flush did not complete in time.
+    FlushTimeout,
+    /// A blocking job (scan, reclaim) failed.
+    JobFailed,
+    /// Nothing was deleted: the audit rows could not be written first.
+    Audit,
+    /// The settings could not be read or saved (the config file).
+    Settings,
+    /// The login item could not be read or changed.
+    Autostart,
+    /// A URL that is not a catalogue evidence link.
+    NotEvidence,
+    /// The browser or file manager could not be started.
+    Opener,
+}
 
-/// An error as the window receives it: a stable kebab-case `code` to branch on and a `message`
-/// to show (lowercase, names the bad value, says what to do).
+impl ErrorCode {
+    /// The kebab-case text the window sees.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NoRuntime => "no-runtime",
+            ErrorCode::Stopped => "stopped",
+            ErrorCode::UnknownPlan => "unknown-plan",
+            ErrorCode::UnknownProducer => "unknown-producer",
+            ErrorCode::FlushTimeout => "flush-timeout",
+            ErrorCode::JobFailed => "job-failed",
+            ErrorCode::Audit => "audit",
+            ErrorCode::Settings => "settings",
+            ErrorCode::Autostart => "autostart",
+            ErrorCode::NotEvidence => "not-evidence",
+            ErrorCode::Opener => "opener",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error as the window receives it: a stable `code` to branch on and a `message` to show
+/// (lowercase, names the bad value, says what to do).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct IpcError {
-    /// Stable code, e.g. `unknown-plan`, `stopped`, `settings`.
-    pub code: String,
+    /// What went wrong.
+    pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
 }
 
 impl IpcError {
     /// An error with `code` and `message`.
-    pub fn new(code: &str, message: impl Into<String>) -> IpcError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> IpcError {
         IpcError {
-            code: code.to_owned(),
+            code,
             message: message.into(),
         }
     }
@@ -29,19 +81,25 @@ impl IpcError {
 impl From<MonitorError> for IpcError {
     fn from(e: MonitorError) -> IpcError {
         let code = match &e {
-            MonitorError::NoRuntime => "no-runtime",
-            MonitorError::Stopped => "stopped",
-            MonitorError::UnknownPlan { .. } => "unknown-plan",
-            MonitorError::UnknownProducer { .. } => "unknown-producer",
-            MonitorError::FlushTimeout { .. } => "flush-timeout",
-            MonitorError::Job { .. } => "job-failed",
+            MonitorError::NoRuntime => ErrorCode::NoRuntime,
+            MonitorError::Stopped => ErrorCode::Stopped,
+            MonitorError::UnknownPlan { .. } => ErrorCode::UnknownPlan,
+            MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
+            MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
+            MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
+            MonitorError::Job { .. } => ErrorCode::JobFailed,
         };
         IpcError::new(code, e.to_string())
     }
 }
 
-impl From<SettingsError> for IpcError {
-    fn from(e: SettingsError) -> IpcError {
-        IpcError::new("settings", e.to_string())
+impl From<ApiError> for IpcError {
+    fn from(e: ApiError) -> IpcError {
+        let code = match &e {
+            ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
+            ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
+            _ => ErrorCode::Settings,
+        };
+        IpcError::new(code, e.to_string())
     }
 }

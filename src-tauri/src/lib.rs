@@ -11,26 +11,19 @@ pub mod forward;
 pub mod options;
 pub mod plugins;
 pub mod reclaim_now;
-pub mod settings;
 pub mod setup;
 pub mod tray;
 pub mod window;
 
 pub use error::IpcError;
 
-/// Registers the IPC commands on `builder` (the same list as `build.rs` and the capability).
+/// Registers the IPC commands on `builder`: the one list in `src/command_list.rs`, which `build.rs`
+/// also turns into the app manifest and the capability.
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
-        commands::get_snapshot,
-        commands::plan_reclaim,
-        commands::execute_reclaim,
-        commands::set_paused,
-        commands::set_threshold,
-        commands::rescan,
-        commands::get_settings,
-        commands::set_settings,
-        commands::open_evidence,
-    ])
+    macro_rules! command_list {
+        ($($c:ident),* $(,)?) => { tauri::generate_handler![$(commands::$c),*] };
+    }
+    builder.invoke_handler(include!("command_list.rs"))
 }
 
 /// Runs the app until Quit; a start-up failure is printed to stderr and exits with status 1.

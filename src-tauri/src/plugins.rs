@@ -5,7 +5,7 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::AutoLaunchManager;
 use tauri_plugin_opener::OpenerExt;
 
-use crate::error::IpcError;
+use crate::error::{ErrorCode, IpcError};
 
 /// Whether the app starts at login; `None` when the autostart plugin is not loaded.
 ///
@@ -15,7 +15,7 @@ pub fn is_enabled<R: Runtime>(app: &AppHandle<R>) -> Result<Option<bool>, IpcErr
     match app.try_state::<AutoLaunchManager>() {
         Some(m) => m.is_enabled().map(Some).map_err(|e| {
             IpcError::new(
-                "autostart",
+                ErrorCode::Autostart,
                 format!("cannot read the open-at-login setting: {e}"),
             )
         }),
@@ -40,7 +40,7 @@ pub fn set_enabled<R: Runtime>(app: &AppHandle<R>, on: bool) -> Result<(), IpcEr
     };
     r.map_err(|e| {
         IpcError::new(
-            "autostart",
+            ErrorCode::Autostart,
             format!(
                 "cannot turn open at login {}: {e}",
                 if on { "on" } else { "off" }
@@ -55,9 +55,12 @@ pub fn set_enabled<R: Runtime>(app: &AppHandle<R>, on: bool) -> Result<(), IpcEr
 /// `opener` when the plugin is missing or the browser cannot be started.
 pub fn open_url<R: Runtime>(app: &AppHandle<R>, url: &str) -> Result<(), IpcError> {
     if app.try_state::<tauri_plugin_opener::Opener<R>>().is_none() {
-        return Err(IpcError::new("opener", "the opener plugin is not loaded"));
+        return Err(IpcError::new(
+            ErrorCode::Opener,
+            "the opener plugin is not loaded",
+        ));
     }
     app.opener()
         .open_url(url, None::<&str>)
-        .map_err(|e| IpcError::new("opener", format!("cannot open {url:?}: {e}")))
+        .map_err(|e| IpcError::new(ErrorCode::Opener, format!("cannot open {url:?}: {e}")))
 }

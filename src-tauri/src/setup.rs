@@ -1,45 +1,24 @@
 //! Start-up: plugins, the monitor, the tray, the forwarding tasks.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
-
-use cachewatch::config::{self, ConfigError};
+use cachewatch::api::{ApiError, Locations, Session};
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::MonitorState;
 use tauri::{App, AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::MacosLauncher;
 
 use crate::commands::SettingsState;
-use crate::options::{LaunchOptions, OptionsError};
-use crate::settings::{Settings, SettingsStore};
+use crate::options::LaunchOptions;
 use crate::tray::Action;
 
 /// Errors starting the app.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// Bad command-line arguments or environment.
+    /// The config, a root or the data dir cannot be used (the engine API says which and why).
     #[error(transparent)]
-    Options(#[from] OptionsError),
-    /// The config file cannot be read or is invalid.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// The data dir cannot be created.
-    #[error(
-        "cannot create the data dir {path:?}: {source}; set CACHEWATCH_DATA_DIR to a writable dir"
-    )]
-    DataDir {
-        /// The dir.
-        path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
+    Api(#[from] ApiError),
     /// The monitor did not start.
     #[error("cannot start the monitor: {0}")]
     Monitor(#[from] MonitorError),
-    /// No roots to watch.
-    #[error("no root to watch: the default dirs are missing; pass --root KIND=PATH")]
-    NoRoots,
     /// Tauri failed.
     #[error("tauri: {0}")]
     Tauri(#[from] tauri::Error),
@@ -51,8 +30,8 @@ pub enum StartError {
 /// [`StartError`] when the options, the config, the data dir, the monitor or Tauri fail.
 pub fn run() -> Result<(), StartError> {
     init_tracing();
-    let opts = LaunchOptions::parse(std::env::args().skip(1), |k| std::env::var(k).ok())?;
-    let hide_on_blur = opts.hide_on_blur;
+    let opts = LaunchOptions::from_args(std::env::args()).unwrap_or_else(|e| e.exit());
+    let hide_on_blur = opts.hide_on_blur();
     let builder = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             if let Err(e) = crate::window::show(app) {
@@ -87,54 +66,28 @@ fn init_tracing() {
     }
 }
 
-/// The monitor's options from the launch options, the config and the saved settings.
+/// The monitor's options and the settings' home from the launch options, through the engine API
+/// (the same resolution as the CLI's): config, data dir (created), roots, protected paths.
 ///
 /// # Errors
-/// [`StartError`] when the config is invalid, no root exists or the data dir cannot be made.
+/// [`StartError::Api`] when the config is invalid, a root is unusable, no root exists or the data
+/// dir cannot be made.
 pub fn monitor_options(
     opts: &LaunchOptions,
 ) -> Result<(MonitorOptions, SettingsState), StartError> {
-    let config_path = match &opts.config {
-        Some(p) => p.clone(),
-        None => config::default_config_path()?,
-    };
-    let loaded = config::load(&config_path)?;
-    let data_dir = match &opts.data_dir {
-        Some(p) => p.clone(),
-        None => config::default_data_dir()?,
-    };
-    std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir {
-        path: data_dir.clone(),
-        source,
+    let session = Session::load(&Locations {
+        config: opts.config.clone(),
+        data_dir: opts.data_dir.clone(),
     })?;
-    let mut roots = opts.roots.clone();
-    if roots.is_empty() {
-        roots = loaded.roots()?;
-    }
-    if roots.is_empty() {
-        let (found, missing) = cachewatch::roots::default_roots();
-        for m in missing {
-            tracing::info!("default root left out: {m}");
-        }
-        roots = found;
-    }
-    if roots.is_empty() {
-        return Err(StartError::NoRoots);
-    }
-    let seed = Settings::from_config(&loaded.config);
-    let store = SettingsStore::in_dir(&data_dir);
-    let settings = store.load_or(seed.clone()).unwrap_or_else(|e| {
-        tracing::warn!("{e}; using the config's settings");
-        seed.clone()
-    });
-    let mut m = MonitorOptions::new(roots, Arc::new(loaded.catalogue()?));
-    m.db_path = Some(data_dir.join(config::DB_FILE_NAME));
-    m.debounce = Duration::from_millis(loaded.config.watch.debounce_ms);
-    m.sample_interval = Duration::from_secs(loaded.config.monitor.sample_interval_secs.max(1));
-    m.threshold = settings.default_threshold();
-    m.alerts = settings.alerts;
-    m.process_watch = loaded.config.process_watch.clone();
-    Ok((m, SettingsState { store, seed }))
+    session.ensure_data_dir()?;
+    let roots = session.roots(Session::parse_root_args(&opts.roots)?)?;
+    let m = session.monitor_options(roots)?;
+    Ok((
+        m,
+        SettingsState {
+            config_path: session.config_path.clone(),
+        },
+    ))
 }
 
 fn setup<R: Runtime>(app: &mut App<R>, opts: LaunchOptions) -> Result<(), StartError> {

@@ -13,7 +13,6 @@ use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::roots::{Root, RootKind};
 use cachewatch_app::commands::SettingsState;
-use cachewatch_app::settings::{Settings, SettingsStore};
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{
@@ -101,8 +100,7 @@ fn fixture(old: usize, young: usize) -> (Fixture, Vec<PathBuf>, Vec<PathBuf>) {
         .manage(monitor.clone())
         .manage(catalogue)
         .manage(SettingsState {
-            store: SettingsStore::in_dir(&data),
-            seed: Settings::default(),
+            config_path: Some(data.join("config.toml")),
         })
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -306,9 +304,12 @@ fn threshold_pause_and_settings_reach_the_monitor() {
     s2["default_threshold_secs"] = json!(7200);
     invoke(&f, "set_settings", json!({ "settings": s2 })).unwrap();
     assert_eq!(invoke(&f, "get_settings", json!({})).unwrap(), s2);
-    let saved: Value =
-        serde_json::from_slice(&std::fs::read(f.data.join("app-settings.json")).unwrap()).unwrap();
-    assert_eq!(saved["default_threshold_secs"], 7200);
+    // Saved into the config file itself (one store), as a humantime duration.
+    let saved: toml::Table = std::fs::read_to_string(f.data.join("config.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(saved["reclaim"]["older_than"].as_str(), Some("2h"));
     assert_eq!(
         invoke(&f, "get_snapshot", json!({})).unwrap()["threshold_secs"],
         7200

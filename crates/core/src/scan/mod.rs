@@ -333,11 +333,13 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());
-    in_pool(|| walker.item(item_path, &md, claim, inner_rel, depth));
+    in_pool(|| walker.item(item_path.clone(), &md, claim, inner_rel, depth));
     let vanished = walker.vanished.load(Ordering::Relaxed);
-    // Claimed items inside an unattributed one were recorded first; the item itself comes last.
+    // Claimed items inside an unattributed one were recorded first; the item itself comes last. A
+    // structure dir (`com.apple.gpuarchiver` holding only claimed items) records no item of its
+    // own: then it is not an item, as in a full scan.
     let (mut items, _, issues) = walker.into_found();
-    let mut item = items.pop();
+    let mut item = items.pop().filter(|i| i.path == item_path);
     if let (Some(item), Some(bundle)) = (&mut item, root.container_bundle()) {
         item.captures.bundle = Some(bundle);
     }

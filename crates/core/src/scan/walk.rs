@@ -343,8 +343,11 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         depth: usize,
     ) {
         let mut acc = head.own;
+        let mut unclaimed_inside = false;
         if head.is_dir {
-            acc = acc.merge(self.children(&path, rel, depth));
+            let inside = self.children(&path, rel, depth);
+            unclaimed_inside = inside.files > 0 || inside.dirs > 0 || inside.allocated_bytes > 0;
+            acc = acc.merge(inside);
         }
         let (producer, captures) = match claim {
             Some(c) => (Some(c.producer), c.captures),
@@ -353,7 +356,15 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     .file_name()
                     .filter(|_| depth == 1)
                     .and_then(|name| self.classifier.structure_of(self.kind, Path::new(name)));
-                (structure, Captures::default())
+                if structure.is_some() && !unclaimed_inside {
+                    // A dir a producer's items live in (`com.apple.gpuarchiver`), holding nothing
+                    // but claimed items: neither an item of its own (it would inflate the
+                    // producer's item count) nor unattributed. Its own entry stays in the total.
+                    let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+                    found.total = found.total.merge(acc);
+                    return;
+                }
+                (None, Captures::default())
             }
         };
         let item = Item {

@@ -1,0 +1,14 @@
+// The one list of the window's IPC commands, as `command_list!(...)`. `lib.rs` expands it into the
+// invoke handler, `build.rs` into the app manifest and the capability `capabilities/main.json`
+// (written from this list: edit here, never there).
+command_list!(
+    get_snapshot,
+    plan_reclaim,
+    execute_reclaim,
+    set_paused,
+    set_threshold,
+    rescan,
+    get_settings,
+    set_settings,
+    open_evidence,
+)
