@@ -42,6 +42,19 @@ fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// A count with thousands separators, as the app writes it: `20003` -> `20,003`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB` (the engine's
 /// [`cachewatch::units::format_bytes`]).
 pub fn bytes(n: u64) -> String {
@@ -142,6 +155,16 @@ impl Table {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_group_thousands_like_the_app() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(20003), "20,003");
+        assert_eq!(count(699_300), "699,300");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn bytes_use_binary_units() {

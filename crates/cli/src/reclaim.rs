@@ -2,6 +2,8 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
@@ -11,10 +13,13 @@ use cachewatch::process::SystemProbe;
 use cachewatch::reclaim::{
     self, DeletedItem, KeptItem, PlannedItem, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
 };
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::format::{age, bytes, Align, Table};
+use super::format::bytes;
 use super::{Context, Outcome, RootArgs};
+
+mod print;
 
 /// Options of `cachewatch reclaim`.
 #[derive(Debug, clap::Args)]
@@ -39,6 +44,10 @@ pub struct Args {
     /// Print JSON (shape documented in the README) instead of tables
     #[arg(long)]
     pub json: bool,
+    /// List every item (default: one row per producer and the kept items counted by reason when
+    /// there are more than 40)
+    #[arg(long)]
+    pub list: bool,
 }
 
 /// The JSON document of `cachewatch reclaim --json`.
@@ -91,28 +100,37 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
 
     let mut out = std::io::stdout().lock();
     if !args.json {
-        print_plan(&plan, &mut out).context("writing to stdout")?;
+        print::plan(&plan, args.list, &mut out).context("writing to stdout")?;
     }
 
     let mut report = ReclaimReport::default();
     let mut audit_errors = Vec::new();
+    let mut interrupted = false;
     let execute = !plan.items.is_empty() && !args.dry_run && (args.yes || confirm(&plan)?);
     if execute {
         let db = ctx.db_path()?;
         let mut history = History::open(&db)
             .with_context(|| format!("opening the history database {}", db.display()))?;
-        let audited = api::reclaim::execute_audited(
+        let stop = stop_on_ctrl_c();
+        let bar = progress_bar(plan.items.len() as u64, args.json);
+        let audited = api::reclaim::execute_audited_with(
             &plan,
             &catalogue,
             &probe,
             &mut history,
             &db,
             SystemTime::now(),
+            &mut |p| {
+                bar.set_position(p.done as u64);
+                !stop.load(Ordering::SeqCst)
+            },
         )?;
+        bar.finish_and_clear();
+        interrupted = stop.load(Ordering::SeqCst);
         report = audited.report;
         audit_errors = audited.audit_errors;
     }
-    let problems = !report.errors.is_empty() || !audit_errors.is_empty();
+    let problems = !report.errors.is_empty() || !audit_errors.is_empty() || interrupted;
 
     if args.json {
         let doc = ReclaimJson {
@@ -129,7 +147,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON to stdout")?;
         writeln!(out).context("writing to stdout")?;
     } else if execute {
-        print_report(&report, &audit_errors, &mut out).context("writing to stdout")?;
+        print::report(&report, &audit_errors, args.list, interrupted, &mut out)
+            .context("writing to stdout")?;
     } else if !plan.items.is_empty() {
         let how = if args.dry_run {
             "Dry run: nothing deleted."
@@ -160,75 +179,29 @@ fn confirm(plan: &ReclaimPlan) -> anyhow::Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
 }
 
-fn print_plan(plan: &ReclaimPlan, out: &mut dyn Write) -> std::io::Result<()> {
-    if plan.items.is_empty() {
-        writeln!(out, "Nothing to reclaim.")?;
-    } else {
-        let mut t = Table::new(&[
-            ("DELETE", Align::Left),
-            ("PRODUCER", Align::Left),
-            ("AGE", Align::Right),
-            ("ALLOCATED", Align::Right),
-        ]);
-        for i in &plan.items {
-            t.row(vec![
-                i.path.display().to_string(),
-                i.producer.clone(),
-                age(i.age_secs),
-                bytes(i.allocated_bytes),
-            ]);
-        }
-        t.write(out)?;
-        writeln!(
-            out,
-            "{} item(s), {} allocated.",
-            plan.items.len(),
-            bytes(plan.planned_bytes)
-        )?;
+/// A flag set by Ctrl-C (SIGINT): the reclaim stops between batches and reports what it did.
+/// Without a handler (another one is installed), Ctrl-C ends the process as usual; the audit rows
+/// of a batch are written before it, so nothing is deleted unaudited either way.
+fn stop_on_ctrl_c() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)) {
+        tracing::debug!("no Ctrl-C handler: {e}");
     }
-    if !plan.kept.is_empty() {
-        writeln!(out)?;
-        let mut t = Table::new(&[
-            ("KEEP", Align::Left),
-            ("PRODUCER", Align::Left),
-            ("WHY", Align::Left),
-        ]);
-        for k in &plan.kept {
-            t.row(vec![
-                k.path.display().to_string(),
-                k.producer.clone(),
-                k.reason.to_string(),
-            ]);
-        }
-        t.write(out)?;
-    }
-    Ok(())
+    stop
 }
 
-fn print_report(
-    r: &ReclaimReport,
-    audit_errors: &[ReclaimErrorEntry],
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "\nDeleted {} item(s), freed {}.",
-        r.deleted.len(),
-        bytes(r.freed_bytes)
-    )?;
-    if !r.already_gone.is_empty() {
-        writeln!(out, "{} item(s) were already gone.", r.already_gone.len())?;
+/// A progress bar of items attempted on stderr, hidden when stderr is not a terminal or with
+/// `--json`.
+fn progress_bar(total: u64, json: bool) -> ProgressBar {
+    if json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
     }
-    for k in &r.kept {
-        writeln!(out, "kept {}: {}", super::format::path(&k.path), k.reason)?;
+    let bar = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} deleting {pos}/{len} items [{bar:30}] {eta} left (Ctrl-C stops between batches)",
+    ) {
+        bar.set_style(style);
     }
-    for e in r.errors.iter().chain(audit_errors) {
-        writeln!(
-            out,
-            "failed {}: {}",
-            super::format::path(&e.path),
-            e.message
-        )?;
-    }
-    Ok(())
+    bar
 }

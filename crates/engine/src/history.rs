@@ -93,10 +93,25 @@ impl History {
         };
         if writable {
             // The first statement that reads the file: a file that is not a database fails here.
-            history
-                .conn
-                .pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
-                .map_err(err("switch to WAL"))?;
+            // Two processes switching a fresh file to WAL at once can get SQLITE_BUSY without the
+            // busy handler being called (a lock upgrade SQLite will not wait for): retry within
+            // the busy timeout.
+            let started = std::time::Instant::now();
+            loop {
+                match history
+                    .conn
+                    .pragma_update_and_check(None, "journal_mode", "WAL", |_| Ok(()))
+                {
+                    Ok(()) => break,
+                    Err(rusqlite::Error::SqliteFailure(f, _))
+                        if f.code == rusqlite::ErrorCode::DatabaseBusy
+                            && started.elapsed() < BUSY_TIMEOUT =>
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                    }
+                    Err(e) => return Err(err("switch to WAL")(e)),
+                }
+            }
             history
                 .conn
                 .pragma_update(None, "synchronous", "NORMAL")

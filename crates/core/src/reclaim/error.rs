@@ -104,7 +104,8 @@ pub enum ReclaimError {
 }
 
 impl ReclaimError {
-    pub(super) fn entry(&self, path: &std::path::Path) -> ReclaimErrorEntry {
+    /// This error as a report entry for `path` (the item, or the root for a refused plan).
+    pub fn entry(&self, path: &std::path::Path) -> ReclaimErrorEntry {
         ReclaimErrorEntry {
             path: path.to_path_buf(),
             message: self.to_string(),

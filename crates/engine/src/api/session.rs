@@ -171,7 +171,7 @@ impl Session {
     /// A config root that is missing or not a dir; [`ApiError::NoRoots`] when none is left.
     pub fn roots(&self, given: Vec<Root>) -> Result<Vec<Root>, ApiError> {
         if !given.is_empty() {
-            return Ok(given);
+            return Ok(Self::dedupe(given));
         }
         let configured = self.config.roots()?;
         let mut roots = if !configured.is_empty() {
@@ -187,7 +187,23 @@ impl Session {
             return Err(ApiError::NoRoots);
         }
         roots.extend(self.config.container_temps());
-        Ok(roots)
+        Ok(Self::dedupe(roots))
+    }
+
+    /// `roots` without a second root of the same canonical path (given twice, or once more
+    /// through a symlink: every item would be listed, planned and audited twice), with a warning
+    /// naming each dropped one.
+    fn dedupe(roots: Vec<Root>) -> Vec<Root> {
+        let (kept, dropped) = roots::dedupe(roots);
+        for d in dropped {
+            tracing::warn!(
+                "root {}={} left out: the same dir as another root ({})",
+                d.kind,
+                d.path.display(),
+                d.canonical.display()
+            );
+        }
+        kept
     }
 
     /// The data dir: as given, else the platform's.
