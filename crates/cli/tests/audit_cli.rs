@@ -1,6 +1,8 @@
 //! The reclaim audit (safety rule 7) end to end through the binary: every deletion has its row
 //! before it happens, even when the process dies in the middle.
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,8 @@
 //! `cachewatch reclaim` on a backlog prints a summary, not one line per item (699k lines were
 //! printed for the seed's 699,300 dirs).
 
+#![allow(clippy::unwrap_used)]
+
 use std::process::{Command, Stdio};
 
 use cachewatch_testkit::du;

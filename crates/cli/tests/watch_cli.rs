@@ -1,5 +1,7 @@
 //! `cachewatch watch` end to end through the binary.
 
+#![allow(clippy::unwrap_used)]
+
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
