@@ -9,6 +9,7 @@
 //! `pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome>`, then one variant in
 //! [`Command`] and one line in [`run`].
 
+mod completions;
 mod context;
 mod crashes;
 mod explain;
@@ -91,6 +92,10 @@ pub enum Command {
     /// Print a LaunchAgent plist that runs `cachewatch watch` at login (macOS).
     #[command(name = "launchd-plist")]
     LaunchdPlist(launchd::Args),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the man page (roff): `cachewatch man > cachewatch.1`.
+    Man,
 }
 
 /// How a subcommand that did not fail ended.
@@ -126,6 +131,12 @@ impl Outcome {
 /// # Errors
 /// Any error that should end the process with exit code 1, with its context chain.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    // These need no config: they work even when the config file is broken.
+    match &cli.command {
+        Command::Completions(a) => return completions::completions(a),
+        Command::Man => return completions::man(),
+        _ => {}
+    }
     let ctx = context::load(&cli.global)?;
     match &cli.command {
         Command::Scan(a) => scan::run(&ctx, a),
@@ -137,6 +148,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Status(a) => status::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
         Command::LaunchdPlist(a) => launchd::run(&ctx, a),
+        Command::Completions(_) | Command::Man => Ok(Outcome::Success),
     }
 }
 
