@@ -7,10 +7,10 @@
 use std::fs::{self, File};
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, SystemTime};
 
+use cachewatch_testkit::tree::{days_ago, set_tree_mtime, write_file};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
@@ -86,42 +86,7 @@ fn stderr(out: &Output) -> String {
 
 /// `du <flag> -s -x` of the paths together (`-c` total: hard links counted once across them).
 fn du(flag: &str, paths: &[PathBuf]) -> u64 {
-    let out = Command::new("du")
-        .args([flag, "-s", "-x", "-c"])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "du failed: {}", stderr(&out));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    last.split_whitespace().next().unwrap().parse().unwrap()
-}
-
-fn write_file(path: &Path, len: usize) {
-    if let Some(p) = path.parent() {
-        fs::create_dir_all(p).unwrap();
-    }
-    let mut f = File::create(path).unwrap();
-    // Content that does not compress or dedupe to nothing.
-    let chunk: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-    f.write_all(&chunk).unwrap();
-}
-
-/// Sets the mtime of every entry under `path` (and `path`) to `t`, children before parents.
-fn set_tree_mtime(path: &Path, t: SystemTime) {
-    let meta = fs::symlink_metadata(path).unwrap();
-    if meta.is_dir() {
-        for e in fs::read_dir(path).unwrap() {
-            set_tree_mtime(&e.unwrap().path(), t);
-        }
-    }
-    if !meta.file_type().is_symlink() {
-        File::open(path).unwrap().set_modified(t).unwrap();
-    }
-}
-
-fn days_ago(d: u64) -> SystemTime {
-    SystemTime::now() - Duration::from_secs(d * 86_400)
+    cachewatch_testkit::du::total(flag, paths)
 }
 
 /// `n` Metal gpuarchiver dirs in the cache root, each with two files; returns their paths.

@@ -71,20 +71,7 @@ fn make_bundle(p: &Path, n: usize) {
 
 /// `du -B1 -s` of the paths together (hard links once), bytes.
 fn du_bytes(paths: &[&Path]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("du")
-        .arg("-B1")
-        .arg("-s")
-        .arg("-c")
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let total = text.lines().last().unwrap();
-    total.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 struct Env {

@@ -58,17 +58,7 @@ fn inodes(dir: &Path, out: &mut HashMap<(u64, u64), u64>) {
 }
 
 fn du_bytes(paths: &[PathBuf]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    last.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 /// A small deterministic generator driven by proptest's seed.

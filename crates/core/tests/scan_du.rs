@@ -81,14 +81,7 @@ fn gpu_rules() -> Rules {
 /// `du -s -x` of `paths` with `flag` (`-B1` allocated, `-b` apparent): the last line's total
 /// (`-c`), so a hard link shared by two paths counts once, as du does.
 fn du(flag: &str, paths: &[&Path]) -> u64 {
-    let out = Command::new("du")
-        .args(["-s", "-x", "-c", flag])
-        .args(paths)
-        .output()
-        .expect("run du");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let last = text.lines().last().expect("du printed a total");
-    last.split('\t').next().unwrap().parse().expect("du number")
+    cachewatch_testkit::du::total(flag, paths)
 }
 
 fn du_alloc(p: &Path) -> u64 {

@@ -4,7 +4,8 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// Writes a file of `len` bytes (`x`), creating its parent dirs.
+/// Writes a file of `len` bytes, creating its parent dirs. The content is a pattern that does not
+/// compress or dedupe to nothing, so allocated bytes are real on any file system.
 ///
 /// # Panics
 /// The file cannot be written.
@@ -12,7 +13,8 @@ pub fn write_file(path: &Path, len: usize) {
     if let Some(p) = path.parent() {
         fs::create_dir_all(p).expect("create parent dirs");
     }
-    fs::write(path, vec![b'x'; len]).expect("write file");
+    let content: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+    fs::write(path, content).expect("write file");
 }
 
 /// Sets the mtime of `path` (not following a symlink's target).
