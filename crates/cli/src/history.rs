@@ -66,7 +66,7 @@ struct ReclaimRow {
 }
 
 fn secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    cachewatch::units::unix_secs(t)
 }
 
 fn growth_row(series: &Series, g: &Growth) -> GrowthRow {

@@ -1,5 +1,12 @@
 //! Human units shared by the alerts, the CLI and the menu-bar app.
 
+/// Whole seconds since the Unix epoch, as every JSON `*_unix_secs` field and the history DB write
+/// times; 0 for a time before 1970.
+pub fn unix_secs(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// `n` bytes in binary units (1 KiB = 1024 B) with one decimal above bytes: `0 B`, `1023 B`,
 /// `1.5 KiB`, `3.0 GiB`, up to EiB (`u64::MAX` reads `16.0 EiB`). Negative amounts (a shrink)
 /// keep their sign: `-50.0 MiB`. Callers with a `u64` pass `n.into()`.

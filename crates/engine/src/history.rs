@@ -145,9 +145,7 @@ pub(crate) fn sql_err<'a>(
 
 /// Unix seconds of `t`, clamped to `0..=i64::MAX` (times before 1970 become 0).
 pub(crate) fn unix_secs(t: SystemTime) -> i64 {
-    t.duration_since(UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+    to_sql_u64(crate::units::unix_secs(t))
 }
 
 /// The time `secs` Unix seconds (negative values become the epoch).

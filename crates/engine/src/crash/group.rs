@@ -292,5 +292,5 @@ pub fn crash_loop_alert(
 
 /// Whole seconds since the Unix epoch (0 before it).
 pub fn unix_secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    crate::units::unix_secs(t)
 }
