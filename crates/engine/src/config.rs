@@ -126,6 +126,9 @@ pub struct Config {
     /// see [`crate::procwatch`]).
     #[serde(rename = "process_watch")]
     pub process_watch: Vec<crate::procwatch::ProcessWatchConfig>,
+    /// `[[auto_reclaim]]`: rules that reclaim without anyone asking (default none; checked
+    /// against the catalogue by [`LoadedConfig::auto_reclaim`]).
+    pub auto_reclaim: Vec<crate::autoreclaim::config::RuleConfig>,
 }
 
 /// One `roots` entry.

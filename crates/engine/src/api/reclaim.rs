@@ -115,3 +115,126 @@ pub fn execute_audited(
         audit_errors,
     })
 }
+
+/// Where a batched execute is, after each batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchProgress {
+    /// Planned items attempted so far.
+    pub items_done: u64,
+    /// Planned items in all.
+    pub items_total: u64,
+    /// Items deleted so far.
+    pub deleted_items: u64,
+    /// Allocated bytes of the items deleted so far, as planned (the report's `freed_bytes` is
+    /// the re-measured figure).
+    pub deleted_bytes: u64,
+}
+
+/// Executes `plan` batch by batch with core's [`reclaim::Executor`] (batches of `batch_size`
+/// items): for each batch, its `attempt` rows are written to `history` (locked for that write
+/// only), then its items are re-checked and deleted, then their outcomes are written. After each
+/// batch `on_batch` is called with the progress; [`ControlFlow::Break`] stops before the next
+/// batch (a pause): the items not reached get no row and are not deleted.
+///
+/// # Errors
+/// [`ApiError::AuditNotWritten`] when the first batch's rows cannot be written: nothing is
+/// deleted. A later batch whose rows cannot be written stops the run; that error is in the
+/// report's `audit_errors`. A plan refused whole (a root busy or not openable, an edited plan)
+/// deletes nothing and is the report's one error.
+#[allow(clippy::too_many_arguments)]
+pub fn execute_audited_batches(
+    plan: &ReclaimPlan,
+    catalogue: &Catalogue,
+    probe: &dyn ProcessProbe,
+    history: &std::sync::Mutex<History>,
+    db_path: &Path,
+    now: SystemTime,
+    batch_size: usize,
+    on_batch: &mut dyn FnMut(&BatchProgress) -> std::ops::ControlFlow<()>,
+) -> Result<AuditedReport, ApiError> {
+    let lock = || history.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = reclaim::ExecuteOptions {
+        batch_size: batch_size.max(1),
+        ..reclaim::ExecuteOptions::default()
+    };
+    let mut exec = match reclaim::Executor::new(plan, catalogue, probe, now, opts) {
+        Ok(exec) => exec,
+        Err(e) => {
+            let report = ReclaimReport {
+                errors: vec![ReclaimErrorEntry {
+                    path: PathBuf::new(),
+                    message: e.to_string(),
+                }],
+                ..ReclaimReport::default()
+            };
+            return Ok(AuditedReport {
+                report,
+                audit_errors: Vec::new(),
+            });
+        }
+    };
+    let mut progress = BatchProgress {
+        items_total: plan.items.len() as u64,
+        ..BatchProgress::default()
+    };
+    let mut audit_errors = Vec::new();
+    while let Some(batch) = exec.next_batch() {
+        let attempts: Vec<AuditRecord> = batch
+            .items
+            .iter()
+            .map(|i| AuditRecord {
+                time: now,
+                path: i.path.clone(),
+                producer: i.producer.clone(),
+                allocated_bytes: i.allocated_bytes,
+                outcome: ATTEMPT.to_owned(),
+            })
+            .collect();
+        let ids = match lock().begin_reclaims(&attempts) {
+            Ok(ids) => ids,
+            Err(source) if progress.items_done == 0 => {
+                return Err(ApiError::AuditNotWritten {
+                    path: db_path.to_path_buf(),
+                    source: Box::new(source),
+                })
+            }
+            Err(e) => {
+                audit_errors.push(ReclaimErrorEntry {
+                    path: PathBuf::new(),
+                    message: format!(
+                        "stopped: the audit rows of the next batch could not be written to {}: {e}",
+                        db_path.display()
+                    ),
+                });
+                break;
+            }
+        };
+        let done = exec.run_batch(batch);
+        let outcomes: Vec<(i64, String)> = ids
+            .iter()
+            .copied()
+            .zip(done.records.iter().map(|r| r.outcome.clone()))
+            .collect();
+        if let Err(e) = lock().finish_reclaims(&outcomes) {
+            audit_errors.push(ReclaimErrorEntry {
+                path: PathBuf::new(),
+                message: format!(
+                    "outcomes not written to {} (the rows read as interrupted): {e}",
+                    db_path.display()
+                ),
+            });
+        }
+        progress.items_done += done.records.len() as u64;
+        for r in done.records.iter().filter(|r| r.outcome == "deleted") {
+            progress.deleted_items += 1;
+            progress.deleted_bytes += r.allocated_bytes;
+        }
+        if on_batch(&progress).is_break() {
+            break;
+        }
+    }
+    Ok(AuditedReport {
+        report: exec.finish(),
+        audit_errors,
+    })
+}

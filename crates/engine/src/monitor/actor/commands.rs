@@ -35,6 +35,10 @@ impl Actor {
             }
             Command::SetPaused(paused, reply) => {
                 self.paused = paused;
+                if paused {
+                    // Pausing the monitor pauses the rules: a drain stops before its next batch.
+                    self.auto.cancel();
+                }
                 if !paused {
                     self.process_dirty(true).await;
                 }
@@ -68,6 +72,7 @@ impl Actor {
                 let fired = self.sample_processes().await;
                 send(reply, Ok(fired));
             }
+            Command::CheckAutoReclaim(reply) => self.auto_wait(reply),
             Command::Shutdown(ack) => return Flow::Stop(ack),
         }
         Flow::Continue
