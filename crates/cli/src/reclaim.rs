@@ -16,6 +16,8 @@ use serde::Serialize;
 use super::format::{age, bytes, Align, Table};
 use super::{Context, Outcome, RootArgs};
 
+mod rules;
+
 /// Options of `cachewatch reclaim`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,6 +32,10 @@ pub struct Args {
     /// Roots to look at.
     #[command(flatten)]
     pub roots: RootArgs,
+    /// Run every [[auto_reclaim]] rule of the config once now (for cron, or to try a rule),
+    /// through the same audited execute as the monitor; with --dry-run, show what each would do
+    #[arg(long, conflicts_with_all = ["older_than", "producers", "yes"])]
+    pub rules: bool,
     /// Show the plan and delete nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -72,6 +78,9 @@ pub struct ReclaimJson<'a> {
 /// audit rows cannot be written to it before deleting (then nothing is deleted), or a failed
 /// write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    if args.rules {
+        return rules::run(ctx, args);
+    }
     let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
     Session::check_producers(&catalogue, &args.producers)?;
