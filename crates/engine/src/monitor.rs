@@ -251,8 +251,9 @@ impl MonitorHandle {
         self.ask(Command::Rescan).await
     }
 
-    /// Pauses (no events processed, no alerts; events are remembered) or resumes (the remembered
-    /// changes are processed).
+    /// Pauses (no events processed, no alerts, no auto-reclaim rules: a drain in progress stops
+    /// before its next batch; events are remembered) or resumes (the remembered changes are
+    /// processed, the rules' triggers checked again).
     ///
     /// # Errors
     /// [`MonitorError::Stopped`] when the monitor is gone.

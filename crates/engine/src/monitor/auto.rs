@@ -22,6 +22,10 @@ use super::MonitorError;
 /// summed into the next announcement.
 pub const ANNOUNCE_GAP: Duration = Duration::from_secs(15 * 60);
 
+/// A drain's progress is published at most this often (a 700k-item backlog has over a thousand
+/// batches).
+pub const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
 /// What a drain sends back to the monitor task.
 pub(super) enum AutoMsg {
     /// After each batch.
@@ -58,6 +62,8 @@ pub(super) struct AutoState {
     pub(super) waiters: Vec<Waiter>,
     /// "not run: no history" was said.
     pub(super) no_history_said: bool,
+    /// When progress was last published.
+    progress_at: Option<tokio::time::Instant>,
 }
 
 impl AutoState {
@@ -97,14 +103,19 @@ impl AutoState {
         }
     }
 
-    /// Notes a batch's progress.
-    pub(super) fn progress(&mut self, p: &BatchProgress) {
+    /// Notes a batch's progress; true when it is time to publish it (see [`PROGRESS_EVERY`]).
+    pub(super) fn progress(&mut self, p: &BatchProgress, now: tokio::time::Instant) -> bool {
+        let due = self.progress_at.map_or(true, |t| now >= t + PROGRESS_EVERY);
+        if due {
+            self.progress_at = Some(now);
+        }
         if let Some(r) = &mut self.running {
             r.progress.items_done = p.items_done;
             r.progress.items_total = p.items_total;
             r.progress.deleted_items = p.deleted_items;
             r.progress.deleted_bytes = p.deleted_bytes;
         }
+        due
     }
 
     /// Notes a finished run of rule `i`. Returns the "freed nothing" note when it is new (to be

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use tokio::time::Instant;
+
 use crate::autoreclaim::run::{run_rule, RunContext};
 use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
 use crate::snapshot::{AlertDto, MonitorState};
@@ -13,6 +15,7 @@ use crate::watch::map::{target_of, Target};
 
 use super::super::auto::{AutoMsg, Running, Waiter};
 use super::super::build;
+use super::super::debounce::MAX_DIRTY;
 use super::Actor;
 
 impl Actor {
@@ -121,12 +124,14 @@ impl Actor {
         });
     }
 
-    /// Takes in a drain's message: progress (published at most every batch), or its end.
+    /// Takes in a drain's message: progress (published at most every
+    /// [`PROGRESS_EVERY`](super::super::auto::PROGRESS_EVERY)), or its end.
     pub(super) async fn on_auto(&mut self, msg: AutoMsg) {
         match msg {
             AutoMsg::Progress(p) => {
-                self.auto.progress(&p);
-                self.publish();
+                if self.auto.progress(&p, Instant::now()) {
+                    self.publish();
+                }
             }
             AutoMsg::Crashed(e) => {
                 self.auto.running = None;
@@ -183,6 +188,12 @@ impl Actor {
     /// Files the deleted items as dirty so the next snapshot has them gone (a large drain turns
     /// into a rescan by the dirty-set bound).
     fn mark_deleted(&mut self, deleted: &[PathBuf]) {
+        if deleted.len() > MAX_DIRTY {
+            for i in 0..self.roots.len() {
+                self.debounce.root(i).rescan = true;
+            }
+            return;
+        }
         for p in deleted {
             for (i, st) in self.roots.iter().enumerate() {
                 if let Target::Item { path, .. } = target_of(&st.root, &self.opts.catalogue, p) {
@@ -191,8 +202,7 @@ impl Actor {
             }
         }
         for i in 0..self.roots.len() {
-            self.debounce
-                .overflow_to_rescan(i, super::super::debounce::MAX_DIRTY);
+            self.debounce.overflow_to_rescan(i, MAX_DIRTY);
         }
     }
 
