@@ -24,6 +24,11 @@
 //! item = "my-tool-*"
 //! kind = "leak"
 //! reclaim = "auto"
+//!
+//! [[auto_reclaim]]       # rules that reclaim on their own (see crate::autoreclaim); none by default
+//! producers = ["my-tool"]
+//! older_than = "1h"
+//! every = "10m"
 //! ```
 
 use std::path::{Path, PathBuf};
