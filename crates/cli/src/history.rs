@@ -1,12 +1,12 @@
 //! `cachewatch history`: what grew since a time, per producer and root (bytes, items), and the
-//! reclaims in that window; read-only from `<data-dir>/cachewatch.db`.
+//! reclaims and the auto-reclaim runs in that window; read-only from `<data-dir>/cachewatch.db`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use cachewatch::history::{Growth, History, Series};
+use cachewatch::history::{AutoRun, Growth, History, Series};
 use cachewatch::reclaim::AuditRecord;
 use serde::Serialize;
 
@@ -40,6 +40,8 @@ struct Report {
     reclaims: Vec<ReclaimRow>,
     /// Sum of `allocated_bytes` of the reclaims with outcome `deleted`.
     reclaimed_bytes: u64,
+    /// Runs of the `[[auto_reclaim]]` rules, oldest first (with `--producer`, the rules naming it).
+    auto_runs: Vec<AutoRun>,
 }
 
 #[derive(Debug, Serialize)]
@@ -142,7 +144,17 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         .filter(|r| r.outcome == "deleted")
         .map(|r| r.allocated_bytes)
         .sum();
+    let auto_runs: Vec<AutoRun> = h
+        .auto_runs(since)?
+        .into_iter()
+        .filter(|r| {
+            args.producer
+                .as_ref()
+                .map_or(true, |p| r.producers.contains(p))
+        })
+        .collect();
     let report = Report {
+        auto_runs,
         since_unix_secs: secs(since),
         now_unix_secs: secs(now),
         growth,
@@ -205,6 +217,7 @@ fn print_human(out: &mut dyn Write, r: &Report, since: Duration) -> std::io::Res
         )?;
     }
     writeln!(out)?;
+    print_auto_runs(out, &r.auto_runs, &window.to_string())?;
     if r.reclaims.is_empty() {
         return writeln!(out, "No reclaims in the last {window}.");
     }
@@ -236,4 +249,44 @@ fn print_human(out: &mut dyn Write, r: &Report, since: Duration) -> std::io::Res
         ]);
     }
     t.write(out)
+}
+
+/// The auto-reclaim runs, one line each; nothing when there are none.
+fn print_auto_runs(out: &mut dyn Write, runs: &[AutoRun], window: &str) -> std::io::Result<()> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "Auto-reclaim runs in the last {window}:")?;
+    let mut t = Table::new(&[
+        ("STARTED", Align::Left),
+        ("RULE", Align::Left),
+        ("TRIGGER", Align::Left),
+        ("STATUS", Align::Left),
+        ("DELETED", Align::Right),
+        ("FREED", Align::Right),
+        ("KEPT", Align::Left),
+        ("ERRORS", Align::Right),
+    ]);
+    for run in runs {
+        let kept: Vec<String> = run.kept.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        t.row(vec![
+            humantime::format_rfc3339_seconds(
+                UNIX_EPOCH + Duration::from_secs(run.started_unix_secs),
+            )
+            .to_string(),
+            run.rule.clone(),
+            run.trigger.clone(),
+            run.status.clone(),
+            run.deleted_items.to_string(),
+            bytes(run.freed_bytes),
+            if kept.is_empty() {
+                "-".into()
+            } else {
+                kept.join(", ")
+            },
+            run.errors.to_string(),
+        ]);
+    }
+    t.write(out)?;
+    writeln!(out)
 }

@@ -1,9 +1,10 @@
 //! `cachewatch reclaim`: scan, plan, show the plan, and delete only when told to.
 
 use std::io::{BufRead, IsTerminal, Write};
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
@@ -20,6 +21,7 @@ use super::format::bytes;
 use super::{Context, Outcome, RootArgs};
 
 mod print;
+mod rules;
 
 /// Options of `cachewatch reclaim`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +37,10 @@ pub struct Args {
     /// Roots to look at.
     #[command(flatten)]
     pub roots: RootArgs,
+    /// Run every [[auto_reclaim]] rule of the config once now (for cron, or to try a rule),
+    /// through the same audited execute as the monitor; with --dry-run, show what each would do
+    #[arg(long, conflicts_with_all = ["older_than", "producers", "yes"])]
+    pub rules: bool,
     /// Show the plan and delete nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -81,6 +87,9 @@ pub struct ReclaimJson<'a> {
 /// audit rows cannot be written to it before deleting (then nothing is deleted), or a failed
 /// write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    if args.rules {
+        return rules::run(ctx, args);
+    }
     let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
     Session::check_producers(&catalogue, &args.producers)?;
@@ -109,20 +118,27 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let execute = !plan.items.is_empty() && !args.dry_run && (args.yes || confirm(&plan)?);
     if execute {
         let db = ctx.db_path()?;
-        let mut history = History::open(&db)
-            .with_context(|| format!("opening the history database {}", db.display()))?;
+        let history = Mutex::new(
+            History::open(&db)
+                .with_context(|| format!("opening the history database {}", db.display()))?,
+        );
         let stop = stop_on_ctrl_c();
         let bar = progress_bar(plan.items.len() as u64, args.json);
-        let audited = api::reclaim::execute_audited_with(
+        let audited = api::reclaim::execute_audited_batches(
             &plan,
             &catalogue,
             &probe,
-            &mut history,
+            &history,
             &db,
             SystemTime::now(),
+            reclaim::DEFAULT_BATCH_SIZE,
             &mut |p| {
-                bar.set_position(p.done as u64);
-                !stop.load(Ordering::SeqCst)
+                bar.set_position(p.items_done);
+                if stop.load(Ordering::SeqCst) {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
             },
         )?;
         bar.finish_and_clear();

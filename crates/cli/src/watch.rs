@@ -20,6 +20,9 @@ pub struct Args {
     /// Serve OpenMetrics on http://ADDR/metrics, e.g. 127.0.0.1:9187 (keep it on loopback)
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<SocketAddr>,
+    /// Run without the config's [[auto_reclaim]] rules: nothing is deleted on its own
+    #[arg(long)]
+    pub no_auto_reclaim: bool,
 }
 
 /// Runs until Ctrl-C or SIGTERM. Alerts go to stdout, one line each; logs to stderr.
@@ -27,7 +30,16 @@ pub struct Args {
 /// # Errors
 /// A bad root, config or metrics address; the runtime cannot start.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
+    let mut opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
+    if args.no_auto_reclaim {
+        opts.auto_reclaim.clear();
+    } else if !opts.auto_reclaim.is_empty() {
+        let names: Vec<&str> = opts.auto_reclaim.iter().map(|r| r.name.as_str()).collect();
+        eprintln!(
+            "cachewatch: auto-reclaim rules on: {} (--no-auto-reclaim to run without)",
+            names.join(", ")
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

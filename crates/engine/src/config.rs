@@ -24,6 +24,11 @@
 //! item = "my-tool-*"
 //! kind = "leak"
 //! reclaim = "auto"
+//!
+//! [[auto_reclaim]]       # rules that reclaim on their own (see crate::autoreclaim); none by default
+//! producers = ["my-tool"]
+//! older_than = "1h"
+//! every = "10m"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -126,6 +131,9 @@ pub struct Config {
     /// see [`crate::procwatch`]).
     #[serde(rename = "process_watch")]
     pub process_watch: Vec<crate::procwatch::ProcessWatchConfig>,
+    /// `[[auto_reclaim]]`: rules that reclaim without anyone asking (default none; checked
+    /// against the catalogue by [`LoadedConfig::auto_reclaim`]).
+    pub auto_reclaim: Vec<crate::autoreclaim::config::RuleConfig>,
 }
 
 /// One `roots` entry.

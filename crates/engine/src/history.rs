@@ -6,11 +6,13 @@
 //!   [`History::compact`] (see there for the bound).
 //! - `reclaims`: one row per deletion attempt ([`reclaim::AuditRecord`](crate::reclaim::AuditRecord)).
 //! - `alerts`: one row per alert that fired ([`AlertDto`](crate::snapshot::AlertDto)).
+//! - `auto_reclaim_runs`: one row per run of an auto-reclaim rule ([`AutoRun`]).
 //!
 //! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy
 //! timeout, so a locked or corrupt database is reported quickly with its path, and never deleted.
 
 mod alert_log;
+mod auto_runs;
 mod compact;
 mod error;
 mod file_check;
@@ -24,6 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OpenFlags};
 
+pub use auto_runs::{AutoRun, ProducerFreed};
 pub use compact::{CompactReport, MAX_ROWS_PER_SERIES};
 pub use error::HistoryError;
 pub use growth::{disk_full_eta, Growth};
@@ -161,4 +164,9 @@ pub(crate) fn to_sql_u64(v: u64) -> i64 {
 /// An `i64` read from SQLite as `u64` (negative values become 0).
 pub(crate) fn from_sql_u64(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
+}
+
+/// Unix seconds of `t` as `u64` (0 before the epoch), for the JSON edge.
+pub fn unix_secs_u64(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

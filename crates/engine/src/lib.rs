@@ -19,6 +19,7 @@ pub use cachewatch_core::{
 
 pub mod alerts;
 pub mod api;
+pub mod autoreclaim;
 pub mod config;
 pub mod crash;
 pub mod history;

@@ -4,8 +4,11 @@
 //! Families (all gauges unless said): `cachewatch_producer_allocated_bytes{producer}`,
 //! `cachewatch_producer_items{producer}`, `cachewatch_producer_orphan_bytes{producer}`,
 //! `cachewatch_producer_reclaimable_bytes{producer}`, `cachewatch_root_allocated_bytes{kind,path}`,
-//! `cachewatch_volume_free_bytes{mount}`, and the counter `cachewatch_alerts_total{rule}` (alerts
-//! fired since this process started).
+//! `cachewatch_volume_free_bytes{mount}`, and the counters `cachewatch_alerts_total{rule}` (alerts
+//! fired since this process started), `cachewatch_reclaimed_bytes_total{producer}` and
+//! `cachewatch_reclaimed_items_total{producer}` (deleted by the auto-reclaim rules since the monitor
+//! started), `cachewatch_auto_reclaim_runs_total{rule}` (runs of each rule since the monitor
+//! started).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -119,6 +122,7 @@ pub fn render(snap: &Snapshot, alerts: &AlertCounts) -> String {
         "Free bytes on a volume holding a watched root.",
         &mounts,
     );
+    auto_reclaim(&mut out, &snap.auto_reclaim);
     out.push_str("# HELP cachewatch_alerts Alerts fired since start, per rule.\n");
     out.push_str("# TYPE cachewatch_alerts counter\n");
     for (rule, n) in alerts {
@@ -152,6 +156,52 @@ fn family(
             .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
             .collect();
         let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
+    }
+}
+
+/// The auto-reclaim counters, from the snapshot's totals since the monitor started.
+fn auto_reclaim(out: &mut String, a: &crate::autoreclaim::AutoReclaimDto) {
+    let by_producer = |f: fn(&crate::autoreclaim::ReclaimedDto) -> u64| {
+        a.reclaimed
+            .iter()
+            .map(|r| (vec![("producer", r.producer.as_str())], f(r)))
+            .collect::<Vec<_>>()
+    };
+    let runs: Vec<_> = a
+        .rules
+        .iter()
+        .map(|r| (vec![("rule", r.rule.as_str())], r.runs))
+        .collect();
+    let counters: [(&str, Option<&str>, &str, Vec<_>); 3] = [
+        (
+            "cachewatch_reclaimed_bytes",
+            Some("bytes"),
+            "Allocated bytes deleted by auto-reclaim rules since the monitor started.",
+            by_producer(|r| r.bytes),
+        ),
+        (
+            "cachewatch_reclaimed_items",
+            None,
+            "Items deleted by auto-reclaim rules since the monitor started.",
+            by_producer(|r| r.items),
+        ),
+        (
+            "cachewatch_auto_reclaim_runs",
+            None,
+            "Runs of an auto-reclaim rule since the monitor started.",
+            runs,
+        ),
+    ];
+    for (name, unit, help, samples) in counters {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        if let Some(unit) = unit {
+            let _ = writeln!(out, "# UNIT {name} {unit}");
+        }
+        for (labels, value) in samples {
+            let (k, v) = labels[0];
+            let _ = writeln!(out, "{name}_total{{{k}=\"{}\"}} {value}", escape(v));
+        }
     }
 }
 
@@ -335,65 +385,4 @@ async fn respond(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use crate::snapshot::{MonitorState, RootDto, ScanProgress, WatchMode};
-
-    #[test]
-    fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
-        let snap = Snapshot {
-            taken_at_unix_secs: 0,
-            state: MonitorState::Watching,
-            scan_progress: ScanProgress::default(),
-            threshold_secs: 0,
-            total_allocated_bytes: 0,
-            total_apparent_bytes: 0,
-            disk_full_eta_secs: None,
-            roots: vec![RootDto {
-                kind: "temp".into(),
-                path: "/tmp/a\"b\\c".into(),
-                allocated_bytes: 8192,
-                apparent_bytes: 10,
-                items: 1,
-                free_bytes: Some(77),
-                volume_bytes: Some(100),
-                mount: Some("/".into()),
-                watch_mode: WatchMode::Events,
-                watch_error: None,
-                unreadable: 0,
-                rescans: 0,
-            }],
-            producers: Vec::new(),
-            unattributed: Vec::new(),
-            alerts: Vec::new(),
-            errors: Vec::new(),
-            crash_groups: Vec::new(),
-        };
-        let alerts: AlertCounts = [("free-disk".to_owned(), 3)].into();
-        let text = render(&snap, &alerts);
-        assert!(text.contains(
-            "cachewatch_root_allocated_bytes{kind=\"temp\",path=\"/tmp/a\\\"b\\\\c\"} 8192\n"
-        ));
-        assert!(text.contains("# UNIT cachewatch_root_allocated_bytes bytes\n"));
-        assert!(text.contains("cachewatch_volume_free_bytes{mount=\"/\"} 77\n"));
-        assert!(text.contains(
-            "# TYPE cachewatch_alerts counter\ncachewatch_alerts_total{rule=\"free-disk\"} 3\n"
-        ));
-        assert!(text.ends_with("# EOF\n"));
-        // Every family announced once, with HELP before TYPE.
-        for name in [
-            "cachewatch_producer_allocated_bytes",
-            "cachewatch_producer_items",
-            "cachewatch_producer_orphan_bytes",
-            "cachewatch_producer_reclaimable_bytes",
-            "cachewatch_root_allocated_bytes",
-            "cachewatch_volume_free_bytes",
-            "cachewatch_alerts",
-        ] {
-            let help = text.find(&format!("# HELP {name} ")).unwrap();
-            let ty = text.find(&format!("# TYPE {name} ")).unwrap();
-            assert!(help < ty, "{name}");
-        }
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@
 
 mod actor;
 mod analysis;
+mod auto;
 mod build;
 mod debounce;
 mod disks;
@@ -67,6 +68,9 @@ pub struct MonitorOptions {
     /// always protected): the data and config dirs, as [`crate::api::Session::protected_paths`]
     /// gives them.
     pub protected: Vec<PathBuf>,
+    /// The `[[auto_reclaim]]` rules (default none: nothing is deleted unless asked). They run only
+    /// with a history database, and not while paused.
+    pub auto_reclaim: Vec<crate::autoreclaim::AutoRule>,
 }
 
 impl MonitorOptions {
@@ -84,6 +88,7 @@ impl MonitorOptions {
             clock: Arc::new(crate::clock::SystemClock),
             process_watch: Vec::new(),
             protected: Vec::new(),
+            auto_reclaim: Vec::new(),
         }
     }
 
@@ -166,6 +171,7 @@ pub(crate) enum Command {
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
+    CheckAutoReclaim(auto::Waiter),
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -245,8 +251,9 @@ impl MonitorHandle {
         self.ask(Command::Rescan).await
     }
 
-    /// Pauses (no events processed, no alerts; events are remembered) or resumes (the remembered
-    /// changes are processed).
+    /// Pauses (no events processed, no alerts, no auto-reclaim rules: a drain in progress stops
+    /// before its next batch; events are remembered) or resumes (the remembered changes are
+    /// processed, the rules' triggers checked again).
     ///
     /// # Errors
     /// [`MonitorError::Stopped`] when the monitor is gone.
@@ -326,6 +333,18 @@ impl MonitorHandle {
     /// [`MonitorError::Stopped`] when the monitor is gone.
     pub async fn sample_processes(&self) -> Result<Vec<AlertDto>, MonitorError> {
         self.ask(Command::SampleProcesses).await
+    }
+
+    /// Checks the auto-reclaim triggers now (at the clock's time) and, when a rule is due, runs
+    /// it and returns its run once it ended; when a run is already in progress, returns that one
+    /// when it ends. `None` when no rule is due (or the monitor is paused or has no rules).
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn check_auto_reclaim(
+        &self,
+    ) -> Result<Option<crate::autoreclaim::AutoRun>, MonitorError> {
+        self.ask(Command::CheckAutoReclaim).await
     }
 
     /// Stops the monitor and waits for its task to finish its current step.

@@ -185,4 +185,7 @@ pub struct Snapshot {
     pub crash_groups: Vec<crate::crash::CrashGroupDto>,
     /// Problems worth showing (history DB unavailable, a root not watched, ...).
     pub errors: Vec<String>,
+    /// Auto-reclaim: rules, last runs, a drain's progress, totals since start.
+    #[serde(default)]
+    pub auto_reclaim: crate::autoreclaim::AutoReclaimDto,
 }

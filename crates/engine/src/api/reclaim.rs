@@ -1,7 +1,9 @@
 //! Reclaim as every front end runs it: a plan with the session's protected paths, then an execute
 //! whose audit rows are in the history database before anything is deleted (safety rule 7).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
@@ -9,8 +11,7 @@ use crate::history::{History, ATTEMPT};
 use crate::inventory::Inventory;
 use crate::process::ProcessProbe;
 use crate::reclaim::{
-    self, AuditRecord, ExecuteOptions, Executor, Policy, ReclaimError, ReclaimErrorEntry,
-    ReclaimPlan, ReclaimReport,
+    self, AuditRecord, Policy, ReclaimError, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
 };
 
 use super::ApiError;
@@ -49,80 +50,101 @@ pub struct AuditedReport {
     pub audit_errors: Vec<ReclaimErrorEntry>,
 }
 
-/// Progress of an audited execute, after each batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Progress {
-    /// Items attempted so far.
-    pub done: usize,
-    /// Items in the plan.
-    pub total: usize,
-    /// Items deleted so far.
-    pub deleted: usize,
-}
-
-/// Executes `plan` with its audit trail in `history` (the file `db_path`, named in messages),
-/// batch by batch (core's [`Executor`]): before each batch, one `attempt` row per item of the
-/// batch; then the batch's deletions (each item re-checked just before it goes, the open-file
-/// table re-read per batch); then the batch's outcomes (`deleted`, `already-gone`, `skipped: …`,
-/// `error: …`). A process killed in between leaves `attempt` rows, which read as `interrupted`:
-/// no deletion is ever without its row. Memory stays bounded by the batch, not the plan.
+/// Executes `plan` with its audit trail in `history` (the file `db_path`, named in messages), in
+/// batches of [`reclaim::DEFAULT_BATCH_SIZE`]: [`execute_audited_batches`] run to the end. Before
+/// each batch, one `attempt` row per item of the batch; then the batch's deletions (each item
+/// re-checked just before it goes, the open-file table re-read per batch); then the batch's
+/// outcomes (`deleted`, `already-gone`, `skipped: …`, `error: …`). A process killed in between
+/// leaves `attempt` rows, which read as `interrupted`: no deletion is ever without its row.
 ///
 /// # Errors
-/// [`ApiError::AuditNotWritten`] when the first batch's rows cannot be written: then nothing is
-/// deleted. A later batch whose rows cannot be written stops the execute there (reported in
-/// [`AuditedReport::audit_errors`]). A plan the executor refuses whole (edited plan, a root
-/// another reclaim holds) deletes nothing and is reported in the report's errors, with no rows.
+/// As [`execute_audited_batches`].
 pub fn execute_audited(
     plan: &ReclaimPlan,
     catalogue: &Catalogue,
     probe: &dyn ProcessProbe,
-    history: &mut History,
+    history: &Mutex<History>,
     db_path: &Path,
     now: SystemTime,
 ) -> Result<AuditedReport, ApiError> {
-    execute_audited_with(plan, catalogue, probe, history, db_path, now, &mut |_| true)
+    execute_audited_batches(
+        plan,
+        catalogue,
+        probe,
+        history,
+        db_path,
+        now,
+        reclaim::DEFAULT_BATCH_SIZE,
+        &mut |_| ControlFlow::Continue(()),
+    )
 }
 
-/// [`execute_audited`], calling `on_batch` after each batch with the progress; it returns `false`
-/// to stop before the next batch (a cancelled reclaim: what was done is reported).
+/// Where a batched execute is, after each batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BatchProgress {
+    /// Planned items attempted so far.
+    pub items_done: u64,
+    /// Planned items in all.
+    pub items_total: u64,
+    /// Items deleted so far.
+    pub deleted_items: u64,
+    /// Allocated bytes of the items deleted so far, as planned (the report's `freed_bytes` is
+    /// the re-measured figure).
+    pub deleted_bytes: u64,
+}
+
+/// Executes `plan` batch by batch with core's [`reclaim::Executor`] (batches of `batch_size`
+/// items): for each batch, its `attempt` rows are written to `history` (locked for that write
+/// only), then its items are re-checked and deleted, then their outcomes are written. After each
+/// batch `on_batch` is called with the progress; [`ControlFlow::Break`] stops before the next
+/// batch (a pause): the items not reached get no row and are not deleted.
 ///
 /// # Errors
-/// As [`execute_audited`].
-pub fn execute_audited_with(
+/// [`ApiError::AuditNotWritten`] when the first batch's rows cannot be written: nothing is
+/// deleted. A later batch whose rows cannot be written stops the run; that error is in the
+/// report's `audit_errors`. A plan refused whole (a root busy or not openable, an edited plan)
+/// deletes nothing and is the report's one error.
+#[allow(clippy::too_many_arguments)]
+pub fn execute_audited_batches(
     plan: &ReclaimPlan,
     catalogue: &Catalogue,
     probe: &dyn ProcessProbe,
-    history: &mut History,
+    history: &Mutex<History>,
     db_path: &Path,
     now: SystemTime,
-    on_batch: &mut dyn FnMut(Progress) -> bool,
+    batch_size: usize,
+    on_batch: &mut dyn FnMut(&BatchProgress) -> ControlFlow<()>,
 ) -> Result<AuditedReport, ApiError> {
-    if plan.items.is_empty() {
-        return Ok(AuditedReport::default());
-    }
-    let mut exec = match Executor::new(plan, catalogue, probe, now, ExecuteOptions::default()) {
+    let lock = || history.lock().unwrap_or_else(|e| e.into_inner());
+    let opts = reclaim::ExecuteOptions {
+        batch_size: batch_size.max(1),
+        ..reclaim::ExecuteOptions::default()
+    };
+    let mut exec = match reclaim::Executor::new(plan, catalogue, probe, now, opts) {
         Ok(exec) => exec,
         Err(e) => {
+            // The root's path for a root that is busy or cannot be opened.
             let path = match &e {
                 ReclaimError::OpenRoot { root, .. }
                 | ReclaimError::Busy { root, .. }
                 | ReclaimError::Lock { root, .. } => root.clone(),
                 _ => PathBuf::new(),
             };
-            let mut report = ReclaimReport::default();
-            report.errors.push(e.entry(&path));
+            let report = ReclaimReport {
+                errors: vec![e.entry(&path)],
+                ..ReclaimReport::default()
+            };
             return Ok(AuditedReport {
                 report,
                 audit_errors: Vec::new(),
             });
         }
     };
-    let mut audit_errors = Vec::new();
-    let mut progress = Progress {
-        done: 0,
-        total: plan.items.len(),
-        deleted: 0,
+    let mut progress = BatchProgress {
+        items_total: plan.items.len() as u64,
+        ..BatchProgress::default()
     };
+    let mut audit_errors = Vec::new();
     while let Some(batch) = exec.next_batch() {
         let attempts: Vec<AuditRecord> = batch
             .items
@@ -135,9 +157,9 @@ pub fn execute_audited_with(
                 outcome: ATTEMPT.to_owned(),
             })
             .collect();
-        let ids = match history.begin_reclaims(&attempts) {
+        let ids = match lock().begin_reclaims(&attempts) {
             Ok(ids) => ids,
-            Err(source) if progress.done == 0 => {
+            Err(source) if progress.items_done == 0 => {
                 return Err(ApiError::AuditNotWritten {
                     path: db_path.to_path_buf(),
                     source: Box::new(source),
@@ -147,9 +169,7 @@ pub fn execute_audited_with(
                 audit_errors.push(ReclaimErrorEntry {
                     path: PathBuf::new(),
                     message: format!(
-                        "stopped after {} of {} items: the audit rows of the next batch could not be written to {}: {e}",
-                        progress.done,
-                        progress.total,
+                        "stopped: the audit rows of the next batch could not be written to {}: {e}",
                         db_path.display()
                     ),
                 });
@@ -157,24 +177,26 @@ pub fn execute_audited_with(
             }
         };
         let done = exec.run_batch(batch);
-        progress.done += done.records.len();
-        progress.deleted += done.records.iter().filter(|r| r.outcome == DELETED).count();
         let outcomes: Vec<(i64, String)> = ids
-            .into_iter()
-            .zip(done.records)
-            .map(|(id, rec)| (id, rec.outcome))
+            .iter()
+            .copied()
+            .zip(done.records.iter().map(|r| r.outcome.clone()))
             .collect();
-        if let Err(e) = history.finish_reclaims(&outcomes) {
+        if let Err(e) = lock().finish_reclaims(&outcomes) {
             audit_errors.push(ReclaimErrorEntry {
                 path: PathBuf::new(),
                 message: format!(
-                    "outcomes of {} items not written to {} (their rows read as interrupted): {e}",
-                    outcomes.len(),
+                    "outcomes not written to {} (the rows read as interrupted): {e}",
                     db_path.display()
                 ),
             });
         }
-        if !on_batch(progress) {
+        progress.items_done += done.records.len() as u64;
+        for r in done.records.iter().filter(|r| r.outcome == DELETED) {
+            progress.deleted_items += 1;
+            progress.deleted_bytes += r.allocated_bytes;
+        }
+        if on_batch(&progress).is_break() {
             break;
         }
     }

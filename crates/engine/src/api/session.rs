@@ -261,11 +261,12 @@ impl Session {
     }
 
     /// The monitor's options for `roots` from the config: debounce, sample interval, threshold,
-    /// alerts, process watch, the history database in the data dir (when the data dir is known)
+    /// alerts, process watch, auto-reclaim rules, the history database in the data dir (when the data dir is known)
     /// and the protected paths.
     ///
     /// # Errors
-    /// A user catalogue rule is invalid.
+    /// A user catalogue rule is invalid; an `[[auto_reclaim]]` rule names an unknown producer or
+    /// has no trigger (the message names the config file and the line).
     pub fn monitor_options(&self, roots: Vec<Root>) -> Result<MonitorOptions, ApiError> {
         let cfg = &self.config.config;
         let mut opts = MonitorOptions::new(roots, Arc::new(self.catalogue()?));
@@ -275,6 +276,7 @@ impl Session {
         opts.sample_interval = Duration::from_secs(cfg.monitor.sample_interval_secs.max(1));
         opts.process_watch = cfg.process_watch.clone();
         opts.protected = self.protected_paths();
+        opts.auto_reclaim = self.config.auto_reclaim(&opts.catalogue)?;
         match self.db_path() {
             Ok(p) => opts.db_path = Some(p),
             Err(e) => tracing::warn!("running without history: {e}"),

@@ -3,10 +3,11 @@
 use super::{History, HistoryError};
 
 /// The schema version this build writes: the number of entries in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`. Append only; never edit a shipped one.
-const MIGRATIONS: [&str; 1] = [r#"
+const MIGRATIONS: [&str; 2] = [
+    r#"
 CREATE TABLE series (
     id INTEGER PRIMARY KEY,
     kind TEXT NOT NULL,            -- 'producer' | 'root' | 'total'
@@ -44,7 +45,24 @@ CREATE TABLE alerts (
     message TEXT NOT NULL
 );
 CREATE INDEX alerts_by_time ON alerts (time_unix_secs);
-"#];
+"#,
+    r#"
+CREATE TABLE auto_reclaim_runs (
+    id INTEGER PRIMARY KEY,
+    started_unix_secs INTEGER NOT NULL,
+    finished_unix_secs INTEGER NOT NULL,
+    rule TEXT NOT NULL,
+    trigger TEXT NOT NULL,        -- 'interval' | 'items' | 'bytes' | 'free-space' | 'manual'
+    status TEXT NOT NULL,         -- 'done' | 'paused' | 'failed'
+    deleted_items INTEGER NOT NULL,
+    freed_bytes INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    kept_json TEXT NOT NULL,      -- {"too-young": 3, "owner-alive": 1}
+    run_json TEXT NOT NULL        -- the whole AutoRun record
+);
+CREATE INDEX auto_reclaim_runs_by_time ON auto_reclaim_runs (started_unix_secs);
+"#,
+];
 
 fn user_version(history: &History) -> Result<i64, HistoryError> {
     history

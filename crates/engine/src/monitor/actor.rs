@@ -3,6 +3,7 @@
 //! scans and re-measures to the roots ([`update`]), flushes ([`flush`]) and commands
 //! ([`commands`]).
 
+mod auto;
 mod commands;
 mod events;
 mod flush;
@@ -23,6 +24,7 @@ use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
 use super::analysis::Analysis;
+use super::auto::{AutoMsg, AutoState};
 use super::debounce::Debounce;
 use super::procs::ProcWatch;
 use super::record::Recorder;
@@ -57,6 +59,9 @@ pub(super) struct Actor {
     analysis_at: Option<Instant>,
     recorder: Recorder,
     procs: ProcWatch,
+    auto: AutoState,
+    auto_tx: mpsc::UnboundedSender<AutoMsg>,
+    auto_rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
 }
 
 /// Whether the run loop goes on after a command.
@@ -79,7 +84,11 @@ impl Actor {
         let recorder = Recorder::new(&opts);
         let mut procs = ProcWatch::new(&opts.process_watch, opts.alerts.cooldown);
         procs.restore(&recorder.recent_alerts());
+        let (auto_tx, auto_rx) = mpsc::unbounded_channel();
         Actor {
+            auto: AutoState::new(opts.auto_reclaim.clone()),
+            auto_tx,
+            auto_rx: Some(auto_rx),
             procs,
             roots,
             watchers: (0..n).map(|_| None).collect(),
@@ -123,6 +132,12 @@ impl Actor {
         let procs_on = self.procs.interval().is_some();
         let mut proc_tick = tokio::time::interval(self.procs.interval().unwrap_or(TICK));
         proc_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let auto_on = self.auto.tick();
+        let mut auto_tick = tokio::time::interval(auto_on.unwrap_or(TICK));
+        auto_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // `run` is called once, so the receiver is there; the actor keeps a sender: never closed.
+        let (_, placeholder) = mpsc::unbounded_channel();
+        let mut auto_rx = self.auto_rx.take().unwrap_or(placeholder);
         loop {
             let wake = self.next_wake();
             tokio::select! {
@@ -140,6 +155,7 @@ impl Actor {
                     None => break,
                     Some(cmd) => {
                         if let Flow::Stop(ack) = self.command(cmd).await {
+                            self.auto.cancel();
                             self.watchers.clear();
                             if ack.send(()).is_err() {
                                 tracing::debug!("shutdown caller went away");
@@ -154,6 +170,10 @@ impl Actor {
                 _ = tick.tick() => self.on_tick().await,
                 _ = proc_tick.tick(), if procs_on => {
                     self.sample_processes().await;
+                }
+                Some(msg) = auto_rx.recv() => self.on_auto(msg).await,
+                _ = auto_tick.tick(), if auto_on.is_some() => {
+                    self.auto_check();
                 }
             }
         }
@@ -202,6 +222,7 @@ impl Actor {
             self.recorder.sample(&self.roots, &totals, now).await;
         }
         if !self.paused {
+            self.auto_check();
             let space = build::volume_space(&self.roots);
             let fired = self
                 .recorder
@@ -289,6 +310,7 @@ impl Actor {
             analysis: &self.analysis,
             recorder: &self.recorder,
             now: self.opts.clock.now(),
+            auto: self.auto.dto(),
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }

@@ -79,6 +79,10 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         alerts: Vec::new(),
         crash_groups: Vec::new(),
         errors: Vec::new(),
+        auto_reclaim: crate::autoreclaim::AutoReclaimDto {
+            enabled: !opts.auto_reclaim.is_empty(),
+            ..Default::default()
+        },
     }
 }
 
@@ -92,6 +96,7 @@ pub struct Inputs<'a> {
     pub analysis: &'a Analysis,
     pub recorder: &'a Recorder,
     pub now: SystemTime,
+    pub auto: crate::autoreclaim::AutoReclaimDto,
 }
 
 /// Builds the snapshot: per root totals and volume space, per producer totals with growth,
@@ -222,6 +227,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         alerts: inp.recorder.recent_alerts(),
         crash_groups: inp.recorder.crash_groups(),
         errors,
+        auto_reclaim: inp.auto,
     }
 }
 

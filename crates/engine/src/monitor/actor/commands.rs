@@ -35,6 +35,10 @@ impl Actor {
             }
             Command::SetPaused(paused, reply) => {
                 self.paused = paused;
+                if paused {
+                    // Pausing the monitor pauses the rules: a drain stops before its next batch.
+                    self.auto.cancel();
+                }
                 if !paused {
                     self.process_dirty(true).await;
                 }
@@ -68,6 +72,7 @@ impl Actor {
                 let fired = self.sample_processes().await;
                 send(reply, Ok(fired));
             }
+            Command::CheckAutoReclaim(reply) => self.auto_wait(reply),
             Command::Shutdown(ack) => return Flow::Stop(ack),
         }
         Flow::Continue
@@ -122,15 +127,7 @@ impl Actor {
         let paths: Vec<PathBuf> = plan.items.iter().map(|p| p.path.clone()).collect();
         let audited = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::snapshot();
-            let mut history = db.lock().unwrap_or_else(|e| e.into_inner());
-            crate::api::reclaim::execute_audited(
-                &plan,
-                &catalogue,
-                &probe,
-                &mut history,
-                &db_path,
-                now,
-            )
+            crate::api::reclaim::execute_audited(&plan, &catalogue, &probe, &db, &db_path, now)
         })
         .await
         .map_err(|e| job("reclaim", e))??;

@@ -1,0 +1,151 @@
+//! `cachewatch reclaim --rules [--dry-run]`: every `[[auto_reclaim]]` rule of the config once
+//! now, through the engine's rule run (each batch's audit rows written before it is deleted, the
+//! run stored in the history); with `--dry-run`, each rule's plan.
+
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use anyhow::Context as _;
+use cachewatch::api;
+use cachewatch::autoreclaim::run::{run_rule, RunContext};
+use cachewatch::autoreclaim::{self, AutoRun, Trigger};
+use cachewatch::history::History;
+use cachewatch::process::SystemProbe;
+use serde::Serialize;
+
+use super::super::format::bytes;
+use super::{Args, Context, Outcome};
+
+/// One rule's plan in `--rules --dry-run --json`.
+#[derive(Debug, Serialize)]
+struct DryRun {
+    rule: String,
+    producers: Vec<String>,
+    older_than_secs: u64,
+    planned_items: u64,
+    planned_bytes: u64,
+    /// Items kept, by reason code.
+    kept: std::collections::BTreeMap<String, u64>,
+}
+
+/// Runs (or with `--dry-run` plans) every rule once.
+///
+/// # Errors
+/// Bad roots or config (an `[[auto_reclaim]]` rule with an unknown producer names the file and the
+/// line); the history database cannot be opened (then nothing is deleted); stdout fails.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    let catalogue = ctx.catalogue()?;
+    let rules = ctx.config.auto_reclaim(&catalogue)?;
+    let mut out = std::io::stdout().lock();
+    if rules.is_empty() {
+        writeln!(
+            out,
+            "No [[auto_reclaim]] rules in {}: nothing to run.",
+            ctx.config.path.display()
+        )?;
+        return Ok(Outcome::Success);
+    }
+    let roots = args.roots.resolve(ctx)?;
+    let now = SystemTime::now();
+    let inv = cachewatch::scan::scan(&roots, &catalogue, now);
+    let probe = SystemProbe::snapshot();
+    if args.dry_run {
+        let plans: Vec<DryRun> = rules
+            .iter()
+            .map(|r| {
+                let plan = api::reclaim::plan(
+                    &inv,
+                    &catalogue,
+                    r.producers.clone(),
+                    r.older_than,
+                    ctx.protected_paths(),
+                    &probe,
+                    now,
+                );
+                let mut kept = std::collections::BTreeMap::new();
+                for k in &plan.kept {
+                    *kept
+                        .entry(autoreclaim::reason_code(&k.reason).to_owned())
+                        .or_insert(0) += 1;
+                }
+                DryRun {
+                    rule: r.name.clone(),
+                    producers: r.producers.clone(),
+                    older_than_secs: r.older_than.as_secs(),
+                    planned_items: plan.items.len() as u64,
+                    planned_bytes: plan.planned_bytes,
+                    kept,
+                }
+            })
+            .collect();
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &plans)?;
+            writeln!(out)?;
+        } else {
+            for p in &plans {
+                writeln!(
+                    out,
+                    "rule {}: would delete {} item(s), {}; keep {}",
+                    p.rule,
+                    p.planned_items,
+                    bytes(p.planned_bytes),
+                    kept_text(&p.kept)
+                )?;
+            }
+            writeln!(out, "Dry run: nothing deleted.")?;
+        }
+        return Ok(Outcome::Success);
+    }
+    let db = ctx.db_path()?;
+    let history = Mutex::new(
+        History::open(&db)
+            .with_context(|| format!("opening the history database {}", db.display()))?,
+    );
+    let cancel = AtomicBool::new(false);
+    let clock = SystemTime::now;
+    let cx = RunContext {
+        catalogue: &catalogue,
+        protected: ctx.protected_paths(),
+        history: &history,
+        db_path: &db,
+        probe: &probe,
+        batch_size: autoreclaim::BATCH_SIZE,
+        cancel: &cancel,
+        now: &clock,
+    };
+    let runs: Vec<AutoRun> = rules
+        .iter()
+        .map(|r| run_rule(r, Trigger::Manual, &inv, &cx, &mut |_| {}).run)
+        .collect();
+    let problems = runs.iter().any(|r| r.errors > 0);
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &runs)?;
+        writeln!(out)?;
+    } else {
+        for r in &runs {
+            writeln!(
+                out,
+                "rule {}: deleted {} item(s), freed {}; kept {}{}",
+                r.rule,
+                r.deleted_items,
+                bytes(r.freed_bytes),
+                kept_text(&r.kept),
+                r.first_error
+                    .as_ref()
+                    .map(|e| format!("; {} error(s), first: {e}", r.errors))
+                    .unwrap_or_default()
+            )?;
+        }
+    }
+    Ok(Outcome::from_problems(problems))
+}
+
+fn kept_text(kept: &std::collections::BTreeMap<String, u64>) -> String {
+    if kept.is_empty() {
+        return "none".into();
+    }
+    let parts: Vec<String> = kept.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    parts.join(", ")
+}

@@ -1,0 +1,185 @@
+//! The `[[auto_reclaim]]` section of the config file, and its check against the catalogue: an
+//! unknown producer id, a rule with no producer or no trigger is an error naming the config file
+//! and the line.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::AutoRule;
+use crate::catalogue::Catalogue;
+use crate::config::{ConfigError, LoadedConfig};
+use crate::toml_lines::line_at;
+
+/// One `[[auto_reclaim]]` table as written (see [`crate::autoreclaim`] for the keys).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// Optional name (default: the producer ids joined with `+`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Catalogue ids.
+    pub producers: Spanned<Vec<Spanned<String>>>,
+    /// The age threshold (humantime: `"1h"`, `"3d"`).
+    #[serde(with = "crate::units::duration_text")]
+    pub older_than: Duration,
+    /// Run on this interval (humantime).
+    #[serde(default, with = "opt_duration")]
+    pub every: Option<Duration>,
+    /// Run when the producers hold more items than this.
+    #[serde(default)]
+    pub when_items_over: Option<u64>,
+    /// Run when the producers hold more allocated bytes than this.
+    #[serde(default)]
+    pub when_bytes_over: Option<u64>,
+    /// Run when a watched volume's free bytes fall below this.
+    #[serde(default)]
+    pub when_free_below: Option<u64>,
+}
+
+impl LoadedConfig {
+    /// The file's `[[auto_reclaim]]` rules, checked against `catalogue`.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming this file and the line: an id the catalogue does not know,
+    /// a rule with no producer or with no trigger, an `every` of zero.
+    pub fn auto_reclaim(&self, catalogue: &Catalogue) -> Result<Vec<AutoRule>, ConfigError> {
+        let invalid = |at: usize, message: String| ConfigError::Invalid {
+            path: self.path.clone(),
+            line: line_at(&self.text, at),
+            message,
+        };
+        let mut out = Vec::new();
+        for r in &self.config.auto_reclaim {
+            let at = r.producers.span().start;
+            if r.producers.get_ref().is_empty() {
+                return Err(invalid(at, "[[auto_reclaim]] lists no producer: name at least one catalogue id (`cachewatch producers` lists them)".into()));
+            }
+            for id in r.producers.get_ref() {
+                if catalogue.rule(id.get_ref()).is_none() {
+                    return Err(invalid(
+                        id.span().start,
+                        format!(
+                            "unknown producer {:?} in [[auto_reclaim]]: `cachewatch producers` lists the ids",
+                            id.get_ref()
+                        ),
+                    ));
+                }
+            }
+            let triggers = [
+                r.every.is_some(),
+                r.when_items_over.is_some(),
+                r.when_bytes_over.is_some(),
+                r.when_free_below.is_some(),
+            ];
+            if !triggers.contains(&true) {
+                return Err(invalid(at, "[[auto_reclaim]] has no trigger: add every, when_items_over, when_bytes_over or when_free_below".into()));
+            }
+            if r.every == Some(Duration::ZERO) {
+                return Err(invalid(
+                    at,
+                    "[[auto_reclaim]] every = \"0s\": write an interval of at least 1s".into(),
+                ));
+            }
+            let producers: Vec<String> = r
+                .producers
+                .get_ref()
+                .iter()
+                .map(|s| s.get_ref().clone())
+                .collect();
+            out.push(AutoRule {
+                name: r.name.clone().unwrap_or_else(|| producers.join("+")),
+                producers,
+                older_than: r.older_than,
+                every: r.every,
+                when_items_over: r.when_items_over,
+                when_bytes_over: r.when_bytes_over,
+                when_free_below: r.when_free_below,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Serde for an optional humantime duration.
+mod opt_duration {
+    use std::time::Duration;
+
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => crate::units::duration_text::serialize(d, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        crate::units::duration_text::deserialize(d).map(Some)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::parse;
+
+    fn loaded(text: &str) -> LoadedConfig {
+        LoadedConfig {
+            config: parse(text, Path::new("/etc/c.toml")).unwrap(),
+            path: "/etc/c.toml".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn a_full_rule_parses_and_defaults_are_no_rules() {
+        let text = "[[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1h\"\nevery = \"10m\"\nwhen_items_over = 20000\nwhen_bytes_over = 10737418240\nwhen_free_below = 21474836480\n";
+        let rules = loaded(text).auto_reclaim(&Catalogue::builtin()).unwrap();
+        assert_eq!(
+            rules,
+            vec![AutoRule {
+                name: "metal-gpuarchiver".into(),
+                producers: vec!["metal-gpuarchiver".into()],
+                older_than: Duration::from_secs(3600),
+                every: Some(Duration::from_secs(600)),
+                when_items_over: Some(20_000),
+                when_bytes_over: Some(10 << 30),
+                when_free_below: Some(20 << 30),
+            }]
+        );
+        assert!(loaded("")
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn an_unknown_id_names_the_file_and_its_line() {
+        // Hand count: the unknown id is on line 4.
+        let text = "[[auto_reclaim]]\nproducers = [\n  \"metal-gpuarchiver\",\n  \"no-such-thing\",\n]\nolder_than = \"1h\"\nevery = \"1m\"\n";
+        let e = loaded(text)
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, ConfigError::Invalid { line: 4, .. }), "{msg}");
+        assert!(
+            msg.contains("/etc/c.toml") && msg.contains("no-such-thing"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_rule_without_trigger_names_its_line() {
+        let text = "roots = []\n\n[[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1h\"\n";
+        let e = loaded(text)
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { line: 4, .. }), "{e}");
+        assert!(e.to_string().contains("no trigger"), "{e}");
+    }
+}
