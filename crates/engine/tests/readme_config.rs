@@ -1,0 +1,48 @@
+//! The README's `[[auto_reclaim]]` samples are real configs: each loads, names only catalogue ids
+//! and has a trigger (so a user who copies one gets what the README says).
+
+#![allow(clippy::unwrap_used)]
+
+use cachewatch::catalogue::Catalogue;
+use cachewatch::config;
+
+/// The ```toml blocks of the README that hold `[[auto_reclaim]]`.
+fn auto_reclaim_samples() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let mut out = Vec::new();
+    let mut block: Option<String> = None;
+    for line in readme.lines() {
+        match (&mut block, line.trim()) {
+            (None, "```toml") => block = Some(String::new()),
+            (Some(b), "```") => {
+                if b.contains("[[auto_reclaim]]") {
+                    out.push(b.clone());
+                }
+                block = None;
+            }
+            (Some(b), _) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn every_auto_reclaim_sample_in_the_readme_loads_with_the_builtin_catalogue() {
+    let samples = auto_reclaim_samples();
+    assert!(samples.len() >= 3, "found {} samples", samples.len());
+    let dir = tempfile::tempdir().unwrap();
+    for (i, text) in samples.iter().enumerate() {
+        let path = dir.path().join(format!("sample-{i}.toml"));
+        std::fs::write(&path, text).unwrap();
+        let loaded = config::load(&path).unwrap_or_else(|e| panic!("sample {i}: {e}\n{text}"));
+        let rules = loaded
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap_or_else(|e| panic!("sample {i}: {e}\n{text}"));
+        assert_eq!(rules.len(), text.matches("[[auto_reclaim]]").count());
+    }
+}
