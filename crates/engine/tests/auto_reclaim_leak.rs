@@ -113,10 +113,12 @@ async fn a_rule_keeps_a_leak_down_deleting_only_old_dirs_each_with_its_audit_row
     let (created, max_disk) = tokio::task::spawn_blocking(move || leak.join().unwrap())
         .await
         .unwrap();
-    let end = SystemTime::now();
-    // Pausing stops the rules; the check waits for a drain still running.
+    // Pausing stops the rules; the check waits for a drain still running. Only then is nothing
+    // deleted any more: `end` is that moment (a run that started while the pause was on its way,
+    // on a loaded machine, may still delete what was old enough then).
     m.set_paused(true).await.unwrap();
     let _ = m.check_auto_reclaim().await.unwrap();
+    let end = SystemTime::now();
     stop.store(true, Ordering::Relaxed);
     let runs = m.snapshot().auto_reclaim.rules[0].runs;
     m.shutdown().await;
