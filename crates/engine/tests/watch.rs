@@ -14,6 +14,11 @@ use cachewatch::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 
+/// `an_event_queue_overflow_rescans_the_root` lowers the system-wide inotify queue limit for a
+/// moment: a watcher another test starts then gets the tiny queue and overflows. That test takes
+/// this lock for writing, every other test of this file for reading, so none starts meanwhile.
+static QUEUE_LIMIT: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// `du -B1 -s -c -x` of `paths`: the allocated bytes of all of them together.
 fn du_total(paths: &[PathBuf]) -> u64 {
     if paths.is_empty() {
@@ -79,6 +84,7 @@ fn make_archives_in(parent: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousand_archives_reach_du_figures_then_drop_to_zero() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(RootKind::Cache, dir.path()).unwrap();
     let canonical = root.canonical.clone();
@@ -106,6 +112,7 @@ async fn thousand_archives_reach_du_figures_then_drop_to_zero() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_renamed_into_an_item_counts_and_out_of_it_stops_counting() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("root")).unwrap();
     let root = Root::new(RootKind::Cache, dir.path().join("root")).unwrap();
@@ -135,6 +142,7 @@ async fn a_file_renamed_into_an_item_counts_and_out_of_it_stops_counting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dir_tree_moved_in_is_searched_for_items() {
+    let _serial = QUEUE_LIMIT.read().await;
     // `<bundle>/com.apple.gpuarchiver/gpuarchiver-*` built outside and moved in as one rename:
     // only the bundle dir's event arrives; its claimed items must still be found.
     let dir = tempfile::tempdir().unwrap();
@@ -159,6 +167,7 @@ async fn a_dir_tree_moved_in_is_searched_for_items() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_root_removed_and_created_again_is_watched_again() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cache");
     std::fs::create_dir(&path).unwrap();
@@ -198,6 +207,7 @@ async fn a_root_removed_and_created_again_is_watched_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_root_given_through_a_symlink_is_watched_by_its_canonical_path() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     let real = dir.path().join("real");
     std::fs::create_dir(&real).unwrap();
@@ -227,6 +237,7 @@ async fn a_root_given_through_a_symlink_is_watched_by_its_canonical_path() {
 /// why, and a flush (or a rescan flag) re-reads it, bringing in changes no event reported.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_limit_falls_back_to_polling_and_a_rescan_flag_rescans() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(RootKind::Cache, dir.path()).unwrap();
     let canonical = root.canonical.clone();
@@ -284,6 +295,7 @@ impl Drop for QueueLimit {
 /// equal `du`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_event_queue_overflow_rescans_the_root() {
+    let _serial = QUEUE_LIMIT.write().await;
     const LIMIT: &str = "/proc/sys/fs/inotify/max_queued_events";
     let old = std::fs::read_to_string(LIMIT).unwrap();
     if std::fs::write(LIMIT, "16").is_err() {
@@ -322,6 +334,7 @@ async fn an_event_queue_overflow_rescans_the_root() {
 /// lost: a flush runs it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rescan_requests_in_a_burst_rescan_once_until_the_gap_or_a_flush() {
+    let _serial = QUEUE_LIMIT.read().await;
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(RootKind::Cache, dir.path()).unwrap();
     let canonical = root.canonical.clone();

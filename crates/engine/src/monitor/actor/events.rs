@@ -54,12 +54,14 @@ impl Actor {
                     tracing::warn!(root = %self.roots[i].root.canonical.display(), error = %e, "watch error; rescanning the root");
                 }
                 self.debounce.root(i).rescan = true;
+                self.rescan_answers_flushes(i);
                 return;
             }
         };
         if event.need_rescan() {
             tracing::info!(root = %self.roots[i].root.canonical.display(), "the watcher asked for a rescan (event queue overflow or coalesced events)");
             self.debounce.root(i).rescan = true;
+            self.rescan_answers_flushes(i);
             return;
         }
         if matches!(event.kind, EventKind::Access(_)) {

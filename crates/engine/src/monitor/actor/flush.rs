@@ -34,6 +34,15 @@ impl Actor {
         }
     }
 
+    /// Root `root` will be rescanned (queue overflow, a rescan flag, a watch error): its marker
+    /// event may have been among the events dropped, and the rescan covers everything a marker
+    /// would have, so the flushes stop waiting for it (the rescan runs before they are answered).
+    pub(super) fn rescan_answers_flushes(&mut self, root: usize) {
+        for f in &mut self.flushes {
+            f.roots.remove(&root);
+        }
+    }
+
     /// Answers the flushes whose markers all came back (or, with `expire`, that timed out).
     pub(super) async fn finish_flushes(&mut self, expire: bool) {
         let now = Instant::now();
