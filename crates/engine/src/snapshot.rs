@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What the monitor is doing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MonitorState {
@@ -18,6 +19,7 @@ pub enum MonitorState {
 }
 
 /// Progress of a running scan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanProgress {
     /// Roots finished.
@@ -27,6 +29,7 @@ pub struct ScanProgress {
 }
 
 /// How a root is being watched.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WatchMode {
@@ -39,9 +42,11 @@ pub enum WatchMode {
 }
 
 /// One root in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
     /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub kind: String,
     /// The path as given.
     pub path: String,
@@ -72,6 +77,7 @@ pub struct RootDto {
 }
 
 /// One of a producer's items, for the expanded row.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemDto {
     /// Absolute path.
@@ -83,6 +89,7 @@ pub struct ItemDto {
 }
 
 /// One producer in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProducerDto {
     /// Rule id.
@@ -90,8 +97,10 @@ pub struct ProducerDto {
     /// Human name.
     pub name: String,
     /// `leak`, `cache`, `report` or `system`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ProducerKind"))]
     pub kind: String,
     /// `auto`, `manual` or `never`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
     pub reclaim: String,
     /// Allocated bytes of its items.
     pub allocated_bytes: u64,
@@ -125,11 +134,13 @@ pub struct ProducerDto {
 }
 
 /// An unattributed top-level entry.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnattributedDto {
     /// Absolute path.
     pub path: String,
     /// Root kind.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub root_kind: String,
     /// Allocated bytes (outside claimed items).
     pub allocated_bytes: u64,
@@ -138,6 +149,7 @@ pub struct UnattributedDto {
 }
 
 /// An alert that fired.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlertDto {
     /// Row id in the history DB (0 when the DB is unavailable).
@@ -155,6 +167,7 @@ pub struct AlertDto {
 }
 
 /// The whole state the monitor publishes.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// When it was made, Unix seconds.
