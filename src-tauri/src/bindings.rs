@@ -277,6 +277,18 @@ fn bindings() {
     write_if_changed(&samples, &samples_ts());
 }
 
+/// `RootDto.kind` and `UnattributedDto.root_kind` are typed as `RootKind` (`ts(as)`): the words the
+/// snapshot writes (`RootKind::as_str`) must be serde's.
+#[test]
+fn root_kind_words_are_serdes() {
+    for k in cachewatch::RootKind::ALL {
+        assert_eq!(
+            serde_json::to_value(k).expect("a root kind serializes"),
+            serde_json::Value::from(k.as_str())
+        );
+    }
+}
+
 /// Sample DTOs: every field filled in once, every enum variant, optional fields both ways.
 mod samples {
     use std::path::PathBuf;

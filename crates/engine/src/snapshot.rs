@@ -1,7 +1,8 @@
 //! The `Snapshot`: the serde DTO the monitor publishes and the app, the CLI (`status --json`) and
 //! `/metrics` read. Times at this edge are Unix seconds, sizes bytes; the unit is in every name.
 //!
-//! Owned by the monitor helper (issue 3); the UI (`ui/src/types.ts`) mirrors these shapes.
+//! Owned by the monitor helper (issue 3); the UI's types are generated from these (feature `ts`,
+//! `cargo test -p cachewatch-app --lib bindings` writes `ui/src/bindings/`).
 
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +46,7 @@ pub enum WatchMode {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
-    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    /// The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
     #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub kind: String,
     /// The path as given.

@@ -7,7 +7,7 @@ import type { WatchMode } from "./WatchMode";
  */
 export type RootDto = { 
 /**
- * `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+ * The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
  */
 kind: RootKind, 
 /**
