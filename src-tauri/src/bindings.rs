@@ -87,29 +87,51 @@ fn camel_case(snake: &str) -> String {
     out
 }
 
-/// The signatures of the commands in `src/commands.rs`: the arguments the window passes (not the
-/// managed state) and the `Ok` type. The names must be those of `src/command_list.rs`, in its
-/// order (checked by [`commands_ts`]).
+/// The signatures of the commands in `src/commands.rs`: the arguments the window passes and the
+/// `Ok` type. The names must be those of `src/command_list.rs`, in its order (checked by
+/// [`commands_ts`]); the types are checked by the compiler against the functions themselves.
+///
+/// Each entry is `[state params] name(args) -> Ok type`, with `async` for an async command. The
+/// state params (managed state, the app handle; Tauri passes them, the window does not) come first
+/// in every command; `_` lets the compiler infer one, a generic one names the mock runtime.
 fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
     macro_rules! sig {
-        ($name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty) => {
+        (@check sync $name:ident [$($state:ty),*] ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
+            // never called: the compiler checks the parameter and result types
+            #[allow(unreachable_code, unused_variables, clippy::diverging_sub_expression)]
+            let _check = || -> Result<$ret, IpcError> {
+                crate::commands::$name($(unreachable!() as $state,)* $(unreachable!() as $ty),*)
+            };
+        };
+        (@check async $name:ident [$($state:ty),*] ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
+            #[allow(unreachable_code, unused_variables, clippy::diverging_sub_expression)]
+            let _check = || async {
+                let r: Result<$ret, IpcError> =
+                    crate::commands::$name($(unreachable!() as $state,)* $(unreachable!() as $ty),*)
+                        .await;
+                r
+            };
+        };
+        ($mode:ident [$($state:ty),*] $name:ident ( $($arg:ident : $ty:ty),* ) -> $ret:ty) => {{
+            sig!(@check $mode $name [$($state),*] ($($arg: $ty),*) -> $ret);
             Signature {
                 name: stringify!($name),
                 args: vec![$((camel_case(stringify!($arg)), ts_name::<$ty>(cfg, imports))),*],
                 result: ts_name::<$ret>(cfg, imports),
             }
-        };
+        }};
     }
+    type App = tauri::AppHandle<tauri::test::MockRuntime>;
     vec![
-        sig!(get_snapshot() -> Snapshot),
-        sig!(plan_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimPlan),
-        sig!(execute_reclaim(plan_id: String) -> ReclaimReport),
-        sig!(set_paused(paused: bool) -> ()),
-        sig!(set_threshold(threshold_secs: u64) -> ()),
-        sig!(rescan() -> ()),
-        sig!(get_settings() -> Settings),
-        sig!(set_settings(settings: Settings) -> ()),
-        sig!(open_evidence(url: String) -> ()),
+        sig!(sync [_] get_snapshot() -> Snapshot),
+        sig!(async [_] plan_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimPlan),
+        sig!(async [_] execute_reclaim(plan_id: String) -> ReclaimReport),
+        sig!(async [_] set_paused(paused: bool) -> ()),
+        sig!(async [_] set_threshold(threshold_secs: u64) -> ()),
+        sig!(async [_] rescan() -> ()),
+        sig!(sync [App, _] get_settings() -> Settings),
+        sig!(async [App, _, _] set_settings(settings: Settings) -> ()),
+        sig!(sync [App, _] open_evidence(url: String) -> ()),
     ]
 }
 
