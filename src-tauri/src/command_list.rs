@@ -1,6 +1,7 @@
 // The one list of the window's IPC commands, as `command_list!(...)`. `lib.rs` expands it into the
 // invoke handler, `build.rs` into the app manifest and the capability `capabilities/main.json`
-// (written from this list: edit here, never there).
+// (written from this list: edit here, never there), and the test `bindings.rs` into the UI's
+// `ui/src/bindings/commands.ts` (a new command needs its signature there too; the test says so).
 command_list!(
     get_snapshot,
     plan_reclaim,

@@ -39,6 +39,7 @@ impl SettingsState {
 
 /// The settings the window shows and edits: the config file's `[reclaim] older_than` and
 /// `[alerts]`, and whether the app starts at login (the autostart plugin's, not the file's).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     /// The settings kept in the config file.

@@ -5,6 +5,7 @@ use cachewatch::monitor::MonitorError;
 use serde::{Deserialize, Serialize};
 
 /// What went wrong, for the window to branch on (serialized kebab-case: `unknown-plan`, ...).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ErrorCode {
@@ -59,6 +60,7 @@ impl std::fmt::Display for ErrorCode {
 
 /// An error as the window receives it: a stable `code` to branch on and a `message` to show
 /// (lowercase, names the bad value, says what to do).
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct IpcError {

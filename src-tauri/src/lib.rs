@@ -4,6 +4,8 @@
 //! icon and its menu, forwards snapshots and alerts to the window, and serves the window's
 //! commands ([`commands`]). The shell has no logic of its own: every figure comes from the engine.
 
+#[cfg(test)]
+mod bindings;
 pub mod commands;
 pub mod error;
 pub mod format;

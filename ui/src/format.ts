@@ -1,4 +1,5 @@
 // Human text for bytes, durations and rates. Binary units (KiB = 1024 B), as the README says.
+import type { KeepReasonKind } from './types';
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
@@ -93,8 +94,11 @@ export function baseName(path: string): string {
   return index >= 0 ? trimmed.slice(index + 1) : trimmed;
 }
 
-/** Why an item was kept, in words. */
-export function describeKeepReason(reason: string): string {
+/**
+ * Why an item was kept, in words: one text per `KeepReason` of the engine (the `switch` is
+ * exhaustive, so a reason added in Rust fails the type check until it has a text here).
+ */
+export function describeKeepReason(reason: KeepReasonKind): string {
   switch (reason) {
     case 'too-young':
       return 'too young';
@@ -108,18 +112,18 @@ export function describeKeepReason(reason: string): string {
       return 'never reclaimed';
     case 'manual':
       return 'manual only';
+    case 'structure':
+      return 'dir the producer needs';
     case 'changed':
       return 'changed since plan';
     case 'unknown-producer':
       return 'unknown producer';
     case 'holds-root':
       return 'is or holds a root';
-    case 'holds-protected':
-      return 'is or holds a protected dir';
     case 'holds-mount':
       return 'a filesystem is mounted in it';
-    default:
-      return reason;
+    case 'holds-protected':
+      return 'is or holds a protected dir';
   }
 }
 

@@ -1,16 +1,30 @@
-// The IPC layer: the shell's commands and events (names and args agreed with `src-tauri/`).
+// The IPC layer: the shell's commands and events. Command names, argument names and types come
+// from `./bindings/commands` (generated from `src-tauri/src/command_list.rs` and the Rust DTOs).
 // Tauri maps the camelCase arg names (`thresholdSecs`, `planId`) to the Rust snake_case ones.
-import { invoke } from '@tauri-apps/api/core';
+import { invoke, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import { toIpcError } from './reclaim-state';
-import type { AlertDto, ReclaimPlan, ReclaimReport, Settings, Snapshot } from './types';
+import type {
+  AlertDto,
+  Command,
+  CommandArgs,
+  CommandResult,
+  ReclaimPlan,
+  ReclaimReport,
+  Settings,
+  Snapshot,
+} from './types';
 
 export { toIpcError };
 
+/** The arguments to pass for command `C`: none when it takes none. */
+type ArgsOf<C extends Command> =
+  CommandArgs<C> extends Record<string, never> ? [] : [args: CommandArgs<C>];
+
 /** Calls a command; a rejection is rethrown as `{code, message}` (see `toIpcError`). */
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+async function call<C extends Command>(cmd: C, ...args: ArgsOf<C>): Promise<CommandResult<C>> {
   try {
-    return await invoke<T>(cmd, args);
+    return await invoke<CommandResult<C>>(cmd, args[0] as InvokeArgs | undefined);
   } catch (error) {
     throw toIpcError(error);
   }
@@ -18,47 +32,47 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
 
 /** `get_snapshot() -> Snapshot`. */
 export function getSnapshot(): Promise<Snapshot> {
-  return call<Snapshot>('get_snapshot');
+  return call('get_snapshot');
 }
 
 /** `plan_reclaim({producers, thresholdSecs}) -> ReclaimPlan`; empty `producers` = every auto one. */
 export function planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPlan> {
-  return call<ReclaimPlan>('plan_reclaim', { producers, thresholdSecs });
+  return call('plan_reclaim', { producers, thresholdSecs });
 }
 
 /** `execute_reclaim({planId}) -> ReclaimReport`: the engine re-derives and re-checks the items. */
 export function executeReclaim(planId: string): Promise<ReclaimReport> {
-  return call<ReclaimReport>('execute_reclaim', { planId });
+  return call('execute_reclaim', { planId });
 }
 
 /** `set_paused({paused})`. */
-export function setPaused(paused: boolean): Promise<void> {
-  return call<void>('set_paused', { paused });
+export async function setPaused(paused: boolean): Promise<void> {
+  await call('set_paused', { paused });
 }
 
 /** `set_threshold({thresholdSecs})`: the threshold the snapshot's reclaimable figures use. */
-export function setThreshold(thresholdSecs: number): Promise<void> {
-  return call<void>('set_threshold', { thresholdSecs });
+export async function setThreshold(thresholdSecs: number): Promise<void> {
+  await call('set_threshold', { thresholdSecs });
 }
 
 /** `rescan()`. */
-export function rescan(): Promise<void> {
-  return call<void>('rescan');
+export async function rescan(): Promise<void> {
+  await call('rescan');
 }
 
 /** `get_settings() -> Settings`. */
 export function getSettings(): Promise<Settings> {
-  return call<Settings>('get_settings');
+  return call('get_settings');
 }
 
 /** `set_settings({settings})`. */
-export function setSettings(settings: Settings): Promise<void> {
-  return call<void>('set_settings', { settings });
+export async function setSettings(settings: Settings): Promise<void> {
+  await call('set_settings', { settings });
 }
 
 /** `open_evidence({url})`: the shell opens it in the browser (only catalogue URLs). */
-export function openEvidence(url: string): Promise<void> {
-  return call<void>('open_evidence', { url });
+export async function openEvidence(url: string): Promise<void> {
+  await call('open_evidence', { url });
 }
 
 /** Listens to the `snapshot` event (payload `Snapshot`). */

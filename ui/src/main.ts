@@ -5,7 +5,7 @@ import { h, keepFocus, replaceChildren } from './dom';
 import * as ipc from './ipc';
 import { ReclaimController } from './reclaim-state';
 import { mergeAlerts } from './sort';
-import type { AlertDto, IpcError, Snapshot } from './types';
+import type { AlertDto, Snapshot, UiError } from './types';
 import type { ChartRange } from './views/chart';
 import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
@@ -49,7 +49,7 @@ const ui = {
   /** `null` = every auto producer; else the one producer the preview is of. */
   scope: null as string | null,
   reclaimableKey: '',
-  error: null as IpcError | null,
+  error: null as UiError | null,
 };
 
 const charts = new Sparklines();

@@ -1,28 +1,28 @@
 // The preview/reclaim state machine: a pure reducer, and a controller that debounces preview
 // requests, drops stale answers and runs the reclaim by plan id (never by paths).
-import type { IpcError, ReclaimPlan, ReclaimReport } from './types';
+import type { ErrorCode, ReclaimPlan, ReclaimReport, UiError } from './types';
 
 /** What the reclaim panel shows. */
 export type ReclaimState =
   | { phase: 'idle' }
   | { phase: 'previewing'; seq: number; plan: ReclaimPlan | null }
   | { phase: 'ready'; plan: ReclaimPlan }
-  | { phase: 'preview-failed'; error: IpcError }
+  | { phase: 'preview-failed'; error: UiError }
   | { phase: 'confirming'; plan: ReclaimPlan }
   | { phase: 'executing'; plan: ReclaimPlan }
   | { phase: 'done'; plan: ReclaimPlan; report: ReclaimReport }
-  | { phase: 'failed'; plan: ReclaimPlan; error: IpcError };
+  | { phase: 'failed'; plan: ReclaimPlan; error: UiError };
 
 /** What happens to it. */
 export type ReclaimEvent =
   | { type: 'preview-requested'; seq: number }
   | { type: 'preview-resolved'; seq: number; plan: ReclaimPlan }
-  | { type: 'preview-failed'; seq: number; error: IpcError }
+  | { type: 'preview-failed'; seq: number; error: UiError }
   | { type: 'reclaim-clicked' }
   | { type: 'cancelled' }
   | { type: 'confirmed' }
   | { type: 'executed'; report: ReclaimReport }
-  | { type: 'execute-failed'; error: IpcError }
+  | { type: 'execute-failed'; error: UiError }
   | { type: 'dismissed' };
 
 /** The plan the state holds, if any (shown while a newer preview loads). */
@@ -207,15 +207,16 @@ export class ReclaimController {
 }
 
 /**
- * Any thrown value as `{code, message}`: the shell's IpcError as is, an `Error` or a string as
+ * Any thrown value as `{code, message}`: the shell's `IpcError` as is, an `Error` or a string as
  * code `ui`.
  */
-export function toIpcError(error: unknown): IpcError {
+export function toIpcError(error: unknown): UiError {
   if (typeof error === 'object' && error !== null) {
     const record = error as Record<string, unknown>;
     if (typeof record.message === 'string') {
       return {
-        code: typeof record.code === 'string' ? record.code : 'ui',
+        // the shell sends only `ErrorCode` words (bindings/ErrorCode.ts)
+        code: typeof record.code === 'string' ? (record.code as ErrorCode) : 'ui',
         message: record.message,
       };
     }

@@ -1,5 +1,5 @@
 // Orders of the lists the window shows.
-import type { AlertDto, ProducerDto, UnattributedDto } from './types';
+import type { AlertDto, KeepReasonKind, ProducerDto, UnattributedDto } from './types';
 
 /**
  * Producers largest first: allocated bytes descending, then reclaimable bytes descending, then
@@ -51,8 +51,8 @@ export function mergeAlerts(
 }
 
 /** Counts kept items per reason (in first-seen order), for the preview's "kept because" line. */
-export function countByReason(kept: readonly { reason: string }[]): Map<string, number> {
-  const counts = new Map<string, number>();
+export function countByReason(kept: readonly { reason: KeepReasonKind }[]): Map<KeepReasonKind, number> {
+  const counts = new Map<KeepReasonKind, number>();
   for (const item of kept) counts.set(item.reason, (counts.get(item.reason) ?? 0) + 1);
   return counts;
 }

@@ -45,6 +45,7 @@ const BUILTIN_TOML: &str = include_str!("../producers.toml");
 pub const BUILTIN_ORIGIN: &str = "<builtin>";
 
 /// What kind of thing a producer leaves behind.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProducerKind {
@@ -59,6 +60,7 @@ pub enum ProducerKind {
 }
 
 /// Whether reclaim may delete a producer's items.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReclaimMode {

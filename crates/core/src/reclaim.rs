@@ -47,9 +47,11 @@ pub use plan::plan;
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
 
 /// What the user asked to reclaim.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
     /// The user's age threshold; items younger are kept (a rule's `min_age_secs` may raise it).
+    #[cfg_attr(feature = "ts", ts(type = "{ secs: number, nanos: number }"))]
     pub older_than: Duration,
     /// Producer ids to reclaim; empty means every producer with `reclaim = "auto"`.
     pub producers: Vec<String>,
@@ -58,6 +60,7 @@ pub struct Policy {
     /// adds the user's home dir and the canonical form of each path that exists, and the plan's
     /// copy of the policy carries the full list to [`execute`]. Empty when absent from JSON.
     #[serde(default, with = "path_text::many")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
     pub protected: Vec<PathBuf>,
 }
 
@@ -79,13 +82,16 @@ pub struct AuditRecord {
 }
 
 /// One item a plan would delete.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlannedItem {
     /// Absolute path of the item, under `root`.
     #[serde(with = "path_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     /// Canonical path of the root the item lies in; execute refuses anything not strictly inside it.
     #[serde(with = "path_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub root: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -108,6 +114,7 @@ pub struct PlannedItem {
     /// Newest mtime in the item at scan time; anything newer at execute keeps the item (JSON:
     /// `newest_mtime_unix_secs`, whole seconds).
     #[serde(rename = "newest_mtime_unix_secs", with = "unix_secs::opt")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub newest_mtime: Option<SystemTime>,
     /// The name's `ts` capture, when the rule has one (JSON: `name_ts_unix_secs`).
     #[serde(
@@ -116,6 +123,7 @@ pub struct PlannedItem {
         with = "unix_secs::opt",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub name_ts: Option<SystemTime>,
     /// The owner pid from the name, when the rule has `owner.pid_in_name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +136,7 @@ pub struct PlannedItem {
         with = "unix_secs::opt",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub birth_time: Option<SystemTime>,
     /// The item's own birth time from the scan (`statx`/`st_birthtime`); a different one at execute
     /// means the item was replaced, even when the inode number was reused (JSON:
@@ -138,14 +147,17 @@ pub struct PlannedItem {
         with = "unix_secs::opt",
         skip_serializing_if = "Option::is_none"
     )]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub born: Option<SystemTime>,
 }
 
 /// An item kept, with why.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptItem {
     /// Absolute path of the item.
     #[serde(with = "path_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -155,6 +167,7 @@ pub struct KeptItem {
 }
 
 /// What [`plan`] decided: the items to delete and the items kept.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReclaimPlan {
     /// Stable id: 32 hex digits hashed from the policy and every planned item's path, device and
@@ -162,6 +175,7 @@ pub struct ReclaimPlan {
     pub id: String,
     /// When the plan was made (the `now` given to [`plan`]; JSON: `created_unix_secs`).
     #[serde(rename = "created_unix_secs", with = "unix_secs")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub created: SystemTime,
     /// The policy it was made under.
     pub policy: Policy,
@@ -172,6 +186,7 @@ pub struct ReclaimPlan {
     /// Every root of the inventory (canonical and as given, sorted, deduplicated): execute refuses
     /// an item that is one of them or holds one, whatever root the item lies in.
     #[serde(default, with = "path_text::many")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
     pub roots: Vec<PathBuf>,
     /// Sum of the planned items' allocated bytes.
     pub planned_bytes: u64,
@@ -182,10 +197,12 @@ pub struct ReclaimPlan {
 }
 
 /// An item execute deleted.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeletedItem {
     /// Absolute path it had.
     #[serde(with = "path_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     /// Rule id.
     pub producer: String,
@@ -195,16 +212,19 @@ pub struct DeletedItem {
 }
 
 /// An item execute could not handle, as `{path, message}`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReclaimErrorEntry {
     /// The item (empty for an error about the whole plan).
     #[serde(with = "path_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub path: PathBuf,
     /// The error, as [`ReclaimError`] displays it.
     pub message: String,
 }
 
 /// What [`execute`] did.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReclaimReport {
     /// Items deleted, in plan order.
@@ -213,6 +233,7 @@ pub struct ReclaimReport {
     pub kept: Vec<KeptItem>,
     /// Items that were gone before execute reached them (not an error).
     #[serde(with = "path_text::many")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
     pub already_gone: Vec<PathBuf>,
     /// Sum of the deleted items' re-measured allocated bytes.
     pub freed_bytes: u64,

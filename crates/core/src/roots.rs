@@ -17,6 +17,7 @@ pub use containers::{
 };
 
 /// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RootKind {

@@ -94,6 +94,7 @@ pub enum CrashError {
 }
 
 /// A crash group as the snapshot, the CLI's `--json` and the UI show it. Times are Unix seconds.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CrashGroupDto {
     /// The process name.

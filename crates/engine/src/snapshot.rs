@@ -1,11 +1,13 @@
 //! The `Snapshot`: the serde DTO the monitor publishes and the app, the CLI (`status --json`) and
 //! `/metrics` read. Times at this edge are Unix seconds, sizes bytes; the unit is in every name.
 //!
-//! Owned by the monitor helper (issue 3); the UI (`ui/src/types.ts`) mirrors these shapes.
+//! Owned by the monitor helper (issue 3); the UI's types are generated from these (feature `ts`,
+//! `cargo test -p cachewatch-app --lib bindings` writes `ui/src/bindings/`).
 
 use serde::{Deserialize, Serialize};
 
 /// What the monitor is doing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MonitorState {
@@ -18,6 +20,7 @@ pub enum MonitorState {
 }
 
 /// Progress of a running scan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanProgress {
     /// Roots finished.
@@ -27,6 +30,7 @@ pub struct ScanProgress {
 }
 
 /// How a root is being watched.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WatchMode {
@@ -39,9 +43,11 @@ pub enum WatchMode {
 }
 
 /// One root in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
-    /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
+    /// The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub kind: String,
     /// The path as given.
     pub path: String,
@@ -72,6 +78,7 @@ pub struct RootDto {
 }
 
 /// One of a producer's items, for the expanded row.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemDto {
     /// Absolute path.
@@ -83,6 +90,7 @@ pub struct ItemDto {
 }
 
 /// One producer in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProducerDto {
     /// Rule id.
@@ -90,8 +98,10 @@ pub struct ProducerDto {
     /// Human name.
     pub name: String,
     /// `leak`, `cache`, `report` or `system`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ProducerKind"))]
     pub kind: String,
     /// `auto`, `manual` or `never`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
     pub reclaim: String,
     /// Allocated bytes of its items.
     pub allocated_bytes: u64,
@@ -125,11 +135,13 @@ pub struct ProducerDto {
 }
 
 /// An unattributed top-level entry.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnattributedDto {
     /// Absolute path.
     pub path: String,
     /// Root kind.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub root_kind: String,
     /// Allocated bytes (outside claimed items).
     pub allocated_bytes: u64,
@@ -138,6 +150,7 @@ pub struct UnattributedDto {
 }
 
 /// An alert that fired.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AlertDto {
     /// Row id in the history DB (0 when the DB is unavailable).
@@ -155,6 +168,7 @@ pub struct AlertDto {
 }
 
 /// The whole state the monitor publishes.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     /// When it was made, Unix seconds.

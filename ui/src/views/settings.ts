@@ -3,7 +3,7 @@
 import { h, replaceChildren } from '../dom';
 import { formatDuration } from '../format';
 import { parseThreshold } from '../threshold';
-import type { IpcError, SettingValue, Settings } from '../types';
+import type { SettingValue, Settings, UiError } from '../types';
 
 /** `producer_growth_bytes_per_hour` → `Producer growth bytes per hour`. */
 export function humanizeKey(key: string): string {
@@ -11,15 +11,19 @@ export function humanizeKey(key: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** The alert limits as the form sees them: fields of numbers, strings, booleans, nested tables. */
+type Fields = { [key: string]: SettingValue };
+
 /**
- * Reads the form back into a copy of `base`: each field keeps its type (a number field left empty
- * becomes `null`; a text that is not a number in a number field is an error naming the field).
+ * Reads the form back into a copy of `base` (the generated `AlertsConfig`, or any table of
+ * fields): each field keeps its type (a number field left empty becomes `null`; a text that is not
+ * a number in a number field is an error naming the field).
  */
-export function readAlerts(
-  base: { [key: string]: SettingValue },
+export function readAlerts<T extends Fields>(
+  base: T,
   read: (path: string) => string | boolean,
   prefix = 'alerts',
-): { [key: string]: SettingValue } {
+): T {
   const out: { [key: string]: SettingValue } = {};
   for (const [key, value] of Object.entries(base)) {
     const path = `${prefix}.${key}`;
@@ -40,7 +44,8 @@ export function readAlerts(
       out[key] = String(read(path));
     }
   }
-  return out;
+  // every key of `base` is set above, with the type its value had
+  return out as T;
 }
 
 /** The dialog; `open()` loads the settings, Save sends them. */
@@ -67,7 +72,7 @@ export class SettingsDialog {
       this.settings = await this.load();
       this.renderForm(this.settings, null);
     } catch (error) {
-      this.renderError(error as IpcError);
+      this.renderError(error as UiError);
     }
   }
 
@@ -77,7 +82,7 @@ export class SettingsDialog {
     document.querySelector<HTMLElement>('[data-key="settings"]')?.focus();
   }
 
-  private renderError(error: IpcError): void {
+  private renderError(error: UiError): void {
     replaceChildren(
       this.dialog,
       h('h2', { id: 'settings-title' }, 'Settings'),
@@ -152,7 +157,7 @@ export class SettingsDialog {
       this.settings = next;
       this.close();
     } catch (e) {
-      error.textContent = (e as IpcError).message;
+      error.textContent = (e as UiError).message;
     }
   }
 }

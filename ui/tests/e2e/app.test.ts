@@ -6,7 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { preview, type PreviewServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPlan, Settings, Snapshot } from '../../src/types';
 import { fixtureSnapshot, NOW } from './fixture';
+
+/** The shell stand-in's handlers, typed by the generated command signatures. */
+type Handlers = { [C in Command]: (args: CommandArgs<C>) => CommandResult<C> | Promise<CommandResult<C>> };
 
 const UI_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MOCK_IPC = readFileSync(join(UI_DIR, 'tests', 'e2e', 'mock-ipc.js'), 'utf8');
@@ -60,43 +64,61 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
     { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-2', age_secs: 200000, allocated_bytes: args.gib },
     { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-3', age_secs: 7200, allocated_bytes: 512 * args.mib },
   ];
-  const plans = new Map<string, unknown>();
+  const plans = new Map<string, ReclaimPlan>();
   let release: () => void = () => {};
   w.__snapshot = args.snapshot;
   w.__releaseExecute = () => release();
-  w.__settings = {
+  const settings: Settings = {
     default_threshold_secs: 86400,
     open_at_login: false,
-    alerts: { producer_growth_bytes: 1073741824, producer_growth_items: 5000, free_disk_min_bytes: 10737418240, cooldown: '6h', enabled: true },
+    alerts: {
+      producer_growth_bytes: 1073741824, producer_growth_items: 5000, producer_growth_window: '1h', total_limit_bytes: null,
+      free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
+      crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
+    },
   };
-  w.__mock = {
-    get_snapshot: () => w.__snapshot,
-    plan_reclaim: ({ producers, thresholdSecs }: { producers: string[]; thresholdSecs: number }) => {
+  w.__settings = settings;
+  const mock: Handlers = {
+    // a test may feed a snapshot of an older engine (fields missing) on purpose
+    get_snapshot: () => w.__snapshot as Snapshot,
+    plan_reclaim: ({ producers, thresholdSecs }) => {
       const planned = items.filter((i) => i.age_secs >= thresholdSecs);
-      const kept = items
+      const kept: KeptItem[] = items
         .filter((i) => i.age_secs < thresholdSecs)
         .map((i) => ({ path: i.path, producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: i.age_secs, needed_secs: thresholdSecs }));
-      kept.push({ path: '/tmp/katago-coreml-222.mlmodelc', producer: 'katago-coreml', reason: 'in-use', pid: 77 } as never);
-      const plan = {
+      kept.push({
+        path: '/tmp/katago-coreml-222.mlmodelc', producer: 'katago-coreml', reason: 'in-use', pid: 77,
+        open_path: '/tmp/katago-coreml-222.mlmodelc/model.mil',
+      });
+      const plannedBytes = planned.reduce((sum, i) => sum + i.allocated_bytes, 0);
+      const plan: ReclaimPlan = {
         id: `plan-${thresholdSecs}-${producers.join('+')}`,
-        items: planned.map((i) => ({ ...i, producer: 'metal-gpuarchiver' })),
+        created_unix_secs: 1_760_000_000,
+        policy: { older_than: { secs: thresholdSecs, nanos: 0 }, producers, protected: ['/home/u'] },
+        items: planned.map((i, n) => ({
+          ...i, root: '/tmp', producer: 'metal-gpuarchiver', apparent_bytes: i.allocated_bytes, freeable_bytes: i.allocated_bytes,
+          dev: 1, ino: 100 + n, is_symlink: false, newest_mtime_unix_secs: 1_760_000_000 - i.age_secs,
+        })),
         kept,
-        planned_bytes: planned.reduce((sum, i) => sum + i.allocated_bytes, 0),
+        roots: ['/tmp'],
+        planned_bytes: plannedBytes,
+        planned_freeable_bytes: plannedBytes,
       };
       plans.set(plan.id, plan);
       return plan;
     },
-    execute_reclaim: ({ planId }: { planId: string }) =>
+    execute_reclaim: ({ planId }) =>
       new Promise((resolve, reject) => {
-        const plan = plans.get(planId) as { items: { path: string; producer: string; allocated_bytes: number }[]; kept: unknown[] } | undefined;
+        const plan = plans.get(planId);
         if (!plan) {
-          reject({ code: 'plan-unknown', message: `plan "${planId}" is unknown: preview again` });
+          reject({ code: 'unknown-plan', message: `plan "${planId}" is unknown: preview again` });
           return;
         }
         release = () =>
           resolve({
             deleted: plan.items.map((i) => ({ path: i.path, producer: i.producer, allocated_bytes: i.allocated_bytes })),
             kept: plan.kept.slice(-1),
+            already_gone: [],
             freed_bytes: plan.items.reduce((sum, i) => sum + i.allocated_bytes, 0),
             errors: [],
           });
@@ -105,12 +127,13 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
     set_paused: () => null,
     rescan: () => null,
     open_evidence: () => null,
-    get_settings: () => w.__settings,
-    set_settings: ({ settings }: { settings: unknown }) => {
+    get_settings: () => w.__settings as Settings,
+    set_settings: ({ settings }) => {
       w.__settings = settings;
       return null;
     },
   };
+  w.__mock = mock;
   w.__csp = [];
   document.addEventListener('securitypolicyviolation', (e) => (w.__csp as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
 }
@@ -323,7 +346,11 @@ describe('the window', () => {
           settings: {
             default_threshold_secs: 259200,
             open_at_login: true,
-            alerts: { producer_growth_bytes: 1073741824, producer_growth_items: 2000, free_disk_min_bytes: 10737418240, cooldown: '6h', enabled: true },
+            alerts: {
+              producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: null,
+              free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
+              crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
+            },
           },
         },
       ],

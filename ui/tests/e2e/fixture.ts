@@ -70,7 +70,7 @@ export function fixtureSnapshot(): Snapshot {
         count: 12, first_unix_secs: NOW - 3600, last_unix_secs: NOW - 300, report_bytes: 12 * 98304,
       },
       {
-        process: 'Preview', signature: 'repeated-crash', title: 'A process keeps crashing',
+        process: 'Preview', signature: 'crash', title: 'A process keeps crashing',
         count: 2, first_unix_secs: NOW - 2 * 86400, last_unix_secs: NOW - 86400, report_bytes: 40960,
       },
     ],

@@ -28,11 +28,28 @@ export function producer(over: Partial<ProducerDto>): ProducerDto {
 export function plan(id: string, sizes: number[], kept: KeptItem[] = []): ReclaimPlan {
   const items: PlannedItem[] = sizes.map((bytes, i) => ({
     path: `/tmp/item-${id}-${i}`,
+    root: '/tmp',
     producer: 'p',
     allocated_bytes: bytes,
+    apparent_bytes: bytes,
+    freeable_bytes: bytes,
     age_secs: 7200,
+    dev: 1,
+    ino: 100 + i,
+    is_symlink: false,
+    newest_mtime_unix_secs: 1_700_000_000,
   }));
-  return { id, items, kept, planned_bytes: sizes.reduce((a, b) => a + b, 0) };
+  const planned = sizes.reduce((a, b) => a + b, 0);
+  return {
+    id,
+    created_unix_secs: 1_700_007_200,
+    policy: { older_than: { secs: 3600, nanos: 0 }, producers: [], protected: [] },
+    items,
+    kept,
+    roots: ['/tmp'],
+    planned_bytes: planned,
+    planned_freeable_bytes: planned,
+  };
 }
 
 export function report(freedBytes: number, deleted: number): ReclaimReport {
@@ -43,6 +60,7 @@ export function report(freedBytes: number, deleted: number): ReclaimReport {
       allocated_bytes: 0,
     })),
     kept: [],
+    already_gone: [],
     freed_bytes: freedBytes,
     errors: [],
   };

@@ -41,10 +41,10 @@ describe('ipc', () => {
     const { mockIPC } = await import('@tauri-apps/api/mocks');
     const ipc = await import('../../src/ipc');
     mockIPC(() => {
-      throw { code: 'config', message: 'config.toml line 3: unknown field "x"' };
+      throw { code: 'settings', message: 'config.toml line 3: unknown field "x"' };
     });
     await expect(ipc.getSettings()).rejects.toEqual({
-      code: 'config',
+      code: 'settings',
       message: 'config.toml line 3: unknown field "x"',
     });
     mockIPC(() => {

@@ -143,12 +143,12 @@ describe('ReclaimController', () => {
     await vi.runAllTimersAsync();
     c.reclaim();
     const done = c.confirm();
-    executes[0].reject({ code: 'plan-unknown', message: 'plan "p" is unknown or expired: preview again' });
+    executes[0].reject({ code: 'unknown-plan', message: 'plan "p" is unknown or expired: preview again' });
     await done;
     expect(c.state).toEqual({
       phase: 'failed',
       plan: p,
-      error: { code: 'plan-unknown', message: 'plan "p" is unknown or expired: preview again' },
+      error: { code: 'unknown-plan', message: 'plan "p" is unknown or expired: preview again' },
     });
   });
 
@@ -174,15 +174,15 @@ describe('ReclaimController', () => {
     const c = new ReclaimController(ipc, () => {}, 10);
     c.request({ producers: [], thresholdSecs: 3600 });
     vi.advanceTimersByTime(10);
-    plans[0].reject({ code: 'monitor', message: 'the monitor is not running' });
+    plans[0].reject({ code: 'stopped', message: 'the monitor is not running' });
     await vi.runAllTimersAsync();
-    expect(c.state).toEqual({ phase: 'preview-failed', error: { code: 'monitor', message: 'the monitor is not running' } });
+    expect(c.state).toEqual({ phase: 'preview-failed', error: { code: 'stopped', message: 'the monitor is not running' } });
   });
 });
 
 describe('toIpcError', () => {
   it('keeps {code, message} and wraps anything else', () => {
-    expect(toIpcError({ code: 'io', message: 'm' })).toEqual({ code: 'io', message: 'm' });
+    expect(toIpcError({ code: 'job-failed', message: 'm' })).toEqual({ code: 'job-failed', message: 'm' });
     expect(toIpcError(new Error('boom'))).toEqual({ code: 'ui', message: 'boom' });
     expect(toIpcError('plain')).toEqual({ code: 'ui', message: 'plain' });
   });

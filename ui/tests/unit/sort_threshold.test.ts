@@ -53,7 +53,7 @@ describe('mergeAlerts', () => {
 
 describe('countByReason', () => {
   it('counts kept items per reason', () => {
-    const kept = [{ reason: 'too-young' }, { reason: 'in-use' }, { reason: 'too-young' }];
+    const kept = [{ reason: 'too-young' as const }, { reason: 'in-use' as const }, { reason: 'too-young' as const }];
     expect([...countByReason(kept)]).toEqual([
       ['too-young', 2],
       ['in-use', 1],

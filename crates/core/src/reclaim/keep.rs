@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::path_text;
 
 /// Why an item was kept.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "reason")]
 pub enum KeepReason {
@@ -30,6 +31,7 @@ pub enum KeepReason {
         /// The open file. Serialized as `open_path`: a [`KeptItem`](super::KeptItem) flattens the reason next to its
         /// own `path`.
         #[serde(rename = "open_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
     /// One of the rule's named processes runs, and the item's name yields no owner pid (see
@@ -57,6 +59,7 @@ pub enum KeepReason {
     HoldsRoot {
         /// The root it is or holds.
         #[serde(with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
         root: PathBuf,
     },
     /// A filesystem is mounted at the item or somewhere inside it (a bind mount, a disk image);
@@ -65,6 +68,7 @@ pub enum KeepReason {
         /// The mount point. Serialized as `mount_point`: a [`KeptItem`](super::KeptItem) flattens
         /// the reason next to its own `path`.
         #[serde(rename = "mount_point", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
     /// The item is or holds a protected path (the user's home, the data dir, the config dir, or
@@ -73,6 +77,7 @@ pub enum KeepReason {
         /// The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`](super::KeptItem)
         /// flattens the reason next to its own `path`.
         #[serde(rename = "protected_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
 }

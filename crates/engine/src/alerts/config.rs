@@ -25,6 +25,7 @@ const GIB: u64 = 1 << 30;
 /// crash_loop_window = "10m"
 /// crash_loop_cooldown = "6h"
 /// ```
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AlertsConfig {
@@ -35,6 +36,7 @@ pub struct AlertsConfig {
     pub producer_growth_items: u64,
     /// The growth window (default 1 h).
     #[serde(with = "crate::units::duration_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub producer_growth_window: Duration,
     /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
     /// absent (the default).
@@ -45,6 +47,7 @@ pub struct AlertsConfig {
     pub disk_full_eta_min_hours: u64,
     /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
     #[serde(with = "crate::units::duration_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub cooldown: Duration,
     /// Crash-loop settings (`[alerts.crash_loop]`), used by
     /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector).

@@ -14,8 +14,10 @@ use crate::config::{self, Config};
 use super::ApiError;
 
 /// The editable settings (the UI's settings panel).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "ts", ts(rename = "ConfigSettings"))]
 pub struct Settings {
     /// Default reclaim age threshold, seconds (`[reclaim] older_than`).
     pub default_threshold_secs: u64,

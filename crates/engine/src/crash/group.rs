@@ -14,6 +14,7 @@ use crate::snapshot::AlertDto;
 pub const CRASH_LOOP_RULE: &str = "crash-loop";
 
 /// Crash-loop settings (the crash part of `[alerts]`).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CrashLoopConfig {
@@ -22,9 +23,11 @@ pub struct CrashLoopConfig {
     pub crash_loop_reports: u32,
     /// The window, humantime in the config (`"10m"`).
     #[serde(with = "crate::units::duration_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_window: Duration,
     /// After an alert, the same process and signature stay silent this long (`"6h"`).
     #[serde(with = "crate::units::duration_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_cooldown: Duration,
 }
 
