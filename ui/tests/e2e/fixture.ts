@@ -75,5 +75,6 @@ export function fixtureSnapshot(): Snapshot {
       },
     ],
     errors: [],
+    auto_reclaim: { enabled: false, progress: null, rules: [], reclaimed: [] },
   };
 }

@@ -21,6 +21,59 @@ export const SNAPSHOT: Snapshot = {
       "title": "Disk almost full"
     }
   ],
+  "auto_reclaim": {
+    "enabled": true,
+    "progress": {
+      "deleted_bytes": 4194304,
+      "deleted_items": 1000,
+      "items_done": 1024,
+      "items_total": 3000,
+      "rule": "metal"
+    },
+    "reclaimed": [
+      {
+        "bytes": 32768,
+        "items": 8,
+        "producer": "metal-gpuarchiver"
+      }
+    ],
+    "rules": [
+      {
+        "last_run": {
+          "already_gone": 0,
+          "by_producer": {
+            "metal-gpuarchiver": {
+              "bytes": 8192,
+              "items": 2
+            }
+          },
+          "deleted_items": 2,
+          "errors": 0,
+          "finished_unix_secs": 1763999942,
+          "freed_bytes": 8192,
+          "kept": {
+            "in-use": 1
+          },
+          "older_than_secs": 3600,
+          "planned_items": 3,
+          "producers": [
+            "metal-gpuarchiver"
+          ],
+          "rule": "metal",
+          "started_unix_secs": 1763999940,
+          "status": "done",
+          "trigger": "interval"
+        },
+        "note": "freed nothing: kept 1 (in use)",
+        "older_than_secs": 3600,
+        "producers": [
+          "metal-gpuarchiver"
+        ],
+        "rule": "metal",
+        "runs": 4
+      }
+    ]
+  },
   "crash_groups": [
     {
       "count": 6,

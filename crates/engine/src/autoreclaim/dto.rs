@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::AutoRun;
 
 /// Auto-reclaim in a snapshot. Every field defaults, so a snapshot without it reads.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AutoReclaimDto {
@@ -20,6 +21,7 @@ pub struct AutoReclaimDto {
 }
 
 /// A drain in progress.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AutoReclaimProgress {
@@ -36,6 +38,7 @@ pub struct AutoReclaimProgress {
 }
 
 /// One rule.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AutoRuleDto {
@@ -54,6 +57,7 @@ pub struct AutoRuleDto {
 }
 
 /// What the rules deleted of one producer since the monitor started.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ReclaimedDto {

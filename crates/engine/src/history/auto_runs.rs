@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{to_sql_u64, unix_secs, History, HistoryError};
 
 /// What a run deleted of one producer.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProducerFreed {
     /// Items deleted.
@@ -20,6 +21,7 @@ pub struct ProducerFreed {
 }
 
 /// One run of an auto-reclaim rule, as stored and as shown (`cachewatch history`, the snapshot).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AutoRun {
     /// The rule's name (`name`, else its producer ids joined with `+`).

@@ -1,0 +1,342 @@
+//! Sample values of every DTO, as serde writes them, for `ui/tests/generated/samples.ts`.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use cachewatch::crash::CrashGroupDto;
+use cachewatch::reclaim::{
+    DeletedItem, KeepReason, KeptItem, PlannedItem, Policy, ReclaimErrorEntry, ReclaimPlan,
+    ReclaimReport,
+};
+use cachewatch::snapshot::{
+    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
+    WatchMode,
+};
+use cachewatch::RootKind;
+use serde_json::{to_value, Value};
+
+use crate::commands::Settings;
+use crate::error::{ErrorCode, IpcError};
+
+const NOW: u64 = 1_764_000_000;
+
+fn at(secs: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+fn snapshot() -> Snapshot {
+    Snapshot {
+        taken_at_unix_secs: NOW,
+        state: MonitorState::Watching,
+        scan_progress: ScanProgress {
+            roots_done: 2,
+            roots_total: 2,
+        },
+        threshold_secs: 86_400,
+        total_allocated_bytes: 5 << 30,
+        total_apparent_bytes: 4 << 30,
+        disk_full_eta_secs: Some(3 * 86_400),
+        roots: RootKind::ALL
+            .iter()
+            .map(|k| RootDto {
+                kind: k.as_str().to_owned(),
+                path: format!("/roots/{}", k.as_str()),
+                allocated_bytes: 1 << 20,
+                apparent_bytes: 1 << 19,
+                items: 3,
+                free_bytes: Some(10 << 30),
+                volume_bytes: (*k != RootKind::Other).then_some(100 << 30),
+                mount: (*k != RootKind::Other).then(|| "/".to_owned()),
+                watch_mode: match k {
+                    RootKind::Other => WatchMode::Off,
+                    RootKind::Cache => WatchMode::Polling,
+                    _ => WatchMode::Events,
+                },
+                watch_error: (*k == RootKind::Other).then(|| "no events".to_owned()),
+                unreadable: 1,
+                rescans: 2,
+            })
+            .collect(),
+        producers: vec![ProducerDto {
+            id: "gpuarchiver".to_owned(),
+            name: "GPU archiver".to_owned(),
+            kind: "leak".to_owned(),
+            reclaim: "auto".to_owned(),
+            allocated_bytes: 4 << 30,
+            apparent_bytes: 3 << 30,
+            items: 700_000,
+            files: 1_400_000,
+            growth_bytes_per_hour: Some(-1024),
+            growth_bytes_per_day: None,
+            growth_items_per_day: Some(5000),
+            orphan_bytes: 1 << 30,
+            reclaimable_bytes: 2 << 30,
+            reclaimable_items: 1000,
+            evidence: vec!["https://github.com/owner/repo/issues/1".to_owned()],
+            notes: "leaks one dir per launch".to_owned(),
+            top_items: vec![ItemDto {
+                path: "/roots/temp/gpuarchiver-1".to_owned(),
+                allocated_bytes: 4096,
+                age_secs: 90_000,
+            }],
+            history: vec![(NOW - 3600, 1 << 30), (NOW, 4 << 30)],
+        }],
+        unattributed: vec![UnattributedDto {
+            path: "/roots/temp/odd".to_owned(),
+            root_kind: "container-temp".to_owned(),
+            allocated_bytes: 8192,
+            apparent_bytes: 100,
+        }],
+        alerts: vec![
+            AlertDto {
+                id: 7,
+                time_unix_secs: NOW - 60,
+                rule: "producer-growth".to_owned(),
+                producer: Some("gpuarchiver".to_owned()),
+                title: "GPU archiver grew".to_owned(),
+                message: "grew by 1.0 GiB in 1 h".to_owned(),
+            },
+            AlertDto {
+                id: 0,
+                time_unix_secs: NOW - 120,
+                rule: "free-disk".to_owned(),
+                producer: None,
+                title: "Disk almost full".to_owned(),
+                message: "9.0 GiB free".to_owned(),
+            },
+        ],
+        crash_groups: vec![
+            CrashGroupDto {
+                process: "Preview".to_owned(),
+                signature: "crash".to_owned(),
+                title: "A process keeps crashing".to_owned(),
+                count: 6,
+                first_unix_secs: NOW - 600,
+                last_unix_secs: NOW - 60,
+                report_bytes: 120_000,
+                detail: None,
+            },
+            CrashGroupDto {
+                process: "Photos".to_owned(),
+                signature: "coreai-ndarray-allocation-cap".to_owned(),
+                title: "Core AI allocation cap".to_owned(),
+                count: 2,
+                first_unix_secs: NOW - 6000,
+                last_unix_secs: NOW - 600,
+                report_bytes: 40_000,
+                detail: Some("reloaded the model 4 times".to_owned()),
+            },
+        ],
+        errors: vec!["history unavailable".to_owned()],
+        auto_reclaim: auto_reclaim(),
+    }
+}
+
+fn auto_reclaim() -> cachewatch::autoreclaim::AutoReclaimDto {
+    use cachewatch::autoreclaim::{
+        AutoReclaimDto, AutoReclaimProgress, AutoRuleDto, AutoRun, ProducerFreed, ReclaimedDto,
+    };
+    let run = AutoRun {
+        rule: "metal".to_owned(),
+        trigger: "interval".to_owned(),
+        status: "done".to_owned(),
+        producers: vec!["metal-gpuarchiver".to_owned()],
+        older_than_secs: 3600,
+        started_unix_secs: NOW - 60,
+        finished_unix_secs: NOW - 58,
+        planned_items: 3,
+        deleted_items: 2,
+        freed_bytes: 8192,
+        already_gone: 0,
+        kept: [("in-use".to_owned(), 1)].into_iter().collect(),
+        errors: 0,
+        first_error: None,
+        by_producer: [(
+            "metal-gpuarchiver".to_owned(),
+            ProducerFreed {
+                items: 2,
+                bytes: 8192,
+            },
+        )]
+        .into_iter()
+        .collect(),
+    };
+    AutoReclaimDto {
+        enabled: true,
+        progress: Some(AutoReclaimProgress {
+            rule: "metal".to_owned(),
+            items_done: 1024,
+            items_total: 3000,
+            deleted_items: 1000,
+            deleted_bytes: 4 << 20,
+        }),
+        rules: vec![AutoRuleDto {
+            rule: "metal".to_owned(),
+            producers: vec!["metal-gpuarchiver".to_owned()],
+            older_than_secs: 3600,
+            runs: 4,
+            last_run: Some(run),
+            note: Some("freed nothing: kept 1 (in use)".to_owned()),
+        }],
+        reclaimed: vec![ReclaimedDto {
+            producer: "metal-gpuarchiver".to_owned(),
+            items: 8,
+            bytes: 32768,
+        }],
+    }
+}
+
+fn planned(path: &str, with_times: bool) -> PlannedItem {
+    PlannedItem {
+        path: PathBuf::from(path),
+        root: PathBuf::from("/roots/temp"),
+        producer: "gpuarchiver".to_owned(),
+        allocated_bytes: 4096,
+        apparent_bytes: 100,
+        freeable_bytes: 4096,
+        age_secs: 90_000,
+        dev: 66,
+        ino: 1234,
+        is_symlink: false,
+        newest_mtime: with_times.then(|| at(NOW - 90_000)),
+        name_ts: with_times.then(|| at(NOW - 95_000)),
+        owner_pid: with_times.then_some(4321),
+        birth_time: with_times.then(|| at(NOW - 95_000)),
+        born: with_times.then(|| at(NOW - 95_000)),
+    }
+}
+
+fn kept(reason: KeepReason) -> KeptItem {
+    KeptItem {
+        path: PathBuf::from("/roots/temp/kept"),
+        producer: "gpuarchiver".to_owned(),
+        reason,
+    }
+}
+
+/// One of each [`KeepReason`]; the `match` fails to compile when a variant is added, so the
+/// list stays complete.
+fn every_keep_reason() -> Vec<KeepReason> {
+    let all = vec![
+        KeepReason::TooYoung {
+            age_secs: 60,
+            needed_secs: 86_400,
+        },
+        KeepReason::OwnerAlive { pid: 1 },
+        KeepReason::InUse {
+            pid: 2,
+            path: PathBuf::from("/roots/temp/kept/open.db"),
+        },
+        KeepReason::AppRunning {
+            name: "Xcode".to_owned(),
+        },
+        KeepReason::Never,
+        KeepReason::Manual,
+        KeepReason::Structure,
+        KeepReason::Changed {
+            what: "inode".to_owned(),
+        },
+        KeepReason::UnknownProducer,
+        KeepReason::HoldsRoot {
+            root: PathBuf::from("/roots/cache"),
+        },
+        KeepReason::HoldsMount {
+            path: PathBuf::from("/roots/temp/kept/mnt"),
+        },
+        KeepReason::HoldsProtected {
+            path: PathBuf::from("/home/user"),
+        },
+    ];
+    for r in &all {
+        match r {
+            KeepReason::TooYoung { .. }
+            | KeepReason::OwnerAlive { .. }
+            | KeepReason::InUse { .. }
+            | KeepReason::AppRunning { .. }
+            | KeepReason::Never
+            | KeepReason::Manual
+            | KeepReason::Structure
+            | KeepReason::Changed { .. }
+            | KeepReason::UnknownProducer
+            | KeepReason::HoldsRoot { .. }
+            | KeepReason::HoldsMount { .. }
+            | KeepReason::HoldsProtected { .. } => {}
+        }
+    }
+    all
+}
+
+fn plan() -> ReclaimPlan {
+    ReclaimPlan {
+        id: "0123456789abcdef0123456789abcdef".to_owned(),
+        created: at(NOW),
+        policy: Policy {
+            older_than: Duration::from_secs(86_400),
+            producers: vec!["gpuarchiver".to_owned()],
+            protected: vec![PathBuf::from("/home/user")],
+        },
+        items: vec![
+            planned("/roots/temp/gpuarchiver-1", true),
+            planned("/roots/temp/gpuarchiver-2", false),
+        ],
+        kept: every_keep_reason().into_iter().map(kept).collect(),
+        roots: vec![PathBuf::from("/roots/temp")],
+        planned_bytes: 8192,
+        planned_freeable_bytes: 8192,
+    }
+}
+
+fn report() -> ReclaimReport {
+    ReclaimReport {
+        deleted: vec![DeletedItem {
+            path: PathBuf::from("/roots/temp/gpuarchiver-1"),
+            producer: "gpuarchiver".to_owned(),
+            allocated_bytes: 4096,
+        }],
+        kept: vec![kept(KeepReason::Changed {
+            what: "in use".to_owned(),
+        })],
+        already_gone: vec![PathBuf::from("/roots/temp/gpuarchiver-2")],
+        freed_bytes: 4096,
+        errors: vec![ReclaimErrorEntry {
+            path: PathBuf::from("/roots/temp/gpuarchiver-3"),
+            message: "permission denied".to_owned(),
+        }],
+    }
+}
+
+fn settings() -> Settings {
+    let mut config = cachewatch::api::settings::Settings::default();
+    config.alerts.total_limit_bytes = Some(20 << 30);
+    Settings {
+        config,
+        open_at_login: true,
+    }
+}
+
+/// `(constant name, TypeScript type, serde JSON)` of each sample.
+pub fn all() -> Vec<(&'static str, &'static str, Value)> {
+    let v = |r: Result<Value, serde_json::Error>| r.expect("a sample serializes");
+    vec![
+        ("SNAPSHOT", "Snapshot", v(to_value(snapshot()))),
+        ("PLAN", "ReclaimPlan", v(to_value(plan()))),
+        ("REPORT", "ReclaimReport", v(to_value(report()))),
+        ("SETTINGS", "Settings", v(to_value(settings()))),
+        (
+            "DEFAULT_SETTINGS",
+            "Settings",
+            v(to_value(Settings {
+                config: cachewatch::api::settings::Settings::default(),
+                open_at_login: false,
+            })),
+        ),
+        (
+            "IPC_ERROR",
+            "IpcError",
+            v(to_value(IpcError::new(
+                ErrorCode::UnknownPlan,
+                "no plan \"x\"",
+            ))),
+        ),
+    ]
+}
