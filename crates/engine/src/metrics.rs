@@ -350,6 +350,8 @@ mod tests {
             total_allocated_bytes: 0,
             total_apparent_bytes: 0,
             disk_full_eta_secs: None,
+            disk_full_eta_span_secs: None,
+            total_growth: None,
             roots: vec![RootDto {
                 kind: "temp".into(),
                 path: "/tmp/a\"b\\c".into(),

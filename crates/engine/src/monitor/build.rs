@@ -73,6 +73,8 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         total_allocated_bytes: 0,
         total_apparent_bytes: 0,
         disk_full_eta_secs: None,
+        disk_full_eta_span_secs: None,
+        total_growth: None,
         roots: Vec::new(),
         producers: Vec::new(),
         unattributed: Vec::new(),
@@ -174,6 +176,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 growth_bytes_per_hour: growth.bytes_per_hour,
                 growth_bytes_per_day: growth.bytes_per_day,
                 growth_items_per_day: growth.items_per_day,
+                growth: growth.observed.map(Into::into),
                 orphan_bytes: a.orphan_bytes,
                 reclaimable_bytes: a.reclaimable_bytes,
                 reclaimable_items: a.reclaimable_items,
@@ -208,6 +211,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         })
         .collect();
     let free_min = space.iter().flatten().map(|s| s.free_bytes).min();
+    let eta = free_min.and_then(|free| inp.recorder.disk_full_eta(free));
     Snapshot {
         taken_at_unix_secs: unix_secs(inp.now),
         state: inp.state,
@@ -215,7 +219,9 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         threshold_secs: inp.threshold.as_secs(),
         total_allocated_bytes: inp.roots.iter().map(|r| r.total.allocated_bytes).sum(),
         total_apparent_bytes: inp.roots.iter().map(|r| r.total.apparent_bytes).sum(),
-        disk_full_eta_secs: free_min.and_then(|free| inp.recorder.disk_full_eta(free)),
+        disk_full_eta_secs: eta.map(|(secs, _)| secs),
+        disk_full_eta_span_secs: eta.map(|(_, span)| span),
+        total_growth: inp.recorder.total_observed().map(Into::into),
         roots,
         producers,
         unattributed,
