@@ -10,6 +10,13 @@ export type MonitorState = 'scanning' | 'watching' | 'paused';
 export type WatchMode = 'events' | 'polling' | 'off';
 
 /** `snapshot::ScanProgress`. */
+/** snapshot.rs `ObservedGrowth`: the change over the span the history observed, reclaims out. */
+export interface ObservedGrowth {
+  bytes: number;
+  items: number;
+  span_secs: number;
+}
+
 export interface ScanProgress {
   roots_done: number;
   roots_total: number;
@@ -53,6 +60,7 @@ export interface ProducerDto {
   growth_bytes_per_hour: number | null;
   growth_bytes_per_day: number | null;
   growth_items_per_day: number | null;
+  growth?: ObservedGrowth | null;
   orphan_bytes: number;
   reclaimable_bytes: number;
   reclaimable_items: number;
@@ -108,6 +116,8 @@ export interface Snapshot {
   total_allocated_bytes: number;
   total_apparent_bytes: number;
   disk_full_eta_secs: number | null;
+  disk_full_eta_span_secs?: number | null;
+  total_growth?: ObservedGrowth | null;
   roots: RootDto[];
   producers: ProducerDto[];
   unattributed: UnattributedDto[];

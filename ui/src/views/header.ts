@@ -1,6 +1,6 @@
 // The header: total watched, free disk, disk-full ETA, monitor state and its buttons.
 import { h, replaceChildren } from '../dom';
-import { formatBytes, formatEta } from '../format';
+import { formatBytes, formatEta, formatEtaBasis } from '../format';
 import type { Snapshot } from '../types';
 import { icon } from './icons';
 
@@ -111,8 +111,16 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
       h(
         'div',
         { class: `figure${snapshot.disk_full_eta_secs !== null && snapshot.disk_full_eta_secs < 86400 ? ' warn' : ''}` },
-        h('span', { class: 'figure-value', 'data-testid': 'eta' }, formatEta(snapshot.disk_full_eta_secs)),
-        h('span', { class: 'figure-label' }, 'disk'),
+        h(
+          'span',
+          { class: 'figure-value', 'data-testid': 'eta' },
+          formatEta(snapshot.disk_full_eta_secs, snapshot.total_growth ?? null),
+        ),
+        h(
+          'span',
+          { class: 'figure-label', title: formatEtaBasis(snapshot.disk_full_eta_span_secs) },
+          snapshot.disk_full_eta_span_secs ? `disk, ${formatEtaBasis(snapshot.disk_full_eta_span_secs)}` : 'disk',
+        ),
       ),
     ),
     snapshot.state === 'scanning' && roots_total > 0

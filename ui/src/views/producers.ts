@@ -7,7 +7,7 @@ import {
   formatBytes,
   formatCount,
   formatDuration,
-  formatGrowthPerDay,
+  formatObservedGrowth,
 } from '../format';
 import { sortProducers } from '../sort';
 import type { ProducerDto } from '../types';
@@ -116,7 +116,11 @@ function renderRow(
           { class: 'row-facts' },
           formatCount(p.items, 'item'),
           ' · ',
-          h('span', { class: growthClass(p.growth_bytes_per_day) }, formatGrowthPerDay(p.growth_bytes_per_day)),
+          h(
+            'span',
+            { class: growthClass(p.growth?.bytes ?? null), 'data-testid': 'producer-growth' },
+            formatObservedGrowth(p.growth),
+          ),
         ),
       ),
       h(
@@ -145,9 +149,9 @@ function reclaimText(p: ProducerDto): string {
   return p.reclaim === 'manual' ? `${text} (manual)` : text;
 }
 
-function growthClass(bytesPerDay: number | null): string {
-  if (bytesPerDay === null || bytesPerDay === 0) return 'growth';
-  return bytesPerDay > 0 ? 'growth up' : 'growth down';
+function growthClass(bytes: number | null): string {
+  if (bytes === null || bytes === 0) return 'growth';
+  return bytes > 0 ? 'growth up' : 'growth down';
 }
 
 function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HTMLElement {
