@@ -13,6 +13,7 @@
 
 pub mod reclaim;
 mod session;
+pub mod start;
 pub mod settings;
 
 pub use session::{ApiError, Locations, Session};

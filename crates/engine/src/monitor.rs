@@ -67,6 +67,10 @@ pub struct MonitorOptions {
     /// always protected): the data and config dirs, as [`crate::api::Session::protected_paths`]
     /// gives them.
     pub protected: Vec<PathBuf>,
+    /// Problems found before the monitor started that it runs despite (a root that is missing, a
+    /// config that cannot be read, a data dir that cannot be made): listed first in every
+    /// snapshot's `errors`, so a front end started at login shows them instead of exiting.
+    pub notices: Vec<String>,
 }
 
 impl MonitorOptions {
@@ -84,6 +88,7 @@ impl MonitorOptions {
             clock: Arc::new(crate::clock::SystemClock),
             process_watch: Vec::new(),
             protected: Vec::new(),
+            notices: Vec::new(),
         }
     }
 

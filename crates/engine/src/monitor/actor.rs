@@ -300,6 +300,7 @@ impl Actor {
             analysis: &self.analysis,
             recorder: &self.recorder,
             now: self.opts.clock.now(),
+            notices: &self.opts.notices,
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }

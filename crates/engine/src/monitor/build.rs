@@ -80,7 +80,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         unattributed: Vec::new(),
         alerts: Vec::new(),
         crash_groups: Vec::new(),
-        errors: Vec::new(),
+        errors: opts.notices.clone(),
     }
 }
 
@@ -94,6 +94,8 @@ pub struct Inputs<'a> {
     pub analysis: &'a Analysis,
     pub recorder: &'a Recorder,
     pub now: SystemTime,
+    /// [`MonitorOptions::notices`].
+    pub notices: &'a [String],
 }
 
 /// Builds the snapshot: per root totals and volume space, per producer totals with growth,
@@ -101,7 +103,8 @@ pub struct Inputs<'a> {
 pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
     let space = volume_space(inp.roots);
     let mut roots = Vec::with_capacity(inp.roots.len());
-    let mut errors: Vec<String> = inp.recorder.errors().to_vec();
+    let mut errors: Vec<String> = inp.notices.to_vec();
+    errors.extend_from_slice(inp.recorder.errors());
     for (st, space) in inp.roots.iter().zip(&space) {
         if let Some(e) = &st.watch_error {
             errors.push(format!("{} {:?}: {e}", st.root.kind, st.root.path));
