@@ -13,7 +13,7 @@
 
 pub mod reclaim;
 mod session;
-pub mod start;
 pub mod settings;
+pub mod start;
 
 pub use session::{ApiError, Locations, Session};

@@ -29,10 +29,25 @@ async fn a_missing_root_and_a_bad_config_are_notices_and_the_other_root_is_watch
     assert_eq!(start.config_path.as_deref(), Some(config.as_path()));
     assert_eq!(start.options.roots.len(), 1);
     assert_eq!(start.options.roots[0].path, here);
-    assert_eq!(start.options.notices.len(), 2, "{:?}", start.options.notices);
-    assert!(start.options.notices[0].contains("config.toml"), "{:?}", start.options.notices);
-    assert!(start.options.notices[0].ends_with("running with the default settings until it is fixed"));
-    assert!(start.options.notices[1].contains("gone"), "{:?}", start.options.notices);
+    assert_eq!(
+        start.options.notices.len(),
+        2,
+        "{:?}",
+        start.options.notices
+    );
+    assert!(
+        start.options.notices[0].contains("config.toml"),
+        "{:?}",
+        start.options.notices
+    );
+    assert!(
+        start.options.notices[0].ends_with("running with the default settings until it is fixed")
+    );
+    assert!(
+        start.options.notices[1].contains("gone"),
+        "{:?}",
+        start.options.notices
+    );
     assert!(start.options.notices[1].ends_with("that root is not watched"));
 
     let notices = start.options.notices.clone();
@@ -55,8 +70,14 @@ fn only_missing_roots_leave_none_watched_and_say_so() {
         config: Some(dir.path().join("absent.toml")),
         data_dir: Some(dir.path().join("data")),
     };
-    let start = lenient_monitor_options(&loc, &[format!("temp={}", dir.path().join("x").display())]);
+    let start =
+        lenient_monitor_options(&loc, &[format!("temp={}", dir.path().join("x").display())]);
     assert!(start.options.roots.is_empty());
-    assert_eq!(start.options.notices.len(), 1, "{:?}", start.options.notices);
+    assert_eq!(
+        start.options.notices.len(),
+        1,
+        "{:?}",
+        start.options.notices
+    );
     assert!(start.options.db_path.is_some());
 }

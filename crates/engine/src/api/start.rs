@@ -31,7 +31,9 @@ pub fn lenient_monitor_options(loc: &Locations, root_args: &[String]) -> Start {
     let session = match Session::load(loc) {
         Ok(s) => s,
         Err(e) => {
-            notices.push(format!("{e}; running with the default settings until it is fixed"));
+            notices.push(format!(
+                "{e}; running with the default settings until it is fixed"
+            ));
             let path = loc
                 .config
                 .clone()
