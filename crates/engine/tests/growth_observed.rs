@@ -137,3 +137,42 @@ fn the_eta_needs_a_steady_hour_and_goes_when_the_leak_stops() {
     assert_eq!(recent.bytes, 0);
     assert_eq!(steady_eta(12_000 * MIB, &whole, Some(&recent)), None);
 }
+
+/// Regression: an alert ten seconds into a burst said "(25.3 MiB/h)", a rate nobody observed.
+#[test]
+fn a_growth_alert_from_seconds_of_data_gives_no_hourly_rate() {
+    use cachewatch::alerts::{AlertInputs, Alerter, AlertsConfig, ProducerInput};
+    use cachewatch::catalogue::ReclaimMode;
+    let g = cachewatch::history::Growth {
+        bytes: 72 * 1024,
+        items: 9,
+        from: t(START),
+        to: t(START + 10),
+    };
+    let mut alerter = Alerter::new(AlertsConfig {
+        producer_growth_items: 5,
+        ..AlertsConfig::default()
+    });
+    let inputs = AlertInputs {
+        producers: vec![ProducerInput {
+            id: "metal-gpuarchiver".into(),
+            name: "Metal gpuarchiver".into(),
+            allocated_bytes: 1800 * 1024,
+            items: 31,
+            growth: Some(g),
+            reclaim: ReclaimMode::Auto,
+            min_age_secs: 300,
+            evidence: Vec::new(),
+        }],
+        ..AlertInputs::default()
+    };
+    let fired = alerter.evaluate(&inputs, t(START + 10));
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    assert!(
+        fired[0].message.starts_with(
+            "Metal gpuarchiver grew 72.0 KiB and 9 items in 10s; now 1.8 MiB in 31 items."
+        ),
+        "{}",
+        fired[0].message
+    );
+}
