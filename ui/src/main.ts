@@ -160,7 +160,12 @@ function renderAll(): void {
     renderProducers(
       els.producers,
       snapshot.producers,
-      { expanded: ui.expanded, range: ui.range, nowUnixSecs: snapshot.taken_at_unix_secs },
+      {
+        expanded: ui.expanded,
+        range: ui.range,
+        nowUnixSecs: snapshot.taken_at_unix_secs,
+        scanning: snapshot.state === 'scanning',
+      },
       charts,
       {
         toggle: (id) => {
@@ -177,7 +182,7 @@ function renderAll(): void {
     );
     renderTimes(snapshot);
     renderUnattributed(els.unattributed, snapshot.unattributed);
-    renderRoots(els.roots, snapshot.roots);
+    renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');
   });
   renderBanner();
 }

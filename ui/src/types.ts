@@ -20,6 +20,7 @@ export interface ObservedGrowth {
 export interface ScanProgress {
   roots_done: number;
   roots_total: number;
+  entries_done?: number;
 }
 
 /** `snapshot::RootDto`. */

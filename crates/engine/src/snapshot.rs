@@ -24,6 +24,10 @@ pub struct ScanProgress {
     pub roots_done: u32,
     /// Roots to scan.
     pub roots_total: u32,
+    /// Entries (items and unattributed top-level entries) found so far by this scan, in the
+    /// roots finished.
+    #[serde(default)]
+    pub entries_done: u64,
 }
 
 /// How a root is being watched.

@@ -78,6 +78,12 @@ async fn items_crossing_the_threshold_by_the_clock_become_reclaimable_without_a_
     ready(&m).await;
     let s = m.snapshot();
     assert_eq!(producer(&s, GPU).items, 7);
+    // Issue 12 §4: the scan's progress counts the entries it found.
+    assert_eq!(
+        s.scan_progress.entries_done,
+        s.roots.iter().map(|r| r.items).sum::<u64>()
+    );
+    assert!(s.scan_progress.entries_done >= 7);
     assert_eq!(
         producer(&s, GPU).reclaimable_items,
         0,

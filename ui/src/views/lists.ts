@@ -120,7 +120,7 @@ export function rootTooltip(root: RootDto): string {
 }
 
 /** Renders the watched roots, one compact two-line entry each. */
-export function renderRoots(el: HTMLElement, roots: readonly RootDto[]): void {
+export function renderRoots(el: HTMLElement, roots: readonly RootDto[], scanning = false): void {
   const list = h('ul', { class: 'plain-list roots', 'aria-label': 'Watched roots' });
   for (const root of roots) {
     list.appendChild(
@@ -141,6 +141,6 @@ export function renderRoots(el: HTMLElement, roots: readonly RootDto[]): void {
   replaceChildren(
     el,
     h('h2', {}, 'Roots'),
-    roots.length === 0 ? h('p', { class: 'empty' }, 'No roots watched.') : list,
+    roots.length === 0 ? h('p', { class: 'empty' }, scanning ? 'Scanning…' : 'No roots watched.') : list,
   );
 }

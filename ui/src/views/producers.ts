@@ -26,6 +26,8 @@ export interface ProducerView {
   expanded: ReadonlySet<string>;
   range: ChartRange;
   nowUnixSecs: number;
+  /** The first scan runs: an empty list means "not found yet", not "none". */
+  scanning?: boolean;
 }
 
 /** Renders the list into `el` (its heading and rows). */
@@ -51,7 +53,13 @@ export function renderProducers(
       rangeSwitch(view.range, actions),
     ),
     sorted.length === 0
-      ? h('p', { class: 'empty' }, 'No known producer has items in the watched roots.')
+      ? h(
+          'p',
+          { class: 'empty' },
+          view.scanning
+            ? 'Producers appear as the scan finishes each root.'
+            : 'No known producer has items in the watched roots.',
+        )
       : list,
   );
 }

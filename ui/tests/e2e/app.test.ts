@@ -117,7 +117,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
 
 async function openApp(
   colorScheme: 'light' | 'dark' = 'light',
-  options: { badLocale?: boolean; snapshot?: unknown; clock?: boolean } = {},
+  options: { badLocale?: boolean; snapshot?: unknown; clock?: boolean; noProducers?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 380, height: 560 }, colorScheme });
   const page = await context.newPage();
@@ -131,7 +131,7 @@ async function openApp(
   await page.addInitScript({ content: MOCK_IPC });
   await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB });
   await page.goto(baseUrl);
-  await page.locator('[data-testid="producer-bytes"]').first().waitFor();
+  if (!options.noProducers) await page.locator('[data-testid="producer-bytes"]').first().waitFor();
   await page.locator('[data-testid="preview-frees"]').waitFor();
   return { context, page, errors };
 }
@@ -242,7 +242,7 @@ describe('the window', () => {
     next.taken_at_unix_secs = NOW + 60;
     next.total_allocated_bytes = 2 * GIB;
     next.state = 'scanning';
-    next.scan_progress = { roots_done: 1, roots_total: 2 };
+    next.scan_progress = { roots_done: 1, roots_total: 2, entries_done: 20003 };
     const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
     if (!gpu) throw new Error('fixture lacks gpuarchiver');
     gpu.allocated_bytes = 100 * MIB; // now smaller than KataGo's 150 MiB: the order flips
@@ -250,8 +250,11 @@ describe('the window', () => {
     gpu.reclaimable_items = 0;
     await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
     await expect.poll(() => page.getByTestId('total').textContent()).toBe('2.0 GiB');
-    expect(await page.getByTestId('state').textContent()).toBe('Scanning 1/2');
-    expect(await page.locator('.scan-progress').getAttribute('value')).toBe('1');
+    expect(await page.getByTestId('state').textContent()).toBe('Scanning');
+    // Issue 12 §4: progress in entries, an indeterminate bar, and no "not filling" meanwhile.
+    expect(await page.getByTestId('scan-text').textContent()).toBe('Scanning root 2 of 2 · 20,003 entries so far');
+    expect(await page.locator('.scan-progress').getAttribute('value')).toBeNull();
+    expect(await page.getByTestId('eta').textContent()).toBe('—');
     expect(await page.locator('.row-name').allTextContents()).toEqual(['KataGo CoreML bundles', 'Metal gpuarchiver', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['150 MiB', '100 MiB', '5.5 MiB']);
     // Reclaimable figures changed: the preview is asked for again.
@@ -492,6 +495,22 @@ describe('the window', () => {
     expect(await time.textContent()).toBe('10 min ago');
     await page.clock.runFor(5 * 60_000 + 30_000); // the next 30 s tick after 5 min
     await expect.poll(() => time.textContent()).toBe('15 min ago');
+    await context.close();
+  });
+
+  // Issue 12 §4: "Scanning 0/2" with a full bar next to "No roots watched" and "not filling".
+  it('says nothing that contradicts a first scan in progress', async () => {
+    const snap = fixtureSnapshot();
+    snap.state = 'scanning';
+    snap.scan_progress = { roots_done: 0, roots_total: 2, entries_done: 0 };
+    snap.roots = [];
+    snap.producers = [];
+    snap.disk_full_eta_secs = null;
+    const { context, page } = await openApp('light', { snapshot: snap, noProducers: true });
+    expect(await page.getByTestId('scan-text').textContent()).toBe('Scanning root 1 of 2 · 0 entries so far');
+    const body = (await page.locator('body').textContent()) ?? '';
+    for (const wrong of ['No roots watched', 'No known producer', 'not filling']) expect(body).not.toContain(wrong);
+    expect(body).toContain('Producers appear as the scan finishes each root.');
     await context.close();
   });
 });

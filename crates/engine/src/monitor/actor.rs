@@ -95,6 +95,7 @@ impl Actor {
             progress: ScanProgress {
                 roots_done: 0,
                 roots_total: n as u32,
+                entries_done: 0,
             },
             threshold,
             plans: HashMap::new(),

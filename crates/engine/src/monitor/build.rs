@@ -68,6 +68,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         scan_progress: ScanProgress {
             roots_done: 0,
             roots_total: opts.roots.len() as u32,
+            entries_done: 0,
         },
         threshold_secs: opts.threshold.as_secs(),
         total_allocated_bytes: 0,
