@@ -211,8 +211,11 @@ function applySnapshot(snapshot: Snapshot): void {
     panel.showThreshold(snapshot.threshold_secs);
     previewStale = true;
   }
-  // The engine's own reclaimable figures changed: what a reclaim would do changed too.
-  const key = snapshot.producers.map((p) => `${p.id}:${p.reclaimable_items}:${p.reclaimable_bytes}`).join(',');
+  // The engine's own reclaimable figures or the item counts changed: what a reclaim would do
+  // (and keep) changed too, so the preview says the same as the rows.
+  const key = snapshot.producers
+    .map((p) => `${p.id}:${p.items}:${p.reclaimable_items}:${p.reclaimable_bytes}`)
+    .join(',');
   if (key !== ui.reclaimableKey) {
     ui.reclaimableKey = key;
     previewStale = true;

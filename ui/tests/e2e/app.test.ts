@@ -513,4 +513,18 @@ describe('the window', () => {
     expect(body).toContain('Producers appear as the scan finishes each root.');
     await context.close();
   });
+
+  // The preview said "Keeps 1 item" while the row said 61 items: new items ask for it again.
+  it('asks for the preview again when a producer gains items', async () => {
+    const { context, page } = await openApp();
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(1);
+    const next = fixtureSnapshot();
+    next.taken_at_unix_secs = NOW + 5;
+    const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
+    if (!gpu) throw new Error('fixture lacks gpuarchiver');
+    gpu.items += 1;
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await context.close();
+  });
 });
