@@ -43,6 +43,7 @@ const NO_DUNST = DUNST
 
 const fx = {};
 let driver;
+let driverBase;
 let session;
 let dunst;
 
@@ -225,6 +226,7 @@ before(async () => {
     { env, stdio: ['ignore', 'inherit', 'inherit'] },
   );
   const base = `http://127.0.0.1:${port}`;
+  driverBase = base;
   await until('tauri-driver', async () => (await fetch(`${base}/status`)).ok);
   session = await Session.create(base, {
     alwaysMatch: { 'tauri:options': { application: APP, args: ['--show', '--no-hide-on-blur'] } },
@@ -255,6 +257,21 @@ test('the window shows the producer with the bytes du counts', async () => {
   const [lo, hi] = parseShown(text);
   assert.ok(lo <= expected && expected <= hi, `row shows ${text}, du says ${expected} B`);
   await shot('window-light');
+});
+
+// Issue 12 §3: the first `--show` put the window's top-left at the screen centre, the Reclaim bar
+// off-screen.
+test('the first window is wholly on the screen', async () => {
+  const rect = await session.cmd('GET', '/window/rect');
+  const [sw, sh] = await session.exec('return [screen.width, screen.height];');
+  assert.ok(rect.width > 0 && rect.height > 0, `a window: ${JSON.stringify(rect)}`);
+  assert.ok(rect.x >= 0 && rect.y >= 0, `its top-left on screen: ${JSON.stringify(rect)}`);
+  assert.ok(rect.x + rect.width <= sw && rect.y + rect.height <= sh, `its bottom-right on the ${sw}x${sh} screen: ${JSON.stringify(rect)}`);
+  const bar = await session.exec(
+    `const r = document.querySelector('[data-key="reclaim"]').getBoundingClientRect();
+     return [r.bottom, window.innerHeight];`,
+  );
+  assert.ok(bar[0] > 0 && bar[0] <= bar[1], `the Reclaim button inside the window: ${bar}`);
 });
 
 test('a file created in a watched root appears in the window', async () => {
@@ -338,7 +355,8 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   const summary = history[0].summary.data;
   const body = history[0].body.data;
   assert.ok(summary.includes(p.name), `the title names the producer: ${summary}`);
-  assert.match(body, new RegExp(`--producer ${PRODUCER} `), 'the body says how to reclaim it');
+  // Issue 12 §7: no command to run in the app's notification (the window offers the action).
+  assert.ok(!body.includes('cachewatch reclaim'), `no CLI command in the body: ${body}`);
   const m = /grew .* and (\d+) items in .*; now .* in (\d+) items\./.exec(body);
   assert.ok(m, `the body gives the growth: ${body}`);
   const [grew, items] = [Number(m[1]), Number(m[2])];
@@ -353,5 +371,31 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   const mine = alerts.find((a) => a.rule === 'producer-growth' && a.producer === PRODUCER);
   assert.ok(mine, `the app recorded the alert: ${JSON.stringify(alerts)}`);
   assert.equal(summary, mine.title);
-  assert.equal(body, mine.message);
+  assert.ok(mine.message.startsWith(body.split(' Upstream:')[0]), `the window's alert is the same: ${mine.message}`);
+});
+
+// Issue 12 §3: a missing root exited the app with one stderr line nobody sees at login.
+test('an app started with a missing root watches the other and says so in the window', async () => {
+  await session.close();
+  session = null;
+  const missing = join(fx.dir, 'no-such-dir');
+  session = await Session.create(driverBase, {
+    alwaysMatch: {
+      'tauri:options': {
+        application: APP,
+        args: ['--show', '--no-hide-on-blur', '--root', `temp=${missing}`, '--root', `cache=${fx.cache}`],
+      },
+    },
+  });
+  const snap = await until('the first scan', async () => {
+    const r = await invoke('get_snapshot');
+    return r.ok && r.ok.state !== 'scanning' && r.ok;
+  });
+  assert.deepEqual(snap.roots.map((r) => r.path), [fx.cache]);
+  assert.ok(snap.errors[0].includes('no-such-dir'), `the notice names the root: ${snap.errors}`);
+  const banner = await until('the notice in the window', () =>
+    session.exec(`const b = document.getElementById('banner'); return b && !b.hidden ? b.textContent : null;`),
+  );
+  assert.ok(banner.includes('no-such-dir') && banner.includes('not watched'), banner);
+  await shot('missing-root');
 });

@@ -102,7 +102,7 @@ fn on_alert<R: Runtime>(app: &AppHandle<R>, alert: &AlertDto) {
         .builder()
         .id(id)
         .title(&alert.title)
-        .body(&alert.message)
+        .body(cachewatch::alerts::for_app(&alert.message))
         .show();
     if let Err(e) = shown {
         tracing::warn!(

@@ -15,6 +15,7 @@ pub mod plugins;
 pub mod reclaim_now;
 pub mod setup;
 pub mod tray;
+pub mod tray_host;
 pub mod window;
 
 pub use error::IpcError;

@@ -27,7 +27,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
             let body = format!(
                 "No item of an auto-reclaim producer is older than {} ({} kept).",
                 format::age(threshold_secs),
-                plan.kept.len()
+                format::count(plan.kept.len(), "item")
             );
             return notify(&app, "Nothing to reclaim", &body);
         }
@@ -63,11 +63,11 @@ async fn confirm<R: Runtime>(app: &AppHandle<R>, plan: &ReclaimPlan, threshold_s
 /// The confirmation text: what goes, how much, what stays.
 pub fn confirm_text(plan: &ReclaimPlan, threshold_secs: u64) -> String {
     format!(
-        "Delete {} items ({}) older than {}?\n{} items are kept (too young, in use, or owned by a running app).",
-        plan.items.len(),
+        "Delete {} ({}) older than {}? Deletion is permanent.\n{} are kept (too young, in use, or owned by a running app). The window lists them.",
+        format::count(plan.items.len(), "item"),
         format::bytes(plan.planned_bytes),
         format::age(threshold_secs),
-        plan.kept.len()
+        format::count(plan.kept.len(), "item")
     )
 }
 
@@ -77,10 +77,10 @@ fn report_title(r: &ReclaimReport) -> String {
 
 fn report_body(r: &ReclaimReport) -> String {
     format!(
-        "{} deleted, {} kept, {} errors.",
-        r.deleted.len(),
-        r.kept.len(),
-        r.errors.len()
+        "{} deleted, {} kept, {}.",
+        format::count(r.deleted.len(), "item"),
+        format::count(r.kept.len(), "item"),
+        format::count(r.errors.len(), "error")
     )
 }
 

@@ -1,6 +1,6 @@
 //! Start-up: plugins, the monitor, the tray, the forwarding tasks.
 
-use cachewatch::api::{ApiError, Locations, Session};
+use cachewatch::api::{ApiError, Locations};
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::MonitorState;
 use tauri::{App, AppHandle, Manager, Runtime};
@@ -31,7 +31,8 @@ pub enum StartError {
 pub fn run() -> Result<(), StartError> {
     init_tracing();
     let opts = LaunchOptions::from_args(std::env::args()).unwrap_or_else(|e| e.exit());
-    let hide_on_blur = opts.hide_on_blur();
+    let mode = crate::window::Mode::choose(crate::tray_host::present(), opts.hide_on_blur());
+    tracing::info!(?mode, "window mode");
     let builder = tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
             if let Err(e) = crate::window::show(app) {
@@ -46,9 +47,9 @@ pub fn run() -> Result<(), StartError> {
         ))
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
-        .on_window_event(move |w, e| crate::window::on_window_event(w, e, hide_on_blur));
+        .on_window_event(move |w, e| crate::window::on_window_event(w, e, mode));
     crate::with_commands(builder)
-        .setup(move |app| Ok(setup(app, opts)?))
+        .setup(move |app| Ok(setup(app, opts, mode)?))
         .run(tauri::generate_context!())?;
     Ok(())
 }
@@ -67,34 +68,34 @@ fn init_tracing() {
 }
 
 /// The monitor's options and the settings' home from the launch options, through the engine API
-/// (the same resolution as the CLI's): config, data dir (created), roots, protected paths.
-///
-/// # Errors
-/// [`StartError::Api`] when the config is invalid, a root is unusable, no root exists or the data
-/// dir cannot be made.
-pub fn monitor_options(
-    opts: &LaunchOptions,
-) -> Result<(MonitorOptions, SettingsState), StartError> {
-    let session = Session::load(&Locations {
-        config: opts.config.clone(),
-        data_dir: opts.data_dir.clone(),
-    })?;
-    session.ensure_data_dir()?;
-    let roots = session.roots(Session::parse_root_args(&opts.roots)?)?;
-    let m = session.monitor_options(roots)?;
-    Ok((
-        m,
-        SettingsState {
-            config_path: session.config_path.clone(),
+/// (the same resolution as the CLI's), never failing: what cannot be used (a missing root, a bad
+/// config, a data dir that cannot be made) is left out and said in the snapshot's errors, so an
+/// app started at login shows the problem in its window instead of exiting with a stderr line.
+pub fn monitor_options(opts: &LaunchOptions) -> (MonitorOptions, SettingsState) {
+    let start = cachewatch::api::start::lenient_monitor_options(
+        &Locations {
+            config: opts.config.clone(),
+            data_dir: opts.data_dir.clone(),
         },
-    ))
+        &opts.roots,
+    );
+    (
+        start.options,
+        SettingsState {
+            config_path: start.config_path,
+        },
+    )
 }
 
-fn setup<R: Runtime>(app: &mut App<R>, opts: LaunchOptions) -> Result<(), StartError> {
+fn setup<R: Runtime>(
+    app: &mut App<R>,
+    opts: LaunchOptions,
+    mode: crate::window::Mode,
+) -> Result<(), StartError> {
     #[cfg(target_os = "macos")]
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
 
-    let (mopts, settings) = monitor_options(&opts)?;
+    let (mopts, settings) = monitor_options(&opts);
     let catalogue = mopts.catalogue.clone();
     let monitor = tauri::async_runtime::block_on(async { monitor::spawn(mopts) })?;
     app.manage(monitor.clone());
@@ -111,7 +112,14 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: LaunchOptions) -> Result<(), StartE
         on_action(app, &m, action)
     })?;
     crate::forward::start(handle, &monitor);
-    if opts.show {
+    let normal = mode == crate::window::Mode::Normal;
+    if normal {
+        if let Err(e) = crate::window::make_normal(handle) {
+            tracing::warn!("{e}");
+        }
+    }
+    // Without a tray host nothing else would ever show the window.
+    if opts.show || normal {
         if let Err(e) = crate::window::show(handle) {
             tracing::warn!("{e}");
         }

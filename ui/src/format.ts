@@ -1,5 +1,5 @@
 // Human text for bytes, durations and rates. Binary units (KiB = 1024 B), as the README says.
-import type { KeepReasonKind } from './types';
+import type { KeepReasonKind, ObservedGrowth } from './types';
 
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 
@@ -61,17 +61,33 @@ export function formatDuration(secs: number): string {
   return parts.join(' ');
 }
 
-/** The disk-full ETA: `full in 3 d 4 h`, `full in < 1 min`, or `not filling` when `null`. */
-export function formatEta(etaSecs: number | null): string {
-  if (etaSecs === null || !Number.isFinite(etaSecs)) return 'not filling';
+/**
+ * The disk-full ETA: `full in 3 d 4 h`, `full in < 1 min`. With no ETA (`null`): `no steady
+ * trend yet` while the total grows (the engine gives an ETA only for a trend steady over an
+ * hour), else `not filling`.
+ */
+export function formatEta(etaSecs: number | null, totalGrowth: ObservedGrowth | null = null): string {
+  if (etaSecs === null || !Number.isFinite(etaSecs)) {
+    return totalGrowth !== null && totalGrowth.bytes > 0 ? 'no steady trend yet' : 'not filling';
+  }
   if (etaSecs < 60) return 'full in < 1 min';
   return `full in ${formatDuration(etaSecs)}`;
 }
 
-/** Growth per day: `+1.2 GiB/day`, `−3.0 MiB/day`, `0 B/day`, or `no history` when `null`. */
-export function formatGrowthPerDay(bytesPerDay: number | null): string {
-  if (bytesPerDay === null) return 'no history';
-  return `${formatSignedBytes(bytesPerDay)}/day`;
+/** What the ETA's rate rests on: `steady over 2 h`; empty without a span. */
+export function formatEtaBasis(spanSecs: number | null | undefined): string {
+  return spanSecs ? `steady over ${formatDuration(spanSecs)}` : '';
+}
+
+/**
+ * Growth over the span actually observed, never extrapolated: `+105 MiB in the last 3 min`,
+ * `no change in the last 2 h`, `no history` when `null` (fewer than two samples).
+ */
+export function formatObservedGrowth(g: ObservedGrowth | null | undefined): string {
+  if (!g) return 'no history';
+  const span = formatDuration(g.span_secs);
+  if (g.bytes === 0) return `no change in the last ${span}`;
+  return `${formatSignedBytes(g.bytes)} in the last ${span}`;
 }
 
 /** A count with thousands separators (`12,345`) and its noun, singular for 1. */
@@ -84,7 +100,8 @@ export function formatCount(count: number, noun: string, plural = `${noun}s`): s
 export function formatAgo(thenUnixSecs: number, nowUnixSecs: number): string {
   const secs = nowUnixSecs - thenUnixSecs;
   if (secs < 60) return 'just now';
-  return `${formatDuration(secs)} ago`;
+  // Whole minutes: an "ago" that ticks every 30 s would otherwise show stale seconds.
+  return `${formatDuration(Math.floor(secs / 60) * 60)} ago`;
 }
 
 /** The last path component (`/tmp/a/b/` → `b`), for narrow rows; the full path goes in a title. */

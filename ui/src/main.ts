@@ -50,7 +50,12 @@ const ui = {
   scope: null as string | null,
   reclaimableKey: '',
   error: null as UiError | null,
+  /** `performance.now()` when the snapshot came. */
+  receivedAt: 0,
 };
+
+/** How often "… ago" texts are brought up to date between snapshots. */
+const AGO_TICK_MS = 30_000;
 
 const charts = new Sparklines();
 const controller = new ReclaimController(ipc, (state) => panel.render(state));
@@ -128,6 +133,21 @@ function setScope(id: string | null): void {
   requestPreview();
 }
 
+/** The parts with "… ago" times: the crash groups and the alerts. */
+function renderTimes(snapshot: Snapshot): void {
+  renderCrashGroups(els.crashes, snapshot.crash_groups, nowSecs());
+  renderAlerts(els.alerts, mergeAlerts(snapshot.alerts, ui.received, ALERTS_SHOWN), nowSecs(), {
+    canReclaim: (id) => {
+      const p = ui.snapshot?.producers.find((q) => q.id === id);
+      return p !== undefined && p.reclaim !== 'never' && p.kind !== 'system';
+    },
+    previewReclaim: (id) => {
+      setScope(id);
+      els.reclaim.scrollIntoView({ block: 'nearest' });
+    },
+  });
+}
+
 function renderAll(): void {
   const snapshot = ui.snapshot;
   if (!snapshot) return;
@@ -140,7 +160,12 @@ function renderAll(): void {
     renderProducers(
       els.producers,
       snapshot.producers,
-      { expanded: ui.expanded, range: ui.range, nowUnixSecs: snapshot.taken_at_unix_secs },
+      {
+        expanded: ui.expanded,
+        range: ui.range,
+        nowUnixSecs: snapshot.taken_at_unix_secs,
+        scanning: snapshot.state === 'scanning',
+      },
       charts,
       {
         toggle: (id) => {
@@ -155,21 +180,26 @@ function renderAll(): void {
         },
       },
     );
-    renderCrashGroups(els.crashes, snapshot.crash_groups, snapshot.taken_at_unix_secs);
+    renderTimes(snapshot);
     renderUnattributed(els.unattributed, snapshot.unattributed);
-    renderAlerts(
-      els.alerts,
-      mergeAlerts(snapshot.alerts, ui.received, ALERTS_SHOWN),
-      snapshot.taken_at_unix_secs,
-    );
-    renderRoots(els.roots, snapshot.roots);
+    renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');
   });
   renderBanner();
+}
+
+/**
+ * Now, Unix seconds, on the engine's clock: the snapshot's time plus what passed here since it
+ * came, so "… ago" texts move on between snapshots.
+ */
+function nowSecs(): number {
+  if (!ui.snapshot) return Math.floor(Date.now() / 1000);
+  return ui.snapshot.taken_at_unix_secs + Math.max(0, Math.floor((performance.now() - ui.receivedAt) / 1000));
 }
 
 function applySnapshot(snapshot: Snapshot): void {
   const first = ui.snapshot === null;
   ui.snapshot = snapshot;
+  ui.receivedAt = performance.now();
   // Alerts the snapshot already lists need not be kept twice.
   ui.received = ui.received.filter((a) => a.time_unix_secs > snapshot.taken_at_unix_secs);
   let previewStale = false;
@@ -181,8 +211,11 @@ function applySnapshot(snapshot: Snapshot): void {
     panel.showThreshold(snapshot.threshold_secs);
     previewStale = true;
   }
-  // The engine's own reclaimable figures changed: what a reclaim would do changed too.
-  const key = snapshot.producers.map((p) => `${p.id}:${p.reclaimable_items}:${p.reclaimable_bytes}`).join(',');
+  // The engine's own reclaimable figures or the item counts changed: what a reclaim would do
+  // (and keep) changed too, so the preview says the same as the rows.
+  const key = snapshot.producers
+    .map((p) => `${p.id}:${p.items}:${p.reclaimable_items}:${p.reclaimable_bytes}`)
+    .join(',');
   if (key !== ui.reclaimableKey) {
     ui.reclaimableKey = key;
     previewStale = true;
@@ -220,3 +253,9 @@ async function start(): Promise<void> {
 }
 
 start().catch(showError);
+// "… ago" moves on with the clock, not only with snapshots: the alerts and crash groups again.
+setInterval(() => {
+  const snapshot = ui.snapshot;
+  if (!snapshot || document.hidden) return;
+  keepFocus(() => renderTimes(snapshot));
+}, AGO_TICK_MS);

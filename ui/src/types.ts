@@ -19,6 +19,7 @@ export type {
   KeepReason,
   KeptItem,
   MonitorState,
+  ObservedGrowth,
   PlannedItem,
   ProducerDto,
   ProducerKind,

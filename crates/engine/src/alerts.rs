@@ -15,6 +15,7 @@
 mod config;
 mod eval;
 mod text;
+pub use text::for_app;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

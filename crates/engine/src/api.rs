@@ -14,5 +14,6 @@
 pub mod reclaim;
 mod session;
 pub mod settings;
+pub mod start;
 
 pub use session::{ApiError, Locations, Session};

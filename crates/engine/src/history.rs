@@ -29,7 +29,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use auto_runs::{AutoRun, ProducerFreed};
 pub use compact::{CompactReport, MAX_ROWS_PER_SERIES};
 pub use error::HistoryError;
-pub use growth::{disk_full_eta, Growth};
+pub use growth::{disk_full_eta, recent_window, steady_eta, Growth, MIN_ETA_SPAN};
 pub use reclaims::{ATTEMPT, INTERRUPTED};
 pub use samples::{Sample, Series};
 pub use schema::SCHEMA_VERSION;

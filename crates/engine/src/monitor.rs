@@ -71,6 +71,10 @@ pub struct MonitorOptions {
     /// The `[[auto_reclaim]]` rules (default none: nothing is deleted unless asked). They run only
     /// with a history database, and not while paused.
     pub auto_reclaim: Vec<crate::autoreclaim::AutoRule>,
+    /// Problems found before the monitor started that it runs despite (a root that is missing, a
+    /// config that cannot be read, a data dir that cannot be made): listed first in every
+    /// snapshot's `errors`, so a front end started at login shows them instead of exiting.
+    pub notices: Vec<String>,
 }
 
 impl MonitorOptions {
@@ -89,6 +93,7 @@ impl MonitorOptions {
             process_watch: Vec::new(),
             protected: Vec::new(),
             auto_reclaim: Vec::new(),
+            notices: Vec::new(),
         }
     }
 

@@ -27,6 +27,10 @@ pub struct ScanProgress {
     pub roots_done: u32,
     /// Roots to scan.
     pub roots_total: u32,
+    /// Entries (items and unattributed top-level entries) found so far by this scan, in the
+    /// roots finished.
+    #[serde(default)]
+    pub entries_done: u64,
 }
 
 /// How a root is being watched.
@@ -89,6 +93,30 @@ pub struct ItemDto {
     pub age_secs: u64,
 }
 
+/// How a series changed over the span the history actually observed (at most a day): say it as
+/// "+105 MiB in the last 3 min", never extrapolated to a day. Reclaims are kept out (a reclaim is
+/// not negative growth).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedGrowth {
+    /// Change of allocated bytes over the span, reclaimed bytes added back.
+    pub bytes: i64,
+    /// Change of the item count over the span, reclaimed items added back.
+    pub items: i64,
+    /// The span observed, seconds (from the first sample in the window to the newest).
+    pub span_secs: u64,
+}
+
+impl From<crate::history::Growth> for ObservedGrowth {
+    fn from(g: crate::history::Growth) -> ObservedGrowth {
+        ObservedGrowth {
+            bytes: g.bytes,
+            items: g.items,
+            span_secs: g.span().as_secs(),
+        }
+    }
+}
+
 /// One producer in a snapshot.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,6 +145,10 @@ pub struct ProducerDto {
     pub growth_bytes_per_day: Option<i64>,
     /// Growth over the last day, items; `None` without history.
     pub growth_items_per_day: Option<i64>,
+    /// Growth over the span observed (at most the last day), reclaims kept out; `None` without
+    /// two samples. What the UI shows.
+    #[serde(default)]
+    pub growth: Option<ObservedGrowth>,
     /// Bytes of items whose owner pid (in the name) is dead or reused, by the owner rule reclaim
     /// applies (`cachewatch_core::owner`); items whose name yields no pid are never counted.
     pub orphan_bytes: u64,
@@ -183,9 +215,15 @@ pub struct Snapshot {
     pub total_allocated_bytes: u64,
     /// Apparent bytes of all roots.
     pub total_apparent_bytes: u64,
-    /// Seconds until the fullest watched volume is full at the recent growth rate; `None` when not
-    /// growing or unknown.
+    /// Seconds until the fullest watched volume is full at the total's growth rate; `None` unless
+    /// that rate held steady over at least an hour (`history::steady_eta`).
     pub disk_full_eta_secs: Option<u64>,
+    /// The span, seconds, the ETA's rate was observed over (steady); `None` with no ETA.
+    #[serde(default)]
+    pub disk_full_eta_span_secs: Option<u64>,
+    /// Growth of all roots over the span observed (at most the last day), reclaims kept out.
+    #[serde(default)]
+    pub total_growth: Option<ObservedGrowth>,
     /// Per root.
     pub roots: Vec<RootDto>,
     /// Per producer, largest allocated first.

@@ -31,11 +31,14 @@ fn snapshot() -> Snapshot {
         scan_progress: ScanProgress {
             roots_done: 2,
             roots_total: 2,
+            entries_done: 20_003,
         },
         threshold_secs: 86_400,
         total_allocated_bytes: 5 << 30,
         total_apparent_bytes: 4 << 30,
         disk_full_eta_secs: Some(3 * 86_400),
+        disk_full_eta_span_secs: Some(2 * 3600),
+        total_growth: None,
         roots: RootKind::ALL
             .iter()
             .map(|k| RootDto {
@@ -69,6 +72,11 @@ fn snapshot() -> Snapshot {
             growth_bytes_per_hour: Some(-1024),
             growth_bytes_per_day: None,
             growth_items_per_day: Some(5000),
+            growth: Some(cachewatch::snapshot::ObservedGrowth {
+                bytes: 105 << 20,
+                items: 3412,
+                span_secs: 180,
+            }),
             orphan_bytes: 1 << 30,
             reclaimable_bytes: 2 << 30,
             reclaimable_items: 1000,

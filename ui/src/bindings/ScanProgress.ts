@@ -11,4 +11,9 @@ roots_done: number,
 /**
  * Roots to scan.
  */
-roots_total: number, };
+roots_total: number, 
+/**
+ * Entries (items and unattributed top-level entries) found so far by this scan, in the
+ * roots finished.
+ */
+entries_done: number, };

@@ -3,6 +3,7 @@ import type { AlertDto } from "./AlertDto";
 import type { AutoReclaimDto } from "./AutoReclaimDto";
 import type { CrashGroupDto } from "./CrashGroupDto";
 import type { MonitorState } from "./MonitorState";
+import type { ObservedGrowth } from "./ObservedGrowth";
 import type { ProducerDto } from "./ProducerDto";
 import type { RootDto } from "./RootDto";
 import type { ScanProgress } from "./ScanProgress";
@@ -37,10 +38,18 @@ total_allocated_bytes: number,
  */
 total_apparent_bytes: number, 
 /**
- * Seconds until the fullest watched volume is full at the recent growth rate; `None` when not
- * growing or unknown.
+ * Seconds until the fullest watched volume is full at the total's growth rate; `None` unless
+ * that rate held steady over at least an hour (`history::steady_eta`).
  */
 disk_full_eta_secs: number | null, 
+/**
+ * The span, seconds, the ETA's rate was observed over (steady); `None` with no ETA.
+ */
+disk_full_eta_span_secs: number | null, 
+/**
+ * Growth of all roots over the span observed (at most the last day), reclaims kept out.
+ */
+total_growth: ObservedGrowth | null, 
 /**
  * Per root.
  */

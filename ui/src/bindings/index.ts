@@ -15,6 +15,7 @@ export type { ItemDto } from './ItemDto';
 export type { KeepReason } from './KeepReason';
 export type { KeptItem } from './KeptItem';
 export type { MonitorState } from './MonitorState';
+export type { ObservedGrowth } from './ObservedGrowth';
 export type { PlannedItem } from './PlannedItem';
 export type { Policy } from './Policy';
 export type { ProducerDto } from './ProducerDto';

@@ -1,6 +1,6 @@
 // The header: total watched, free disk, disk-full ETA, monitor state and its buttons.
 import { h, replaceChildren } from '../dom';
-import { formatBytes, formatEta } from '../format';
+import { formatBytes, formatCount, formatEta, formatEtaBasis } from '../format';
 import type { Snapshot } from '../types';
 import { icon } from './icons';
 
@@ -21,25 +21,33 @@ export function minFreeBytes(snapshot: Snapshot): number | null {
   return min;
 }
 
-/** The state in words: `Watching`, `Scanning 1/3`, `Paused`. */
+/** The state in words: `Watching`, `Scanning`, `Paused` (the scan's progress is [`scanText`]). */
 export function stateLabel(snapshot: Snapshot): string {
   switch (snapshot.state) {
     case 'watching':
       return 'Watching';
     case 'paused':
       return 'Paused';
-    case 'scanning': {
-      const { roots_done, roots_total } = snapshot.scan_progress;
-      return roots_total > 0 ? `Scanning ${roots_done}/${roots_total}` : 'Scanning';
-    }
+    case 'scanning':
+      return 'Scanning';
   }
+}
+
+/**
+ * What the first scan has done, in words: `root 1 of 2 · 12,345 entries so far` (the entries of
+ * the roots finished).
+ */
+export function scanText(snapshot: Snapshot): string {
+  const { roots_done, roots_total, entries_done } = snapshot.scan_progress;
+  const root = roots_total > 0 ? `root ${Math.min(roots_done + 1, roots_total)} of ${roots_total}` : 'roots';
+  return `Scanning ${root} · ${formatCount(entries_done ?? 0, 'entry', 'entries')} so far`;
 }
 
 /** Renders the header into `el`. */
 export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: HeaderActions): void {
   const paused = snapshot.state === 'paused';
   const free = minFreeBytes(snapshot);
-  const { roots_done, roots_total } = snapshot.scan_progress;
+  const scanning = snapshot.state === 'scanning';
   replaceChildren(
     el,
     h(
@@ -111,17 +119,27 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
       h(
         'div',
         { class: `figure${snapshot.disk_full_eta_secs !== null && snapshot.disk_full_eta_secs < 86400 ? ' warn' : ''}` },
-        h('span', { class: 'figure-value', 'data-testid': 'eta' }, formatEta(snapshot.disk_full_eta_secs)),
-        h('span', { class: 'figure-label' }, 'disk'),
+        h(
+          'span',
+          { class: 'figure-value', 'data-testid': 'eta' },
+          // While scanning there is no total to extrapolate: no "not filling" either.
+          scanning ? '—' : formatEta(snapshot.disk_full_eta_secs, snapshot.total_growth ?? null),
+        ),
+        h(
+          'span',
+          { class: 'figure-label', title: formatEtaBasis(snapshot.disk_full_eta_span_secs) },
+          snapshot.disk_full_eta_span_secs ? `disk, ${formatEtaBasis(snapshot.disk_full_eta_span_secs)}` : 'disk',
+        ),
       ),
     ),
-    snapshot.state === 'scanning' && roots_total > 0
-      ? h('progress', {
-          class: 'scan-progress',
-          max: roots_total,
-          value: roots_done,
-          'aria-label': `Scanning roots: ${roots_done} of ${roots_total}`,
-        })
+    scanning
+      ? h(
+          'div',
+          { class: 'scan-row' },
+          // Indeterminate: the number of entries to come is not known until the scan ends.
+          h('progress', { class: 'scan-progress', 'aria-label': 'Scanning' }),
+          h('span', { class: 'scan-text', 'data-testid': 'scan-text' }, scanText(snapshot)),
+        )
       : null,
   );
 }

@@ -29,11 +29,37 @@ export function renderUnattributed(el: HTMLElement, entries: readonly Unattribut
   );
 }
 
+/**
+ * An alert's text as the window shows it: without the sentences that tell a terminal user which
+ * `cachewatch` command to run (the card has a button instead; the engine's `alerts::for_app`
+ * does the same for notifications).
+ */
+export function appMessage(message: string): string {
+  let out = message;
+  for (const start of [' Reclaim: cachewatch ', ' See `cachewatch ']) {
+    for (let i = out.indexOf(start); i >= 0; i = out.indexOf(start)) {
+      const stop = out.indexOf('. ', i + 1);
+      const end = stop < 0 ? out.length : stop + 1;
+      out = out.slice(0, i) + out.slice(end);
+    }
+  }
+  return out;
+}
+
+/** What an alert card's button does. */
+export interface AlertActions {
+  /** Whether the producer can be reclaimed at all (not `never`, not `system`, still listed). */
+  canReclaim(producer: string): boolean;
+  /** Opens the reclaim preview for that producer only. */
+  previewReclaim(producer: string): void;
+}
+
 /** Renders the recent alerts, newest first, times relative to `nowUnixSecs`. */
 export function renderAlerts(
   el: HTMLElement,
   alerts: readonly AlertDto[],
   nowUnixSecs: number,
+  actions?: AlertActions,
 ): void {
   const list = h('ul', { class: 'alerts', 'aria-label': 'Recent alerts' });
   for (const alert of alerts) {
@@ -47,7 +73,20 @@ export function renderAlerts(
           h('strong', {}, alert.title),
           h('time', {}, formatAgo(alert.time_unix_secs, nowUnixSecs)),
         ),
-        h('p', {}, alert.message),
+        h('p', {}, appMessage(alert.message)),
+        alert.producer !== null && actions?.canReclaim(alert.producer)
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'link-button',
+                'data-key': `alert-reclaim-${alert.id}`,
+                'data-testid': 'alert-reclaim',
+                onclick: () => actions.previewReclaim(alert.producer as string),
+              },
+              'Preview reclaim…',
+            )
+          : null,
       ),
     );
   }
@@ -81,7 +120,7 @@ export function rootTooltip(root: RootDto): string {
 }
 
 /** Renders the watched roots, one compact two-line entry each. */
-export function renderRoots(el: HTMLElement, roots: readonly RootDto[]): void {
+export function renderRoots(el: HTMLElement, roots: readonly RootDto[], scanning = false): void {
   const list = h('ul', { class: 'plain-list roots', 'aria-label': 'Watched roots' });
   for (const root of roots) {
     list.appendChild(
@@ -102,6 +141,6 @@ export function renderRoots(el: HTMLElement, roots: readonly RootDto[]): void {
   replaceChildren(
     el,
     h('h2', {}, 'Roots'),
-    roots.length === 0 ? h('p', { class: 'empty' }, 'No roots watched.') : list,
+    roots.length === 0 ? h('p', { class: 'empty' }, scanning ? 'Scanning…' : 'No roots watched.') : list,
   );
 }

@@ -7,7 +7,7 @@ import {
   formatBytes,
   formatCount,
   formatDuration,
-  formatGrowthPerDay,
+  formatObservedGrowth,
 } from '../format';
 import { sortProducers } from '../sort';
 import type { ProducerDto } from '../types';
@@ -26,6 +26,8 @@ export interface ProducerView {
   expanded: ReadonlySet<string>;
   range: ChartRange;
   nowUnixSecs: number;
+  /** The first scan runs: an empty list means "not found yet", not "none". */
+  scanning?: boolean;
 }
 
 /** Renders the list into `el` (its heading and rows). */
@@ -51,7 +53,13 @@ export function renderProducers(
       rangeSwitch(view.range, actions),
     ),
     sorted.length === 0
-      ? h('p', { class: 'empty' }, 'No known producer has items in the watched roots.')
+      ? h(
+          'p',
+          { class: 'empty' },
+          view.scanning
+            ? 'Producers appear as the scan finishes each root.'
+            : 'No known producer has items in the watched roots.',
+        )
       : list,
   );
 }
@@ -116,7 +124,11 @@ function renderRow(
           { class: 'row-facts' },
           formatCount(p.items, 'item'),
           ' · ',
-          h('span', { class: growthClass(p.growth_bytes_per_day) }, formatGrowthPerDay(p.growth_bytes_per_day)),
+          h(
+            'span',
+            { class: growthClass(p.growth?.bytes ?? null), 'data-testid': 'producer-growth' },
+            formatObservedGrowth(p.growth),
+          ),
         ),
       ),
       h(
@@ -145,9 +157,9 @@ function reclaimText(p: ProducerDto): string {
   return p.reclaim === 'manual' ? `${text} (manual)` : text;
 }
 
-function growthClass(bytesPerDay: number | null): string {
-  if (bytesPerDay === null || bytesPerDay === 0) return 'growth';
-  return bytesPerDay > 0 ? 'growth up' : 'growth down';
+function growthClass(bytes: number | null): string {
+  if (bytes === null || bytes === 0) return 'growth';
+  return bytes > 0 ? 'growth up' : 'growth down';
 }
 
 function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HTMLElement {

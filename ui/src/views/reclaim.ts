@@ -4,6 +4,7 @@ import { h, replaceChildren } from '../dom';
 import { describeKeepReason, formatBytes, formatCount, formatDuration } from '../format';
 import { canReclaim, planOf, type ReclaimController, type ReclaimState } from '../reclaim-state';
 import { countByReason } from '../sort';
+import { confirmBody } from './confirm-list';
 import { parseThreshold, presetFor, THRESHOLD_PRESETS } from '../threshold';
 import type { ReclaimPlan, ReclaimReport } from '../types';
 
@@ -23,7 +24,7 @@ export function previewText(plan: ReclaimPlan): { frees: string; keeps: string }
       : `Frees ${formatBytes(plan.planned_bytes)} · ${formatCount(plan.items.length, 'item')}`;
   if (plan.kept.length === 0) return { frees, keeps: 'Keeps nothing' };
   const reasons = [...countByReason(plan.kept)]
-    .map(([reason, count]) => `${count} ${describeKeepReason(reason)}`)
+    .map(([reason, count]) => `${count.toLocaleString('en-US')} ${describeKeepReason(reason)}`)
     .join(', ');
   return { frees, keeps: `Keeps ${formatCount(plan.kept.length, 'item')}: ${reasons}` };
 }
@@ -183,6 +184,7 @@ export class ReclaimPanel {
         this.dialog,
         h('h2', { id: 'dialog-title' }, 'Reclaim space?'),
         h('p', {}, `Deletes ${formatCount(plan.items.length, 'item')} (${formatBytes(plan.planned_bytes)}) older than ${formatDuration(this.thresholdSecs)}.`),
+        ...confirmBody(plan),
         h('p', { class: 'muted' }, 'Each item is checked again just before deletion: anything that changed, is in use or whose owner runs is kept.'),
         h('div', { class: 'dialog-buttons' }, cancel, confirm),
       );

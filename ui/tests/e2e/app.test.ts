@@ -140,7 +140,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
 
 async function openApp(
   colorScheme: 'light' | 'dark' = 'light',
-  options: { badLocale?: boolean; snapshot?: unknown } = {},
+  options: { badLocale?: boolean; snapshot?: unknown; clock?: boolean; noProducers?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 380, height: 560 }, colorScheme });
   const page = await context.newPage();
@@ -149,11 +149,12 @@ async function openApp(
   page.on('console', (m) => {
     if (m.type() === 'error') errors.push(m.text());
   });
+  if (options.clock) await page.clock.install({ time: NOW * 1000 });
   if (options.badLocale) await page.addInitScript({ content: BAD_LOCALE });
   await page.addInitScript({ content: MOCK_IPC });
   await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB });
   await page.goto(baseUrl);
-  await page.locator('[data-testid="producer-bytes"]').first().waitFor();
+  if (!options.noProducers) await page.locator('[data-testid="producer-bytes"]').first().waitFor();
   await page.locator('[data-testid="preview-frees"]').waitFor();
   return { context, page, errors };
 }
@@ -176,8 +177,8 @@ describe('the window', () => {
       '0 B reclaimable (manual)',
     ]);
     const facts = await page.locator('.row-facts').allTextContents();
-    expect(facts[0]).toBe('12,000 items · +1.2 GiB/day');
-    expect(facts[2]).toBe('1 item · 0 B/day');
+    expect(facts[0]).toBe('12,000 items · +1.2 GiB in the last 1 d');
+    expect(facts[2]).toBe('1 item · no change in the last 1 d');
     await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
     const unattributed = await page.getByTestId('unattributed').allTextContents();
     expect(unattributed).toEqual(['pipcache300 MiB', 'mystery-dirtemp200 MiB']);
@@ -264,7 +265,7 @@ describe('the window', () => {
     next.taken_at_unix_secs = NOW + 60;
     next.total_allocated_bytes = 2 * GIB;
     next.state = 'scanning';
-    next.scan_progress = { roots_done: 1, roots_total: 2 };
+    next.scan_progress = { roots_done: 1, roots_total: 2, entries_done: 20003 };
     const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
     if (!gpu) throw new Error('fixture lacks gpuarchiver');
     gpu.allocated_bytes = 100 * MIB; // now smaller than KataGo's 150 MiB: the order flips
@@ -272,8 +273,11 @@ describe('the window', () => {
     gpu.reclaimable_items = 0;
     await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
     await expect.poll(() => page.getByTestId('total').textContent()).toBe('2.0 GiB');
-    expect(await page.getByTestId('state').textContent()).toBe('Scanning 1/2');
-    expect(await page.locator('.scan-progress').getAttribute('value')).toBe('1');
+    expect(await page.getByTestId('state').textContent()).toBe('Scanning');
+    // Issue 12 §4: progress in entries, an indeterminate bar, and no "not filling" meanwhile.
+    expect(await page.getByTestId('scan-text').textContent()).toBe('Scanning root 2 of 2 · 20,003 entries so far');
+    expect(await page.locator('.scan-progress').getAttribute('value')).toBeNull();
+    expect(await page.getByTestId('eta').textContent()).toBe('—');
     expect(await page.locator('.row-name').allTextContents()).toEqual(['KataGo CoreML bundles', 'Metal gpuarchiver', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['150 MiB', '100 MiB', '5.5 MiB']);
     // Reclaimable figures changed: the preview is asked for again.
@@ -377,7 +381,7 @@ describe('the window', () => {
     expect(probe.slice(1)).toEqual(['ok', 'ok', 'ok']); // and guards the default locale
     expect(await page.getByTestId('total').textContent()).toBe('4.0 GiB');
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
-    expect((await page.locator('.row-facts').allTextContents())[0]).toBe('12,000 items · +1.2 GiB/day');
+    expect((await page.locator('.row-facts').allTextContents())[0]).toBe('12,000 items · +1.2 GiB in the last 1 d');
     await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
     expect(await page.getByTestId('preview-frees').textContent()).toBe('Frees 2.0 GiB · 2 items');
     expect(errors).toEqual([]);
@@ -454,5 +458,100 @@ describe('the window', () => {
       expect(errors).toEqual([]);
       await context.close();
     }
+  });
+
+  // Issue 12 §2: two minutes into a leak the window said "+31.6 GiB/day" and "full in 1 d 20 h".
+  it('says growth over the minutes observed and gives no ETA without a steady trend', async () => {
+    const snap = fixtureSnapshot();
+    snap.disk_full_eta_secs = null;
+    snap.disk_full_eta_span_secs = null;
+    snap.total_growth = { bytes: 105 * MIB, items: 40, span_secs: 120 };
+    const gpu = snap.producers.find((p) => p.id === 'metal-gpuarchiver');
+    if (!gpu) throw new Error('fixture lacks metal-gpuarchiver');
+    gpu.growth = { bytes: 105 * MIB, items: 40, span_secs: 120 };
+    const { context, page, errors } = await openApp('light', { snapshot: snap });
+    expect(await page.getByTestId('eta').textContent()).toBe('no steady trend yet');
+    expect((await page.locator('.row-facts').allTextContents())[0]).toBe('12,000 items · +105 MiB in the last 2 min');
+    expect(await page.locator('body').textContent()).not.toContain('/day');
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'leak-two-minutes.png') });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  // Issue 12 §6: the confirm dialog gave counts only.
+  it('lists in the confirm dialog what goes, largest first with ages, what is kept and why', async () => {
+    const { context, page } = await openApp();
+    await page.locator('#reclaim').getByText('1 h', { exact: true }).click();
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 2.5 GiB · 3 items');
+    await page.locator('[data-key="reclaim"]').click();
+    const dialog = page.locator('#reclaim-dialog');
+    expect(await dialog.getByTestId('confirm-items').locator('li').allTextContents()).toEqual([
+      'gpuarchiver-1 · 1.0 GiB · 4 d 15 h old',
+      'gpuarchiver-2 · 1.0 GiB · 2 d 7 h old',
+      'gpuarchiver-3 · 512 MiB · 2 h old',
+    ]);
+    expect(await dialog.getByTestId('confirm-kept').locator('li').allTextContents()).toEqual([
+      '1 in use: katago-coreml-222.mlmodelc (pid 77)',
+    ]);
+    expect(await dialog.getByTestId('confirm-permanent').textContent()).toContain('Deletion is permanent');
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'confirm-list.png') });
+    await dialog.getByText('Cancel').click();
+    await context.close();
+  });
+
+  // Issue 12 §7: alerts told a GUI user to run `cachewatch reclaim …`.
+  it('offers the reclaim preview in the alert card instead of a command to run', async () => {
+    const { context, page } = await openApp();
+    const card = page.getByTestId('alert').first();
+    expect(await card.locator('p').textContent()).toBe(
+      'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Upstream: https://developer.apple.com/forums/thread/12345',
+    );
+    await card.getByTestId('alert-reclaim').click();
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)).toEqual([
+      'plan_reclaim',
+      { producers: ['metal-gpuarchiver'], thresholdSecs: 86400 },
+    ]);
+    expect(await page.locator('#reclaim .scope strong').textContent()).toBe('Metal gpuarchiver');
+    await context.close();
+  });
+
+  // Issue 12 §5: "… ago" froze between snapshots.
+  it('moves "… ago" on with the clock between snapshots', async () => {
+    const { context, page } = await openApp('light', { clock: true });
+    const time = page.getByTestId('alert').first().locator('time');
+    expect(await time.textContent()).toBe('10 min ago');
+    await page.clock.runFor(5 * 60_000 + 30_000); // the next 30 s tick after 5 min
+    await expect.poll(() => time.textContent()).toBe('15 min ago');
+    await context.close();
+  });
+
+  // Issue 12 §4: "Scanning 0/2" with a full bar next to "No roots watched" and "not filling".
+  it('says nothing that contradicts a first scan in progress', async () => {
+    const snap = fixtureSnapshot();
+    snap.state = 'scanning';
+    snap.scan_progress = { roots_done: 0, roots_total: 2, entries_done: 0 };
+    snap.roots = [];
+    snap.producers = [];
+    snap.disk_full_eta_secs = null;
+    const { context, page } = await openApp('light', { snapshot: snap, noProducers: true });
+    expect(await page.getByTestId('scan-text').textContent()).toBe('Scanning root 1 of 2 · 0 entries so far');
+    const body = (await page.locator('body').textContent()) ?? '';
+    for (const wrong of ['No roots watched', 'No known producer', 'not filling']) expect(body).not.toContain(wrong);
+    expect(body).toContain('Producers appear as the scan finishes each root.');
+    await context.close();
+  });
+
+  // The preview said "Keeps 1 item" while the row said 61 items: new items ask for it again.
+  it('asks for the preview again when a producer gains items', async () => {
+    const { context, page } = await openApp();
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(1);
+    const next = fixtureSnapshot();
+    next.taken_at_unix_secs = NOW + 5;
+    const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
+    if (!gpu) throw new Error('fixture lacks gpuarchiver');
+    gpu.items += 1;
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await context.close();
   });
 });

@@ -20,11 +20,13 @@ export function fixtureSnapshot(): Snapshot {
   return {
     taken_at_unix_secs: NOW,
     state: 'watching',
-    scan_progress: { roots_done: 2, roots_total: 2 },
+    scan_progress: { roots_done: 2, roots_total: 2, entries_done: 0 },
     threshold_secs: 86400,
     total_allocated_bytes: 4 * GIB,
     total_apparent_bytes: 4 * GIB - 10 * MIB,
     disk_full_eta_secs: 3 * 86400 + 4 * 3600,
+    disk_full_eta_span_secs: 86400,
+    total_growth: { bytes: 1288490189 + 50 * MIB, items: 4001, span_secs: 86400 },
     roots: [
       { kind: 'temp', path: '/tmp', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, volume_bytes: 500 * GIB, mount: '/', watch_mode: 'events', watch_error: null, unreadable: 0, rescans: 0 },
       { kind: 'cache', path: '/home/u/.cache', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, volume_bytes: 1000 * GIB, mount: '/home', watch_mode: 'polling', watch_error: 'inotify watch limit reached', unreadable: 2, rescans: 3 },
@@ -33,7 +35,7 @@ export function fixtureSnapshot(): Snapshot {
     producers: [
       producer({
         id: 'katago-coreml', name: 'KataGo CoreML bundles', allocated_bytes: 150 * MIB, apparent_bytes: 149 * MIB,
-        items: 3, files: 30, growth_bytes_per_day: 50 * MIB, reclaimable_bytes: 100 * MIB, reclaimable_items: 2,
+        items: 3, files: 30, growth_bytes_per_day: 50 * MIB, growth: { bytes: 50 * MIB, items: 1, span_secs: 86400 }, reclaimable_bytes: 100 * MIB, reclaimable_items: 2,
         notes: 'KataGo writes a compiled CoreML model per run and never deletes it.',
         evidence: ['https://github.com/lightvector/KataGo/issues/1234'],
         top_items: [
@@ -44,11 +46,11 @@ export function fixtureSnapshot(): Snapshot {
       }),
       producer({
         id: 'onnxruntime', name: 'ONNX Runtime', kind: 'cache', reclaim: 'manual', allocated_bytes: 5767168, apparent_bytes: 5767168,
-        items: 1, files: 4, growth_bytes_per_day: 0, history: history(5767168, 0),
+        items: 1, files: 4, growth_bytes_per_day: 0, growth: { bytes: 0, items: 0, span_secs: 86400 }, history: history(5767168, 0),
       }),
       producer({
         id: 'metal-gpuarchiver', name: 'Metal gpuarchiver', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB,
-        items: 12000, files: 36000, growth_bytes_per_day: 1288490189, reclaimable_bytes: 2 * GIB, reclaimable_items: 8000,
+        items: 12000, files: 36000, growth_bytes_per_day: 1288490189, growth: { bytes: 1288490189, items: 4000, span_secs: 86400 }, reclaimable_bytes: 2 * GIB, reclaimable_items: 8000,
         orphan_bytes: GIB, notes: 'Metal leaves a gpuarchiver-* dir per process.',
         evidence: ['https://developer.apple.com/forums/thread/12345'],
         top_items: [{ path: '/tmp/com.apple.gpuarchiver/gpuarchiver-4242', allocated_bytes: 4 * MIB, age_secs: 5 * 86400 }],
@@ -60,7 +62,7 @@ export function fixtureSnapshot(): Snapshot {
       { path: '/home/u/.cache/pip', root_kind: 'cache', allocated_bytes: 300 * MIB, apparent_bytes: 300 * MIB },
     ],
     alerts: [
-      { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: '+1.2 GiB in the last day. Run cachewatch reclaim --producer metal-gpuarchiver --older-than 1d.' },
+      { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: 'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 1d. Upstream: https://developer.apple.com/forums/thread/12345' },
     ],
     // A CoreAI crash loop (12 reports, highlighted) and a process that crashed twice (not).
     crash_groups: [

@@ -96,6 +96,7 @@ export const SNAPSHOT: Snapshot = {
     }
   ],
   "disk_full_eta_secs": 259200,
+  "disk_full_eta_span_secs": 7200,
   "errors": [
     "history unavailable"
   ],
@@ -107,6 +108,11 @@ export const SNAPSHOT: Snapshot = {
         "https://github.com/owner/repo/issues/1"
       ],
       "files": 1400000,
+      "growth": {
+        "bytes": 110100480,
+        "items": 3412,
+        "span_secs": 180
+      },
       "growth_bytes_per_day": null,
       "growth_bytes_per_hour": -1024,
       "growth_items_per_day": 5000,
@@ -239,6 +245,7 @@ export const SNAPSHOT: Snapshot = {
     }
   ],
   "scan_progress": {
+    "entries_done": 20003,
     "roots_done": 2,
     "roots_total": 2
   },
@@ -247,6 +254,7 @@ export const SNAPSHOT: Snapshot = {
   "threshold_secs": 86400,
   "total_allocated_bytes": 5368709120,
   "total_apparent_bytes": 4294967296,
+  "total_growth": null,
   "unattributed": [
     {
       "allocated_bytes": 8192,

@@ -14,6 +14,7 @@ export function producer(over: Partial<ProducerDto>): ProducerDto {
     growth_bytes_per_hour: null,
     growth_bytes_per_day: null,
     growth_items_per_day: null,
+    growth: null,
     orphan_bytes: 0,
     reclaimable_bytes: 0,
     reclaimable_items: 0,

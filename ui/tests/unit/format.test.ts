@@ -6,7 +6,8 @@ import {
   formatCount,
   formatDuration,
   formatEta,
-  formatGrowthPerDay,
+  formatObservedGrowth,
+  formatEtaBasis,
   formatSignedBytes,
 } from '../../src/format';
 
@@ -77,12 +78,23 @@ describe('formatEta', () => {
   });
 });
 
-describe('formatGrowthPerDay and counts', () => {
-  it('formats growth rates', () => {
-    expect(formatGrowthPerDay(null)).toBe('no history');
-    expect(formatGrowthPerDay(1288490189)).toBe('+1.2 GiB/day'); // 1.2 × 1024³ rounded
-    expect(formatGrowthPerDay(-3 * 1048576)).toBe('−3.0 MiB/day');
-    expect(formatGrowthPerDay(0)).toBe('0 B/day');
+describe('observed growth, the ETA basis and counts', () => {
+  // Issue 12 §2: two minutes into a leak the row said "+31.6 GiB/day": say what was observed.
+  it('says growth over the span observed, never per day', () => {
+    expect(formatObservedGrowth(null)).toBe('no history');
+    expect(formatObservedGrowth({ bytes: 105 * 1048576, items: 40, span_secs: 180 })).toBe(
+      '+105 MiB in the last 3 min',
+    );
+    expect(formatObservedGrowth({ bytes: 0, items: 0, span_secs: 7200 })).toBe('no change in the last 2 h');
+    expect(formatObservedGrowth({ bytes: -3 * 1048576, items: -1, span_secs: 86400 })).toBe(
+      '−3.0 MiB in the last 1 d',
+    );
+  });
+  it('gives no ETA for a growing total without a steady trend, and states the span of one', () => {
+    expect(formatEta(null, { bytes: 105 * 1048576, items: 40, span_secs: 120 })).toBe('no steady trend yet');
+    expect(formatEta(null, { bytes: 0, items: 0, span_secs: 120 })).toBe('not filling');
+    expect(formatEtaBasis(2 * 3600)).toBe('steady over 2 h');
+    expect(formatEtaBasis(null)).toBe('');
   });
   it('formats counts with separators and plurals', () => {
     expect(formatCount(1, 'item')).toBe('1 item');

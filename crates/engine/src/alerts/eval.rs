@@ -176,12 +176,15 @@ impl Alerter {
             return None;
         }
         let hour = Duration::from_secs(3600);
+        // A rate only from at least an hour of data: minutes of a burst extrapolated to an hour
+        // read as a figure nobody observed (issue 12 §2).
         let rate = g
             .bytes_per(hour)
-            .map(|r| format!("{}/h", format_bytes(r.into())))
+            .filter(|_| g.span() >= hour)
+            .map(|r| format!(" ({}/h)", format_bytes(r.into())))
             .unwrap_or_default();
         let mut message = format!(
-            "{} grew {} and {} items in {} ({rate}); now {} in {} items.",
+            "{} grew {} and {} items in {}{rate}; now {} in {} items.",
             p.name,
             format_bytes(g.bytes.into()),
             g.items,

@@ -124,6 +124,21 @@ impl Session {
         })
     }
 
+    /// A session with the default configuration in place of the config file `loc.config` names
+    /// (settings are still written to that file), for a front end that runs despite a config it
+    /// cannot load.
+    pub fn with_defaults(loc: &Locations, config_path: Option<PathBuf>) -> Session {
+        Session {
+            config: LoadedConfig {
+                config: config::Config::default(),
+                path: PathBuf::from("<defaults>"),
+                text: String::new(),
+            },
+            config_path,
+            data_dir: loc.data_dir.clone(),
+        }
+    }
+
     /// The built-in catalogue plus the config's `[[producer]]` rules.
     ///
     /// # Errors

@@ -189,3 +189,73 @@ impl History {
         run().map_err(self.err("compute regrowth"))
     }
 }
+
+/// The shortest observed span an ETA is given for: less than this is minutes of data, not a trend.
+pub const MIN_ETA_SPAN: Duration = Duration::from_secs(3600);
+/// The recent part of the span whose rate must agree with the whole span's: a quarter of it, at
+/// most this long.
+pub const RECENT_MAX: Duration = Duration::from_secs(30 * 60);
+
+/// The part of `whole`'s span that [`steady_eta`] compares with it: the last quarter, at most
+/// [`RECENT_MAX`].
+pub fn recent_window(whole: &Growth) -> Duration {
+    (whole.span() / 4).min(RECENT_MAX)
+}
+
+/// Seconds until `free_bytes` are used up at `whole`'s rate, only when that is a steady trend:
+/// `whole` spans at least [`MIN_ETA_SPAN`], it grew, and the `recent` growth (over
+/// [`recent_window`]) ran at between half and twice the whole span's rate. `None` otherwise: a
+/// leak that stopped, a burst of minutes, or a total that shrank give no ETA.
+pub fn steady_eta(free_bytes: u64, whole: &Growth, recent: Option<&Growth>) -> Option<Duration> {
+    let recent = recent?;
+    if whole.span() < MIN_ETA_SPAN || whole.bytes <= 0 || recent.bytes <= 0 {
+        return None;
+    }
+    let rate = |g: &Growth| g.bytes as f64 / g.span().as_secs_f64().max(1.0);
+    let (w, r) = (rate(whole), rate(recent));
+    if r < w / 2.0 || r > w * 2.0 {
+        return None;
+    }
+    disk_full_eta(free_bytes, whole)
+}
+
+impl History {
+    /// [`History::growth`] with reclaims kept out: the allocated bytes and items of every audit
+    /// row with outcome `deleted` of the series' producer (every producer for the total) between
+    /// the two samples are added back, so a reclaim does not read as shrinking. Root series are
+    /// returned as they are.
+    ///
+    /// # Errors
+    /// [`HistoryError`] naming this database.
+    pub fn observed_growth(
+        &self,
+        series: &Series,
+        window: Duration,
+        now: SystemTime,
+    ) -> Result<Option<Growth>, HistoryError> {
+        let Some(mut g) = self.growth(series, window, now)? else {
+            return Ok(None);
+        };
+        let producer = match series {
+            Series::Producer(id) => Some(id.as_str()),
+            Series::Total => None,
+            _ => return Ok(Some(g)),
+        };
+        let (bytes, items): (i64, i64) = self
+            .conn
+            .prepare_cached(
+                "SELECT COALESCE(SUM(allocated_bytes), 0), COUNT(*) FROM reclaims \
+                 WHERE outcome = 'deleted' AND time_unix_secs > ?1 AND time_unix_secs <= ?2 \
+                 AND (?3 IS NULL OR producer = ?3)",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![unix_secs(g.from), unix_secs(g.to), producer], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+            })
+            .map_err(self.err("read reclaims for growth"))?;
+        g.bytes = g.bytes.saturating_add(bytes);
+        g.items = g.items.saturating_add(items);
+        Ok(Some(g))
+    }
+}

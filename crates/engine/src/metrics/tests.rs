@@ -15,6 +15,8 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         total_allocated_bytes: 0,
         total_apparent_bytes: 0,
         disk_full_eta_secs: None,
+        disk_full_eta_span_secs: None,
+        total_growth: None,
         roots: vec![RootDto {
             kind: "temp".into(),
             path: "/tmp/a\"b\\c".into(),

@@ -33,8 +33,6 @@ use flush::PendingFlush;
 
 /// How often the monitor looks at gone roots, polling roots, due samples and stale figures.
 const TICK: Duration = Duration::from_secs(5);
-/// Reclaimable and orphan figures are recomputed at most this often while events flow.
-const ANALYSIS_INTERVAL: Duration = Duration::from_secs(30);
 
 /// The monitor task's state. Only the task touches it.
 pub(super) struct Actor {
@@ -57,6 +55,8 @@ pub(super) struct Actor {
     analysis: Analysis,
     analysis_stale: bool,
     analysis_at: Option<Instant>,
+    /// How long the last figures took (bounds how often they are recomputed).
+    analysis_cost: Duration,
     recorder: Recorder,
     procs: ProcWatch,
     auto: AutoState,
@@ -104,12 +104,14 @@ impl Actor {
             progress: ScanProgress {
                 roots_done: 0,
                 roots_total: n as u32,
+                entries_done: 0,
             },
             threshold,
             plans: HashMap::new(),
             analysis: Analysis::default(),
             analysis_stale: true,
             analysis_at: None,
+            analysis_cost: Duration::ZERO,
             recorder,
             opts,
         }
@@ -192,13 +194,21 @@ impl Actor {
                 self.after_update(false).await;
             }
         }
-        if self.analysis_stale
-            && self
-                .analysis_at
-                .map_or(true, |t| t.elapsed() >= ANALYSIS_INTERVAL)
-        {
+        // Ages cross the threshold and owners start and exit with no file event: the figures
+        // follow the clock and the process table too (see `analysis::refresh_due`).
+        let due = super::analysis::refresh_due(
+            &self.analysis,
+            self.analysis_stale,
+            self.analysis_at.map(|t| t.elapsed()),
+            self.analysis_cost,
+            self.opts.clock.now(),
+        );
+        if due && !self.paused && self.state != MonitorState::Scanning {
+            let before = self.analysis.clone();
             self.refresh_analysis().await;
-            self.publish();
+            if self.analysis != before {
+                self.publish();
+            }
         }
         let now = self.opts.clock.now();
         if self.recorder.reopen_due(now) {
@@ -260,6 +270,7 @@ impl Actor {
         let threshold = self.threshold;
         let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
+        let started = Instant::now();
         match tokio::task::spawn_blocking(move || {
             let analysis = Analysis::compute(&inv, &catalogue, threshold, protected, now);
             drop(inv);
@@ -274,6 +285,7 @@ impl Actor {
         }
         self.analysis_stale = false;
         self.analysis_at = Some(Instant::now());
+        self.analysis_cost = started.elapsed();
     }
 
     /// The claimed items as an [`Inventory`] (reclaim plans and figures never touch unattributed
@@ -311,6 +323,7 @@ impl Actor {
             recorder: &self.recorder,
             now: self.opts.clock.now(),
             auto: self.auto.dto(),
+            notices: &self.opts.notices,
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }

@@ -10,7 +10,7 @@ use crate::catalogue::Catalogue;
 use crate::inventory::Inventory;
 use crate::owner;
 use crate::process::{ProcessProbe, SystemProbe};
-use crate::reclaim::{self, Policy};
+use crate::reclaim::{self, KeepReason, Policy};
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,6 +30,9 @@ pub struct ProducerFigures {
 pub struct Analysis {
     /// By producer id.
     pub producers: BTreeMap<String, ProducerFigures>,
+    /// The earliest time an item kept only for being too young reaches its needed age (the
+    /// figures are stale from then on, with no file event); `None` when no item waits for age.
+    pub next_crossing: Option<SystemTime>,
 }
 
 impl Analysis {
@@ -84,6 +87,17 @@ impl Analysis {
                 fig.orphan_bytes += item.measure.allocated_bytes;
             }
         }
+        out.next_crossing = plan
+            .kept
+            .iter()
+            .filter_map(|k| match k.reason {
+                KeepReason::TooYoung {
+                    age_secs,
+                    needed_secs,
+                } => Some(now + Duration::from_secs(needed_secs.saturating_sub(age_secs))),
+                _ => None,
+            })
+            .min();
         for p in &plan.items {
             let fig = out.producers.entry(p.producer.clone()).or_default();
             fig.reclaimable_bytes += p.allocated_bytes;
@@ -91,4 +105,32 @@ impl Analysis {
         }
         out
     }
+}
+
+/// The owner and app guards (the process table) are re-read at least this often, so a process that
+/// starts or exits changes the figures with no file event.
+pub(super) const GUARD_INTERVAL: Duration = Duration::from_secs(10);
+/// Whatever the reason, the figures are recomputed at most once per this many times the cost of
+/// the last computation (at most 1/20 of a core on a large inventory), and never twice in a second.
+const COST_FACTOR: u32 = 20;
+const MIN_GAP: Duration = Duration::from_secs(1);
+
+/// Whether the monitor's tick recomputes the figures: never before, or (after at least
+/// `COST_FACTOR` × `cost` and a second since the last one, `since_last`) when the inventory
+/// changed (`stale`), an item crossed the threshold by the clock (`now` past
+/// [`Analysis::next_crossing`]), or [`GUARD_INTERVAL`] passed.
+pub(super) fn refresh_due(
+    analysis: &Analysis,
+    stale: bool,
+    since_last: Option<Duration>,
+    cost: Duration,
+    now: SystemTime,
+) -> bool {
+    let Some(since) = since_last else {
+        return true;
+    };
+    if since < (cost * COST_FACTOR).max(MIN_GAP) {
+        return false;
+    }
+    stale || since >= GUARD_INTERVAL || analysis.next_crossing.is_some_and(|t| now >= t)
 }

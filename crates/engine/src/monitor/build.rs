@@ -68,17 +68,20 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         scan_progress: ScanProgress {
             roots_done: 0,
             roots_total: opts.roots.len() as u32,
+            entries_done: 0,
         },
         threshold_secs: opts.threshold.as_secs(),
         total_allocated_bytes: 0,
         total_apparent_bytes: 0,
         disk_full_eta_secs: None,
+        disk_full_eta_span_secs: None,
+        total_growth: None,
         roots: Vec::new(),
         producers: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         crash_groups: Vec::new(),
-        errors: Vec::new(),
+        errors: opts.notices.clone(),
         auto_reclaim: crate::autoreclaim::AutoReclaimDto {
             enabled: !opts.auto_reclaim.is_empty(),
             ..Default::default()
@@ -97,6 +100,8 @@ pub struct Inputs<'a> {
     pub recorder: &'a Recorder,
     pub now: SystemTime,
     pub auto: crate::autoreclaim::AutoReclaimDto,
+    /// [`MonitorOptions::notices`].
+    pub notices: &'a [String],
 }
 
 /// Builds the snapshot: per root totals and volume space, per producer totals with growth,
@@ -104,7 +109,8 @@ pub struct Inputs<'a> {
 pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
     let space = volume_space(inp.roots);
     let mut roots = Vec::with_capacity(inp.roots.len());
-    let mut errors: Vec<String> = inp.recorder.errors().to_vec();
+    let mut errors: Vec<String> = inp.notices.to_vec();
+    errors.extend_from_slice(inp.recorder.errors());
     for (st, space) in inp.roots.iter().zip(&space) {
         if let Some(e) = &st.watch_error {
             errors.push(format!("{} {:?}: {e}", st.root.kind, st.root.path));
@@ -179,6 +185,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 growth_bytes_per_hour: growth.bytes_per_hour,
                 growth_bytes_per_day: growth.bytes_per_day,
                 growth_items_per_day: growth.items_per_day,
+                growth: growth.observed.map(Into::into),
                 orphan_bytes: a.orphan_bytes,
                 reclaimable_bytes: a.reclaimable_bytes,
                 reclaimable_items: a.reclaimable_items,
@@ -213,6 +220,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         })
         .collect();
     let free_min = space.iter().flatten().map(|s| s.free_bytes).min();
+    let eta = free_min.and_then(|free| inp.recorder.disk_full_eta(free));
     Snapshot {
         taken_at_unix_secs: unix_secs(inp.now),
         state: inp.state,
@@ -220,7 +228,9 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         threshold_secs: inp.threshold.as_secs(),
         total_allocated_bytes: inp.roots.iter().map(|r| r.total.allocated_bytes).sum(),
         total_apparent_bytes: inp.roots.iter().map(|r| r.total.apparent_bytes).sum(),
-        disk_full_eta_secs: free_min.and_then(|free| inp.recorder.disk_full_eta(free)),
+        disk_full_eta_secs: eta.map(|(secs, _)| secs),
+        disk_full_eta_span_secs: eta.map(|(_, span)| span),
+        total_growth: inp.recorder.total_observed().map(Into::into),
         roots,
         producers,
         unattributed,

@@ -18,9 +18,11 @@ impl Actor {
     pub(super) async fn initial_scan(&mut self) {
         self.state = MonitorState::Scanning;
         self.progress.roots_done = 0;
+        self.progress.entries_done = 0;
         for i in 0..self.roots.len() {
             self.rescan_root(i).await;
             self.progress.roots_done = i as u32 + 1;
+            self.progress.entries_done += self.roots[i].item_count() as u64;
             self.publish();
         }
         self.state = if self.paused {

@@ -97,7 +97,7 @@ impl Recorder {
             free_bytes,
             disk_full_eta: free_bytes.and_then(|f| {
                 let g = self.total_growth.as_ref()?;
-                crate::history::disk_full_eta(f, g)
+                crate::history::steady_eta(f, g, self.total_recent.as_ref())
             }),
             crash_alerts: self.crashes.update(now),
         };

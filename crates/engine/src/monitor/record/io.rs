@@ -47,8 +47,10 @@ pub(super) struct Read {
     pub(super) growth: BTreeMap<String, GrowthFigures>,
     /// Chart series by producer id: `(unix secs, allocated bytes)`, oldest first.
     pub(super) charts: BTreeMap<String, Vec<(u64, u64)>>,
-    /// Growth of the total over the last day.
+    /// Growth of the total over the last day (or the shorter history), reclaims kept out.
     pub(super) total_growth: Option<Growth>,
+    /// Growth of the total over the recent part of that span (`history::recent_window`).
+    pub(super) total_recent: Option<Growth>,
     /// Growth by producer id over the alerts' growth window.
     pub(super) alert_growth: BTreeMap<String, Growth>,
     /// The history file was deleted or replaced and recreated (`HistoryError::Recreated`).
@@ -144,6 +146,7 @@ pub(super) fn write_and_read(
         growth.insert(
             id.clone(),
             GrowthFigures {
+                observed: h.observed_growth(&series, DAY, now)?,
                 bytes_per_hour: hour.and_then(|g| g.bytes_per(HOUR)),
                 bytes_per_day: day.and_then(|g| g.bytes_per(DAY)),
                 items_per_day: day.and_then(|g| g.items_per(DAY)),
@@ -156,11 +159,16 @@ pub(super) fn write_and_read(
             .collect();
         charts.insert(id.clone(), points);
     }
-    let total_growth = h.growth(&Series::Total, DAY, now)?;
+    let total_growth = h.observed_growth(&Series::Total, DAY, now)?;
+    let total_recent = match &total_growth {
+        Some(g) => h.observed_growth(&Series::Total, crate::history::recent_window(g), now)?,
+        None => None,
+    };
     Ok(Read {
         growth,
         charts,
         total_growth,
+        total_recent,
         alert_growth,
         notice,
     })

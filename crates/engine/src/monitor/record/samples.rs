@@ -28,6 +28,9 @@ pub struct GrowthFigures {
     pub bytes_per_day: Option<i64>,
     /// Items over the last day.
     pub items_per_day: Option<i64>,
+    /// The change over the last day or the shorter history actually observed (its `from`..`to`),
+    /// reclaims kept out (`History::observed_growth`).
+    pub observed: Option<crate::history::Growth>,
 }
 
 impl Recorder {
@@ -41,11 +44,17 @@ impl Recorder {
         self.charts.get(id).cloned().unwrap_or_default()
     }
 
-    /// Seconds until `free_bytes` run out at the recent growth rate of the total; `None` when not
-    /// growing or without history.
-    pub fn disk_full_eta(&self, free_bytes: u64) -> Option<u64> {
+    /// Seconds until `free_bytes` run out at the growth rate of the total, and the span that rate
+    /// was observed over; `None` unless the trend is steady (`history::steady_eta`).
+    pub fn disk_full_eta(&self, free_bytes: u64) -> Option<(u64, u64)> {
         let g = self.total_growth.as_ref()?;
-        crate::history::disk_full_eta(free_bytes, g).map(|d| d.as_secs())
+        crate::history::steady_eta(free_bytes, g, self.total_recent.as_ref())
+            .map(|d| (d.as_secs(), g.span().as_secs()))
+    }
+
+    /// The total's growth over the span observed (reclaims kept out), for the snapshot.
+    pub fn total_observed(&self) -> Option<crate::history::Growth> {
+        self.total_growth
     }
 
     /// True when the sample interval has passed since the last sample (and the history is in use).
@@ -136,6 +145,7 @@ impl Recorder {
                 self.growth = read.growth;
                 self.charts = read.charts;
                 self.total_growth = read.total_growth;
+                self.total_recent = read.total_recent;
                 self.alert_growth = read.alert_growth;
                 if let Some(n) = read.notice {
                     self.error(n);

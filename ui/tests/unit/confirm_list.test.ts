@@ -1,0 +1,53 @@
+// Issue 12 §6: the confirm dialog gave counts only. It lists what goes (largest first, with ages),
+// what is kept and why, and says that deletion is permanent.
+import { describe, expect, it } from 'vitest';
+import { goingLines, keptLines } from '../../src/views/confirm-list';
+import type { KeptItem, PlannedItem } from '../../src/types';
+
+const MIB = 1024 ** 2;
+
+function item(path: string, bytes: number, age: number): PlannedItem {
+  return {
+    path,
+    root: '/tmp',
+    producer: 'metal-gpuarchiver',
+    allocated_bytes: bytes,
+    apparent_bytes: bytes,
+    freeable_bytes: bytes,
+    age_secs: age,
+    dev: 1,
+    ino: 1,
+    is_symlink: false,
+    newest_mtime_unix_secs: 1_700_000_000,
+  };
+}
+
+describe('the items a reclaim deletes', () => {
+  it('lists them largest first with size and age, and sums the rest', () => {
+    const items = [
+      item('/tmp/g/gpuarchiver-1', 2 * MIB, 3600),
+      item('/tmp/g/gpuarchiver-2', 150 * MIB, 5 * 86400),
+      item('/tmp/g/gpuarchiver-3', 5 * MIB, 2 * 86400 + 4 * 3600),
+      item('/tmp/g/gpuarchiver-4', 1 * MIB, 600),
+    ];
+    expect(goingLines(items, 2)).toEqual({
+      lines: ['gpuarchiver-2 · 150 MiB · 5 d old', 'gpuarchiver-3 · 5.0 MiB · 2 d 4 h old'],
+      rest: 'and 2 more items (3.0 MiB)',
+    });
+    expect(goingLines(items).rest).toBeNull();
+  });
+});
+
+describe('the items a reclaim keeps', () => {
+  it('groups them by reason, most first, naming a few with why', () => {
+    const kept: KeptItem[] = [
+      { path: '/tmp/model_77_0_1.mlmodelc', producer: 'katago-coreml', reason: 'owner-alive', pid: 77 },
+      { path: '/tmp/g/gpuarchiver-9', producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: 120, needed_secs: 300 },
+      { path: '/tmp/model_77_1_1.mlmodelc', producer: 'katago-coreml', reason: 'owner-alive', pid: 77 },
+    ];
+    expect(keptLines(kept, 1)).toEqual([
+      '2 owner running: model_77_0_1.mlmodelc (pid 77), 1 more',
+      '1 too young: gpuarchiver-9 (2 min old, needs 5 min)',
+    ]);
+  });
+});
