@@ -10,9 +10,10 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
+pub(crate) use super::acc::Acc;
 use super::stat::{birth_time, failure, stat_entry, LinkSet, Stat};
 use super::{Claim, Classify};
-use crate::inventory::{Captures, Item, Measure, ScanIssue};
+use crate::inventory::{Captures, Item, ScanIssue};
 use crate::roots::RootKind;
 
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
@@ -20,74 +21,6 @@ const SERIAL_ENTRIES: usize = 64;
 
 /// Entries per parallel `lstat` task of a big dir.
 const STAT_CHUNK: usize = 256;
-
-/// Sums over a subtree while it is walked; becomes a [`Measure`] once the item's birth time is known.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Acc {
-    allocated_bytes: u64,
-    apparent_bytes: u64,
-    freeable_bytes: u64,
-    files: u64,
-    dirs: u64,
-    newest_mtime: Option<SystemTime>,
-    oldest_mtime: Option<SystemTime>,
-}
-
-impl Acc {
-    /// The entry's own sizes; nothing when it is a further link of an inode already counted.
-    pub(crate) fn of(md: &Metadata, links: &LinkSet) -> Acc {
-        if !links.first_sight(md) {
-            return Acc::default();
-        }
-        let mtime = md.modified().ok();
-        let is_dir = md.is_dir();
-        Acc {
-            allocated_bytes: md.blocks() * 512,
-            apparent_bytes: md.size(),
-            freeable_bytes: md.blocks() * 512,
-            files: u64::from(!is_dir),
-            dirs: u64::from(is_dir),
-            newest_mtime: mtime,
-            oldest_mtime: mtime,
-        }
-    }
-
-    pub(crate) fn merge(self, o: Acc) -> Acc {
-        Acc {
-            allocated_bytes: self.allocated_bytes + o.allocated_bytes,
-            apparent_bytes: self.apparent_bytes + o.apparent_bytes,
-            freeable_bytes: self.freeable_bytes + o.freeable_bytes,
-            files: self.files + o.files,
-            dirs: self.dirs + o.dirs,
-            newest_mtime: pick(self.newest_mtime, o.newest_mtime, SystemTime::max),
-            oldest_mtime: pick(self.oldest_mtime, o.oldest_mtime, SystemTime::min),
-        }
-    }
-
-    /// The measure, with `birth` where the OS gave one, else the oldest mtime seen.
-    pub(crate) fn into_measure(self, birth: Option<SystemTime>) -> Measure {
-        Measure {
-            allocated_bytes: self.allocated_bytes,
-            apparent_bytes: self.apparent_bytes,
-            freeable_bytes: self.freeable_bytes,
-            files: self.files,
-            dirs: self.dirs,
-            newest_mtime: self.newest_mtime,
-            birth_time: birth.or(self.oldest_mtime),
-        }
-    }
-}
-
-fn pick(
-    a: Option<SystemTime>,
-    b: Option<SystemTime>,
-    f: fn(SystemTime, SystemTime) -> SystemTime,
-) -> Option<SystemTime> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(f(a, b)),
-        (a, b) => a.or(b),
-    }
-}
 
 /// The state of one walk (a root scan, or one item re-measured).
 pub(crate) struct Walker<'a, C: ?Sized> {

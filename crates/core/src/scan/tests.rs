@@ -1,0 +1,170 @@
+use super::*;
+use std::collections::HashMap;
+use std::fs;
+use std::process::Command;
+
+/// Claims `big/g-*` (depth 2).
+struct BigRule;
+
+impl Classify for BigRule {
+    fn max_depth(&self, _kind: RootKind) -> usize {
+        2
+    }
+
+    fn classify(&self, _kind: RootKind, rel: &Path) -> Option<Claim> {
+        let mut parts = rel.iter();
+        let claimed = parts.next()? == "big"
+            && parts.next()?.to_str()?.starts_with("g-")
+            && parts.next().is_none();
+        claimed.then(|| Claim {
+            producer: "big".to_owned(),
+            captures: Captures::default(),
+        })
+    }
+
+    fn item_of(&self, kind: RootKind, rel: &Path) -> Option<(PathBuf, Claim)> {
+        let prefix: PathBuf = rel.iter().take(2).collect();
+        self.classify(kind, &prefix).map(|c| (prefix, c))
+    }
+}
+
+/// `du -s -x FLAG` of each path, keyed by path.
+fn du_each(flag: &str, paths: &[PathBuf]) -> HashMap<PathBuf, u64> {
+    let out = Command::new("du")
+        .args(["-s", "-x", flag])
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (n, p) = l.split_once('\t').unwrap();
+            (PathBuf::from(p), n.parse().unwrap())
+        })
+        .collect()
+}
+
+fn write(p: &Path, len: usize) {
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, vec![b'x'; len]).unwrap();
+}
+
+/// Dirs far past the serial listing threshold and several parallel `lstat` chunks, with claimed
+/// and plain entries mixed: every item measures what `du` says and items come in path order.
+#[test]
+fn big_dirs_listed_in_parallel_give_du_sizes_per_item_in_path_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().canonicalize().unwrap();
+    let big = r.join("big");
+    for i in 0..700 {
+        write(&big.join(format!("g-{i:03}/a")), i * 37 % 9000);
+        if i % 7 == 0 {
+            write(&big.join(format!("g-{i:03}/sub/b")), 5000 + i);
+        }
+        if i % 3 == 0 {
+            write(&big.join(format!("f-{i:03}")), i * 11);
+        }
+    }
+    for i in 0..150 {
+        write(&r.join(format!("t-{i:03}")), i * 101);
+    }
+    for i in 0..80 {
+        write(&r.join(format!("d-{i:02}/x")), 4097 + i);
+    }
+    let root = Root::new(RootKind::Cache, &r).unwrap();
+    let scan = scan_root_with(&root, &BigRule);
+    assert!(scan.issues.is_empty(), "{:?}", scan.issues);
+    assert_eq!(scan.items.len(), 700 + 1 + 150 + 80);
+    for pair in scan.items.windows(2) {
+        assert!(
+            pair[0].path < pair[1].path,
+            "{:?}",
+            (&pair[0].path, &pair[1].path)
+        );
+    }
+    // du counts a dir once across its arguments: `big` (which holds the claimed dirs) apart.
+    let paths: Vec<PathBuf> = scan
+        .items
+        .iter()
+        .map(|i| i.path.clone())
+        .filter(|p| *p != big)
+        .collect();
+    let (alloc, apparent) = (du_each("-B1", &paths), du_each("-b", &paths));
+    let big_alloc = du_each("-B1", std::slice::from_ref(&big))[&big];
+    let big_apparent = du_each("-b", std::slice::from_ref(&big))[&big];
+    let claimed: Vec<&PathBuf> = paths.iter().filter(|p| p.starts_with(&big)).collect();
+    assert_eq!(claimed.len(), 700);
+    let claimed_alloc: u64 = claimed.iter().map(|p| alloc[*p]).sum();
+    let claimed_apparent: u64 = claimed.iter().map(|p| apparent[*p]).sum();
+    for item in &scan.items {
+        let (want_alloc, want_apparent) = if item.path == big {
+            assert_eq!(item.producer, None);
+            (big_alloc - claimed_alloc, big_apparent - claimed_apparent)
+        } else {
+            (alloc[&item.path], apparent[&item.path])
+        };
+        assert_eq!(item.measure.allocated_bytes, want_alloc, "{:?}", item.path);
+        assert_eq!(
+            item.measure.apparent_bytes, want_apparent,
+            "{:?}",
+            item.path
+        );
+    }
+    let whole = du_each("-B1", std::slice::from_ref(&r));
+    assert_eq!(scan.total.allocated_bytes, whole[&r]);
+    assert_eq!(
+        scan.items.iter().filter(|i| i.producer.is_some()).count(),
+        700
+    );
+}
+
+#[test]
+fn path_order_equals_path_cmp_on_walk_built_paths() {
+    let names = [
+        "a",
+        "a-b",
+        "a.b",
+        "a b",
+        "ab",
+        "a/b",
+        "a/b-c",
+        "a/b/c",
+        "a-b/c",
+        "a0/b",
+        "b",
+        "A",
+        "é",
+        "é/x",
+        "\u{7f}",
+        "a/\u{1}",
+        "com.apple.gpuarchiver/gpuarchiver-zz",
+        "com.apple.gpuarchiver/gpuarchiver-zz/x",
+        "com.apple.gpuarchiver-x",
+        "com.apple.gpuarchiver/gpuarchiver-",
+        "0123456789abcdef/x",
+        "0123456789abcdef",
+        "0123456789abcdeg",
+        "0123456789abcde/x",
+    ];
+    let roots = ["/", "/r", "/r/s t"];
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        for n in names {
+            paths.push(Path::new(root).join(n));
+        }
+    }
+    let mut checked = 0;
+    for a in &paths {
+        for b in &paths {
+            assert_eq!(path_order(a, b, 0), a.cmp(b), "{a:?} vs {b:?}");
+            let root = a.iter().next().unwrap().len();
+            if b.as_os_str().len() >= root {
+                assert_eq!(path_order(a, b, root), a.cmp(b), "{a:?} vs {b:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, paths.len() * paths.len());
+}

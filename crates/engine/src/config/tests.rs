@@ -1,0 +1,110 @@
+use super::*;
+
+/// Regression (issue 8): `--config` at a FIFO hung waiting for a writer; it is refused.
+#[test]
+fn config_at_a_fifo_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = fifo.clone();
+    std::thread::spawn(move || tx.send(load(&p).map(|_| ())).ok());
+    // A bound against hanging forever, not a timing assertion.
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("load blocked on a FIFO");
+    match got {
+        Err(e @ ConfigError::NotAFile { .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("is a FIFO, not a regular file"), "{text}");
+            assert!(text.contains("config.toml"), "{text}");
+        }
+        other => panic!("expected NotAFile, got {other:?}"),
+    }
+}
+
+/// Regression (issue 8): `--config /dev/zero` read ~1 GiB and died out of memory.
+#[test]
+fn config_at_dev_zero_is_refused_and_big_files_are_capped() {
+    match load(Path::new("/dev/zero")) {
+        Err(ConfigError::NotAFile { file_type, .. }) => {
+            assert_eq!(file_type, "character device");
+        }
+        other => panic!("expected NotAFile, got {other:?}"),
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.toml");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(MAX_CONFIG_BYTES + 1)
+        .unwrap();
+    assert!(
+        matches!(load(&big), Err(ConfigError::TooLarge { max_bytes, .. }) if max_bytes == 1_048_576)
+    );
+}
+
+#[test]
+fn missing_file_gives_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded = load(&dir.path().join("none.toml")).unwrap();
+    assert_eq!(loaded.config, Config::default());
+    assert_eq!(
+        loaded.config.reclaim.older_than,
+        Duration::from_secs(259_200)
+    );
+    assert_eq!(loaded.config.watch.debounce_ms, 500);
+}
+
+#[test]
+fn full_file_parses() {
+    let text = r#"
+roots = [{ kind = "temp", path = "/tmp" }, { kind = "cache", path = "/var/cache" }]
+
+[reclaim]
+older_than = "90m"
+
+[watch]
+debounce_ms = 250
+
+[[producer]]
+id = "x"
+"#;
+    let c = parse(text, Path::new("c.toml")).unwrap();
+    assert_eq!(c.roots.len(), 2);
+    assert_eq!(c.roots[1].kind, RootKind::Cache);
+    assert_eq!(c.reclaim.older_than, Duration::from_secs(5400));
+    assert_eq!(c.watch.debounce_ms, 250);
+    assert_eq!(c.producers.len(), 1);
+}
+
+#[test]
+fn unknown_key_names_its_line() {
+    // Line 1 is empty, line 2 the table header, line 3 the bad key.
+    let text = "\n[watch]\ndebounce_msec = 3\n";
+    match parse(text, Path::new("/x/c.toml")) {
+        Err(ConfigError::Invalid {
+            path,
+            line,
+            message,
+        }) => {
+            assert_eq!(path, Path::new("/x/c.toml"));
+            assert_eq!(line, 3);
+            assert!(message.contains("debounce_msec"), "{message}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_duration_names_its_line() {
+    let text = "[reclaim]\n\nolder_than = \"three days\"\n";
+    match parse(text, Path::new("c.toml")) {
+        Err(ConfigError::Invalid { line, message, .. }) => {
+            assert_eq!(line, 3);
+            assert!(message.contains("three days"), "{message}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}

@@ -1,0 +1,130 @@
+//! The pieces of a root's live inventory: an item's entry, the totals and largest items of a
+//! group (a producer, or the unattributed entries), and a dir's own entry between root and item.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::inventory::{Captures, Measure};
+
+/// The own entry of a directory between the root and an item (its `lstat` sizes), kept so that a
+/// change below it updates the totals without walking its siblings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirEntryStat {
+    /// `st_blocks * 512`.
+    pub allocated_bytes: u64,
+    /// `st_size`.
+    pub apparent_bytes: u64,
+}
+
+impl DirEntryStat {
+    /// `lstat` of `path`; `None` when it cannot be read (gone or denied).
+    pub fn of(path: &Path) -> Option<DirEntryStat> {
+        let md = std::fs::symlink_metadata(path).ok()?;
+        Some(DirEntryStat {
+            allocated_bytes: md.blocks() * 512,
+            apparent_bytes: md.size(),
+        })
+    }
+}
+
+/// Items listed per producer in a snapshot (and kept per producer per root).
+pub const TOP_ITEMS: usize = 10;
+/// Unattributed entries listed in a snapshot (and kept per root).
+pub const TOP_UNATTRIBUTED: usize = 20;
+
+/// One item as the state keeps it (its path is the key of [`RootState::entries`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The id of the rule that claims it; `None` for an unattributed top-level entry.
+    pub producer: Option<Arc<str>>,
+    /// What the rule's regex captured, when it captured anything.
+    pub captures: Option<Box<Captures>>,
+    /// Sizes of the subtree.
+    pub measure: Measure,
+    /// True when the item itself is a symlink.
+    pub is_symlink: bool,
+    /// Device id (`st_dev`).
+    pub dev: u64,
+    /// Inode number (`st_ino`).
+    pub ino: u64,
+}
+
+/// Item count and summed sizes of a group of items. Times in `measure` are not kept by deltas.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Number of items.
+    pub items: u64,
+    /// Summed sizes.
+    pub measure: Measure,
+}
+
+/// The largest items of a group: `(allocated bytes, relative path)`, largest first, ties by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TopList {
+    /// At most the list's capacity; when not stale, exactly the group's largest items.
+    pub items: Vec<(u64, Box<Path>)>,
+    /// True when an item of a full list shrank or went away: the list must be recomputed.
+    pub stale: bool,
+}
+
+impl TopList {
+    pub(super) fn rank(a: &(u64, Box<Path>), b: &(u64, Box<Path>)) -> std::cmp::Ordering {
+        b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+    }
+
+    /// Takes `rel` out (its allocated bytes were `old_bytes`), then offers it again with
+    /// `new_bytes` (`None`: it left the group). `cap` is the list's capacity.
+    pub(super) fn update(&mut self, rel: &Path, new_bytes: Option<u64>, cap: usize) {
+        let full = self.items.len() >= cap;
+        let pos = self.items.iter().position(|(_, p)| &**p == rel);
+        if let Some(pos) = pos {
+            let (old_bytes, _) = self.items.remove(pos);
+            // Below the last listed item there may be one larger than what it became.
+            if full && new_bytes.map_or(true, |b| b < old_bytes) {
+                self.stale = true;
+            }
+        }
+        if self.stale {
+            return;
+        }
+        if let Some(bytes) = new_bytes {
+            let cand = (bytes, Box::from(rel));
+            let fits = self.items.len() < cap
+                || self
+                    .items
+                    .last()
+                    .is_some_and(|last| Self::rank(&cand, last).is_lt());
+            if fits {
+                let at = self.items.partition_point(|x| Self::rank(x, &cand).is_lt());
+                self.items.insert(at, cand);
+                self.items.truncate(cap);
+            }
+        }
+    }
+}
+
+/// Totals and largest items of one producer (or of the unattributed entries) in one root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Count and sizes.
+    pub totals: Totals,
+    /// The largest items.
+    pub top: TopList,
+}
+
+/// Takes `other`'s counts out of `m` (saturating); times are left as they are.
+pub(super) fn sub(m: &mut Measure, other: &Measure) {
+    m.allocated_bytes = m.allocated_bytes.saturating_sub(other.allocated_bytes);
+    m.apparent_bytes = m.apparent_bytes.saturating_sub(other.apparent_bytes);
+    m.freeable_bytes = m.freeable_bytes.saturating_sub(other.freeable_bytes);
+    m.files = m.files.saturating_sub(other.files);
+    m.dirs = m.dirs.saturating_sub(other.dirs);
+}
+
+/// Moves `m` by a dir entry's own change; a dir's blocks are never shared, so they are freeable.
+pub(super) fn shift(m: &mut Measure, d_alloc: i64, d_apparent: i64) {
+    m.allocated_bytes = m.allocated_bytes.saturating_add_signed(d_alloc);
+    m.freeable_bytes = m.freeable_bytes.saturating_add_signed(d_alloc);
+    m.apparent_bytes = m.apparent_bytes.saturating_add_signed(d_apparent);
+}
