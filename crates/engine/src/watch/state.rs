@@ -19,6 +19,7 @@ use crate::snapshot::WatchMode;
 
 use super::map::ancestors_of;
 
+mod export;
 mod groups;
 
 use groups::{shift, sub};
@@ -371,29 +372,6 @@ impl RootState {
         self.total = Measure::default();
         self.dirs.clear();
         self.issues.clear();
-    }
-
-    /// The whole root as a [`RootScan`] (for a dry reclaim plan or a one-off summary). O(items).
-    pub fn to_root_scan(&self) -> RootScan {
-        self.to_root_scan_where(|_| true)
-    }
-
-    /// The root as a [`RootScan`] holding only the items `keep` accepts. O(items).
-    pub fn to_root_scan_where(&self, keep: impl Fn(&Entry) -> bool) -> RootScan {
-        RootScan {
-            root: self.root.clone(),
-            total: self.total,
-            items: self
-                .entries
-                .iter()
-                .filter(|(_, e)| keep(e))
-                .map(|(rel, e)| self.item_at(rel, e))
-                .collect(),
-            issues: self.issues.clone(),
-            vanished: 0,
-            non_utf8_names: 0,
-            other_device: 0,
-        }
     }
 }
 
