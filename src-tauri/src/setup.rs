@@ -56,7 +56,8 @@ pub fn run() -> Result<(), StartError> {
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CACHEWATCH_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // notify logs every watch it fails to remove at INFO (one per deleted dir): warnings only.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,notify=warn"));
     if tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
