@@ -12,7 +12,7 @@ use super::{Context, Outcome, RootArgs};
 /// Options of `cachewatch explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The path to explain (it need not exist)
+    /// The path to explain (it need not exist; `..` is resolved)
     pub path: PathBuf,
     /// Roots to consider.
     #[command(flatten)]
@@ -22,6 +22,41 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The path the user means, `..` and `.` resolved: the deepest part of it that exists is resolved
+/// through the file system (its parent canonicalized, its last component kept, so a symlink is
+/// explained as the link), the rest lexically. So `item/../../outside` is never taken for a path
+/// inside the item, and a path that does not exist yet can still be explained.
+///
+/// # Errors
+/// An existing part cannot be resolved (a dir that cannot be read).
+fn resolve(given: &std::path::Path) -> anyhow::Result<PathBuf> {
+    use std::path::Component;
+    let comps: Vec<Component<'_>> = given.components().collect();
+    // The longest prefix that exists (the root always does).
+    let mut k = comps.len();
+    while k > 1 && std::fs::symlink_metadata(comps[..k].iter().collect::<PathBuf>()).is_err() {
+        k -= 1;
+    }
+    let prefix: PathBuf = comps[..k].iter().collect();
+    let mut out = match (prefix.parent(), comps[k - 1]) {
+        (Some(parent), Component::Normal(name)) => std::fs::canonicalize(parent)
+            .with_context(|| format!("resolving {}", parent.display()))?
+            .join(name),
+        _ => std::fs::canonicalize(&prefix)
+            .with_context(|| format!("resolving {}", prefix.display()))?,
+    };
+    for c in &comps[k..] {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
 /// Runs `cachewatch explain`.
 ///
 /// # Errors
@@ -29,13 +64,14 @@ pub struct Args {
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
-    let path = if args.path.is_absolute() {
+    let given = if args.path.is_absolute() {
         args.path.clone()
     } else {
         std::env::current_dir()
             .context("reading the current dir")?
             .join(&args.path)
     };
+    let path = resolve(&given)?;
     let mut e = catalogue.explain(&roots, &path);
     if matches!(e.verdict, Verdict::OutsideRoots) {
         // Given through a symlink the roots do not know about: try the resolved path.

@@ -169,6 +169,7 @@ pub fn init_tracing(verbose: u8) {
     if tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init()
         .is_err()
@@ -204,6 +205,15 @@ fn main() -> ExitCode {
     init_tracing(args.global.verbose);
     match run(args) {
         Ok(outcome) => outcome.exit_code(),
+        // `cachewatch producers | head`: the reader left; nothing to report (as `ls | head`).
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             // One line: the context chain joined with ": ", each cause once.
             eprintln!("cachewatch: error: {}", error_line(&e));

@@ -37,9 +37,10 @@ pub struct Args {
     /// Roots to look at.
     #[command(flatten)]
     pub roots: RootArgs,
-    /// Run every [[auto_reclaim]] rule of the config once now (for cron, or to try a rule),
-    /// through the same audited execute as the monitor; with --dry-run, show what each would do
-    #[arg(long, conflicts_with_all = ["older_than", "producers", "yes"])]
+    /// Run every [[auto_reclaim]] rule of the config once now, whatever its triggers (for cron:
+    /// with --yes; or to try a rule: with --dry-run), through the same audited execute as the
+    /// monitor; like a reclaim, it asks on a terminal and deletes nothing without --yes elsewhere
+    #[arg(long, conflicts_with_all = ["older_than", "producers"])]
     pub rules: bool,
     /// Show the plan and delete nothing
     #[arg(long)]
@@ -178,14 +179,19 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
 
 /// Asks on the terminal; `false` without one (stdin or stderr not a terminal).
 fn confirm(plan: &ReclaimPlan) -> anyhow::Result<bool> {
+    confirm_text(&format!(
+        "Delete {} item(s), {}?",
+        super::format::count(plan.items.len() as u64),
+        bytes(plan.planned_bytes)
+    ))
+}
+
+/// Asks `question [y/N]` on the terminal; `false` without one (stdin or stderr not a terminal).
+fn confirm_text(question: &str) -> anyhow::Result<bool> {
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Ok(false);
     }
-    eprint!(
-        "Delete {} item(s), {}? [y/N] ",
-        plan.items.len(),
-        bytes(plan.planned_bytes)
-    );
+    eprint!("{question} [y/N] ");
     std::io::stderr().flush().context("writing to stderr")?;
     let mut answer = String::new();
     std::io::stdin()

@@ -30,8 +30,9 @@ const DAY: Duration = Duration::from_secs(24 * 3600);
 /// A bad root or config; the runtime cannot start.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let mut opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
-    // A one-off scan: no samples written, history read below.
+    // A one-off scan: no samples written (history read below), no rules run.
     opts.db_path = None;
+    opts.auto_reclaim.clear();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -101,7 +101,16 @@ fn reclaim_rules_dry_run_then_run_and_history_lists_the_run() {
     assert!(s.old.iter().all(|d| d.exists()));
     assert!(!s.db().exists(), "a dry run writes nothing");
 
+    // Without --yes and without a terminal, nothing is deleted (as for a plain reclaim).
     let (code, out, err) = s.run(&["reclaim", "--rules"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Nothing deleted: run again with --yes"),
+        "{out}"
+    );
+    assert!(s.old.iter().all(|d| d.exists()));
+
+    let (code, out, err) = s.run(&["reclaim", "--rules", "--yes"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("rule my-tool: deleted 3 item(s)"), "{out}");
     assert!(s.old.iter().all(|d| !d.exists()) && s.young.exists());

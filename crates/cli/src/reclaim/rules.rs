@@ -98,6 +98,18 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         }
         return Ok(Outcome::Success);
     }
+    if !args.yes
+        && !super::confirm_text(&format!(
+            "Run {} auto-reclaim rule(s) now, deleting what they plan?",
+            rules.len()
+        ))?
+    {
+        writeln!(
+            out,
+            "Nothing deleted: run again with --yes to run the rules (or in a terminal, to be asked); --dry-run shows what they would delete."
+        )?;
+        return Ok(Outcome::Success);
+    }
     let db = ctx.db_path()?;
     let history = Mutex::new(
         History::open(&db)
