@@ -242,8 +242,9 @@ impl LoadedConfig {
     pub fn roots(&self) -> Result<Vec<Root>, ConfigError> {
         let mut out = Vec::new();
         for r in &self.config.roots {
+            let path = self.config_relative(&r.path);
             let resolved =
-                crate::roots::resolve(r.kind, &r.path).map_err(|source| ConfigError::Root {
+                crate::roots::resolve(r.kind, &path).map_err(|source| ConfigError::Root {
                     path: self.path.clone(),
                     source,
                 })?;
@@ -253,6 +254,25 @@ impl LoadedConfig {
             out.extend(resolved.roots);
         }
         Ok(out)
+    }
+}
+
+impl LoadedConfig {
+    /// A path written in the config file as the user means it: `~/x` under the home dir, a
+    /// relative path against the config file's own dir (not the current dir, which is `/` for
+    /// launchd and cron), an absolute one as it is.
+    pub fn config_relative(&self, path: &Path) -> PathBuf {
+        if let Ok(rest) = path.strip_prefix("~") {
+            if let Some(home) = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()) {
+                return home.join(rest);
+            }
+        }
+        if path.is_relative() {
+            if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                return dir.join(path);
+            }
+        }
+        path.to_path_buf()
     }
 }
 

@@ -194,7 +194,15 @@ impl Session {
         } else {
             let (found, missing) = roots::default_roots();
             for m in &missing {
-                tracing::info!("default root skipped: {m}");
+                // The temp and cache dirs always exist on a sane system: a missing one (a TMPDIR
+                // naming nothing) is worth a warning; the macOS-only dirs off macOS are not.
+                match m {
+                    roots::RootError::Missing {
+                        kind: roots::RootKind::Temp | roots::RootKind::Cache,
+                        ..
+                    } => tracing::warn!("default root left out: {m}"),
+                    _ => tracing::info!("default root skipped: {m}"),
+                }
             }
             found
         };

@@ -57,14 +57,30 @@ impl LoadedConfig {
                 return Err(invalid(at, "[[auto_reclaim]] lists no producer: name at least one catalogue id (`cachewatch producers` lists them)".into()));
             }
             for id in r.producers.get_ref() {
-                if catalogue.rule(id.get_ref()).is_none() {
-                    return Err(invalid(
-                        id.span().start,
-                        format!(
-                            "unknown producer {:?} in [[auto_reclaim]]: `cachewatch producers` lists the ids",
-                            id.get_ref()
-                        ),
-                    ));
+                match catalogue.rule(id.get_ref()) {
+                    None => {
+                        return Err(invalid(
+                            id.span().start,
+                            format!(
+                                "unknown producer {:?} in [[auto_reclaim]]: `cachewatch producers` lists the ids",
+                                id.get_ref()
+                            ),
+                        ))
+                    }
+                    // A rule that can never delete anything is a mistake, not a no-op to run forever.
+                    Some(rule)
+                        if rule.reclaim == crate::catalogue::ReclaimMode::Never
+                            || rule.kind == crate::catalogue::ProducerKind::System =>
+                    {
+                        return Err(invalid(
+                            id.span().start,
+                            format!(
+                                "producer {:?} in [[auto_reclaim]] is never reclaimed (reclaim = \"never\" or kind = \"system\"): remove it from the rule",
+                                id.get_ref()
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
                 }
             }
             let triggers = [
@@ -171,6 +187,25 @@ mod tests {
             msg.contains("/etc/c.toml") && msg.contains("no-such-thing"),
             "{msg}"
         );
+    }
+
+    /// A rule naming a `never` producer was accepted and "kept 1 never" on every run for ever.
+    #[test]
+    fn a_never_reclaimed_producer_in_a_rule_is_refused_at_its_line() {
+        let never = Catalogue::builtin()
+            .rules()
+            .iter()
+            .find(|r| r.reclaim == crate::catalogue::ReclaimMode::Never)
+            .map(|r| r.id.clone())
+            .unwrap();
+        let text = format!(
+            "[[auto_reclaim]]\nproducers = [\"{never}\"]\nolder_than = \"1h\"\nevery = \"1m\"\n"
+        );
+        let e = loaded(&text)
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { line: 2, .. }), "{e}");
+        assert!(e.to_string().contains("never reclaimed"), "{e}");
     }
 
     #[test]

@@ -108,3 +108,24 @@ fn bad_duration_names_its_line() {
         other => panic!("expected Invalid, got {other:?}"),
     }
 }
+
+/// A relative root path in the config resolved against the current dir: `cd / && cachewatch
+/// --config /x/rel.toml scan` failed ("root cache \"c\" cannot be used"), so cron and launchd jobs
+/// (whose current dir is `/`) broke. It is relative to the config file's dir.
+#[test]
+fn relative_root_paths_are_relative_to_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("c")).unwrap();
+    let path = dir.path().join("rel.toml");
+    std::fs::write(&path, "roots = [{ kind = \"cache\", path = \"c\" }]\n").unwrap();
+    let loaded = load(&path).unwrap();
+    let roots = loaded.roots().unwrap();
+    assert_eq!(roots.len(), 1);
+    assert_eq!(roots[0].path, dir.path().join("c"));
+    let home = directories::BaseDirs::new()
+        .unwrap()
+        .home_dir()
+        .to_path_buf();
+    assert_eq!(loaded.config_relative(Path::new("~/x")), home.join("x"));
+    assert_eq!(loaded.config_relative(Path::new("/abs")), Path::new("/abs"));
+}
