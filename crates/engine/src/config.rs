@@ -322,52 +322,22 @@ pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
 
 /// The text of the regular file `path`, at most [`MAX_CONFIG_BYTES`].
 fn read_capped(path: &Path) -> Result<String, ConfigError> {
-    use std::io::Read as _;
-    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+    use crate::capped_read::{read_capped, CappedReadError};
     let read_err = |source| ConfigError::Read {
         path: path.to_owned(),
         source,
     };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    let t = meta.file_type();
-    if !t.is_file() {
-        let file_type = if t.is_dir() {
-            "directory"
-        } else if t.is_fifo() {
-            "FIFO"
-        } else if t.is_char_device() {
-            "character device"
-        } else if t.is_block_device() {
-            "block device"
-        } else if t.is_socket() {
-            "socket"
-        } else {
-            "special file"
-        };
-        return Err(ConfigError::NotAFile {
+    let (bytes, _) = read_capped(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+        CappedReadError::Io(source) => read_err(source),
+        CappedReadError::NotAFile(file_type) => ConfigError::NotAFile {
             path: path.to_owned(),
             file_type,
-        });
-    }
-    let too_large = || ConfigError::TooLarge {
-        path: path.to_owned(),
-        max_bytes: MAX_CONFIG_BYTES,
-    };
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(too_large());
-    }
+        },
+        CappedReadError::TooLarge(_) => ConfigError::TooLarge {
+            path: path.to_owned(),
+            max_bytes: MAX_CONFIG_BYTES,
+        },
+    })?;
     String::from_utf8(bytes).map_err(|e| {
         read_err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,

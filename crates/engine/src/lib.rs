@@ -20,6 +20,7 @@ pub use cachewatch_core::{
 pub mod alerts;
 pub mod api;
 pub mod autoreclaim;
+mod capped_read;
 pub mod config;
 pub mod crash;
 pub mod history;

@@ -1,8 +1,6 @@
 //! Reading a report file safely (never blocking on a FIFO, never reading more than a stated size)
 //! and telling its shape: a JSON header line (`.ips`) or legacy text.
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -23,63 +21,24 @@ pub const MAX_REPORT_BYTES: u64 = 8 * 1024 * 1024;
 /// is not a regular file, [`CrashError::TooLarge`] past the cap, [`CrashError::Parse`] when it is
 /// not a report (see [`parse_report`]).
 pub fn read_report(path: &Path) -> Result<CrashReport, CrashError> {
-    let read_err = |source| CrashError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(read_err)?;
-    let meta = file.metadata().map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(CrashError::NotAFile {
+    use crate::capped_read::{read_capped, CappedReadError};
+    let (bytes, meta) = read_capped(path, MAX_REPORT_BYTES).map_err(|e| match e {
+        CappedReadError::Io(source) => CrashError::Read {
             path: path.to_owned(),
-            file_type: file_type_name(&meta.file_type()),
-        });
-    }
-    if meta.len() > MAX_REPORT_BYTES {
-        return Err(CrashError::TooLarge {
+            source,
+        },
+        CappedReadError::NotAFile(file_type) => CrashError::NotAFile {
             path: path.to_owned(),
-            bytes: meta.len(),
+            file_type,
+        },
+        CappedReadError::TooLarge(bytes) => CrashError::TooLarge {
+            path: path.to_owned(),
+            bytes,
             max_bytes: MAX_REPORT_BYTES,
-        });
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // The file may grow between stat and read: read one byte more than the cap to notice.
-    file.take(MAX_REPORT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_REPORT_BYTES {
-        return Err(CrashError::TooLarge {
-            path: path.to_owned(),
-            bytes: bytes.len() as u64,
-            max_bytes: MAX_REPORT_BYTES,
-        });
-    }
+        },
+    })?;
     let mtime = meta.modified().unwrap_or(UNIX_EPOCH);
     parse_report(&bytes, path, bytes.len() as u64, mtime)
-}
-
-/// What kind of file `t` is, for messages (`FIFO`, `socket`, `directory`, ...).
-pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt as _;
-    if t.is_dir() {
-        "directory"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else if t.is_symlink() {
-        "symlink"
-    } else {
-        "special file"
-    }
 }
 
 /// Parses report bytes; `path` names the report in errors and in the result (its extension also

@@ -1,0 +1,72 @@
+//! Reading a small file the user or another program put somewhere (the config, a crash report)
+//! without hanging or eating memory: opened with `O_NONBLOCK` (a FIFO never blocks the open),
+//! checked on the opened descriptor (a path swapped for a FIFO, a socket or a device between a
+//! check and the open is refused), and read up to a stated size.
+
+use std::fs::Metadata;
+use std::io::Read as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+/// Why [`read_capped`] refused or failed; the caller names the path in its own error.
+#[derive(Debug)]
+pub(crate) enum CappedReadError {
+    /// Opening, `fstat` or reading failed.
+    Io(std::io::Error),
+    /// Not a regular file: what it is instead (`FIFO`, `directory`, ...).
+    NotAFile(&'static str),
+    /// Larger than the cap: the size seen (the file's length, or what was read past the cap).
+    TooLarge(u64),
+}
+
+/// The bytes of the regular file `path` (at most `max_bytes`) and its metadata, read through one
+/// descriptor opened with `O_NONBLOCK`.
+///
+/// # Errors
+/// See [`CappedReadError`].
+pub(crate) fn read_capped(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, Metadata), CappedReadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(CappedReadError::Io)?;
+    let meta = file.metadata().map_err(CappedReadError::Io)?;
+    if !meta.is_file() {
+        return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));
+    }
+    if meta.len() > max_bytes {
+        return Err(CappedReadError::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    // The file may grow between the fstat and the read: read one byte more than the cap to notice.
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(CappedReadError::Io)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(CappedReadError::TooLarge(bytes.len() as u64));
+    }
+    Ok((bytes, meta))
+}
+
+/// What kind of file `t` is, for messages (`FIFO`, `socket`, `directory`, ...).
+pub(crate) fn file_type_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    }
+}
