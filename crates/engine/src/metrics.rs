@@ -1,5 +1,8 @@
-//! `/metrics`: the latest snapshot as OpenMetrics text, served by a tiny HTTP/1.1 responder on a
-//! tokio `TcpListener` (one request per connection, `GET /metrics` only).
+//! `/metrics`: the latest snapshot as OpenMetrics text, encoded by `prometheus-client` (the
+//! Prometheus project's Rust client) and served by hyper over a tokio `TcpListener`: one request
+//! per connection, `GET`/`HEAD /metrics` only, at most 32 connections at once, a request head of
+//! at most 8 KiB sent within 5 s. The same families, from a one-shot scan, in the Prometheus text
+//! format for node_exporter's textfile collector: [`textfile`].
 //!
 //! Families (all gauges unless said): `cachewatch_producer_allocated_bytes{producer}`,
 //! `cachewatch_producer_items{producer}`, `cachewatch_producer_orphan_bytes{producer}`,
@@ -11,23 +14,17 @@
 //! started).
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{broadcast, watch};
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, watch, Semaphore};
 
 use crate::snapshot::{AlertDto, Snapshot};
 
 /// The Content-Type of the OpenMetrics text format.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-/// Longest request head read, bytes.
-const MAX_REQUEST_BYTES: usize = 8192;
-/// How long a client may take to send its request.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Errors of the metrics server.
 #[derive(Debug, thiserror::Error)]
@@ -47,169 +44,7 @@ pub type AlertCounts = BTreeMap<String, u64>;
 
 /// Renders `snap` and `alerts` (fired count per rule) as OpenMetrics text, ending with `# EOF`.
 pub fn render(snap: &Snapshot, alerts: &AlertCounts) -> String {
-    let mut out = String::with_capacity(4096);
-    let producers = |f: fn(&crate::snapshot::ProducerDto) -> u64| {
-        snap.producers
-            .iter()
-            .map(|p| (vec![("producer", p.id.as_str())], f(p)))
-            .collect::<Vec<_>>()
-    };
-    family(
-        &mut out,
-        "cachewatch_producer_allocated_bytes",
-        "gauge",
-        Some("bytes"),
-        "Allocated bytes of a producer's items (as du counts them).",
-        &producers(|p| p.allocated_bytes),
-    );
-    family(
-        &mut out,
-        "cachewatch_producer_items",
-        "gauge",
-        None,
-        "Number of a producer's items.",
-        &producers(|p| p.items),
-    );
-    family(
-        &mut out,
-        "cachewatch_producer_orphan_bytes",
-        "gauge",
-        Some("bytes"),
-        "Allocated bytes of a producer's items whose owner process (pid in the name) is gone.",
-        &producers(|p| p.orphan_bytes),
-    );
-    family(
-        &mut out,
-        "cachewatch_producer_reclaimable_bytes",
-        "gauge",
-        Some("bytes"),
-        "Allocated bytes a reclaim at the current age threshold would free.",
-        &producers(|p| p.reclaimable_bytes),
-    );
-    let roots: Vec<_> = snap
-        .roots
-        .iter()
-        .map(|r| {
-            (
-                vec![("kind", r.kind.as_str()), ("path", r.path.as_str())],
-                r.allocated_bytes,
-            )
-        })
-        .collect();
-    family(
-        &mut out,
-        "cachewatch_root_allocated_bytes",
-        "gauge",
-        Some("bytes"),
-        "Allocated bytes of a watched root.",
-        &roots,
-    );
-    let mut mounts: BTreeMap<&str, u64> = BTreeMap::new();
-    for r in &snap.roots {
-        if let (Some(m), Some(free)) = (r.mount.as_deref(), r.free_bytes) {
-            mounts.insert(m, free);
-        }
-    }
-    let mounts: Vec<_> = mounts
-        .into_iter()
-        .map(|(m, free)| (vec![("mount", m)], free))
-        .collect();
-    family(
-        &mut out,
-        "cachewatch_volume_free_bytes",
-        "gauge",
-        Some("bytes"),
-        "Free bytes on a volume holding a watched root.",
-        &mounts,
-    );
-    auto_reclaim(&mut out, &snap.auto_reclaim);
-    out.push_str("# HELP cachewatch_alerts Alerts fired since start, per rule.\n");
-    out.push_str("# TYPE cachewatch_alerts counter\n");
-    for (rule, n) in alerts {
-        let _ = writeln!(
-            out,
-            "cachewatch_alerts_total{{rule=\"{}\"}} {n}",
-            escape(rule)
-        );
-    }
-    out.push_str("# EOF\n");
-    out
-}
-
-fn family(
-    out: &mut String,
-    name: &str,
-    kind: &str,
-    unit: Option<&str>,
-    help: &str,
-    samples: &[(Vec<(&str, &str)>, u64)],
-) {
-    // Writing into a String cannot fail.
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-    if let Some(unit) = unit {
-        let _ = writeln!(out, "# UNIT {name} {unit}");
-    }
-    for (labels, value) in samples {
-        let labels: Vec<String> = labels
-            .iter()
-            .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
-            .collect();
-        let _ = writeln!(out, "{name}{{{}}} {value}", labels.join(","));
-    }
-}
-
-/// The auto-reclaim counters, from the snapshot's totals since the monitor started.
-fn auto_reclaim(out: &mut String, a: &crate::autoreclaim::AutoReclaimDto) {
-    let by_producer = |f: fn(&crate::autoreclaim::ReclaimedDto) -> u64| {
-        a.reclaimed
-            .iter()
-            .map(|r| (vec![("producer", r.producer.as_str())], f(r)))
-            .collect::<Vec<_>>()
-    };
-    let runs: Vec<_> = a
-        .rules
-        .iter()
-        .map(|r| (vec![("rule", r.rule.as_str())], r.runs))
-        .collect();
-    let counters: [(&str, Option<&str>, &str, Vec<_>); 3] = [
-        (
-            "cachewatch_reclaimed_bytes",
-            Some("bytes"),
-            "Allocated bytes deleted by auto-reclaim rules since the monitor started.",
-            by_producer(|r| r.bytes),
-        ),
-        (
-            "cachewatch_reclaimed_items",
-            None,
-            "Items deleted by auto-reclaim rules since the monitor started.",
-            by_producer(|r| r.items),
-        ),
-        (
-            "cachewatch_auto_reclaim_runs",
-            None,
-            "Runs of an auto-reclaim rule since the monitor started.",
-            runs,
-        ),
-    ];
-    for (name, unit, help, samples) in counters {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} counter");
-        if let Some(unit) = unit {
-            let _ = writeln!(out, "# UNIT {name} {unit}");
-        }
-        for (labels, value) in samples {
-            let (k, v) = labels[0];
-            let _ = writeln!(out, "{name}_total{{{k}=\"{}\"}} {value}", escape(v));
-        }
-    }
-}
-
-/// Escapes a label value: backslash, double quote and newline.
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    encode::monitor_families(snap, alerts).openmetrics()
 }
 
 /// A running `/metrics` server; it stops when dropped.
@@ -307,16 +142,24 @@ pub fn serve_on(
                 }
             }
         };
+        let render: http::Render = Arc::new(move || {
+            let snap = snapshots.borrow().clone();
+            let counts = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            render(&snap, &counts)
+        });
+        let slots = Arc::new(Semaphore::new(http::MAX_CONNECTIONS));
         let accept = async move {
             loop {
+                // Wait for a free slot before accepting: past the cap, clients queue in the backlog.
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    break;
+                };
                 match listener.accept().await {
                     Ok((stream, _)) => {
-                        let snap = snapshots.borrow().clone();
-                        let counts = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                        let render = render.clone();
                         tokio::spawn(async move {
-                            if let Err(e) = respond(stream, &snap, &counts).await {
-                                tracing::debug!(error = %e, "metrics request failed");
-                            }
+                            http::connection(stream, render).await;
+                            drop(slot);
                         });
                     }
                     Err(e) => {
@@ -331,58 +174,9 @@ pub fn serve_on(
     MetricsServer { addr: local, task }
 }
 
-async fn respond(
-    mut stream: TcpStream,
-    snap: &Snapshot,
-    counts: &AlertCounts,
-) -> std::io::Result<()> {
-    let mut buf = Vec::with_capacity(1024);
-    let head = tokio::time::timeout(REQUEST_TIMEOUT, async {
-        let mut chunk = [0u8; 1024];
-        loop {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                break;
-            }
-            buf.extend_from_slice(&chunk[..n]);
-            if buf.windows(4).any(|w| w == b"\r\n\r\n") || buf.len() > MAX_REQUEST_BYTES {
-                break;
-            }
-        }
-        Ok::<_, std::io::Error>(())
-    })
-    .await;
-    if head.is_err() {
-        return Ok(());
-    }
-    let line = buf.split(|b| *b == b'\n').next().unwrap_or_default();
-    let line = String::from_utf8_lossy(line);
-    let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => ("200 OK", CONTENT_TYPE, render(snap, counts)),
-        ("GET" | "HEAD", _) => (
-            "404 Not Found",
-            "text/plain; charset=utf-8",
-            "not found: try /metrics\n".to_owned(),
-        ),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
-            "only GET /metrics\n".to_owned(),
-        ),
-    };
-    let mut resp = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    if method != "HEAD" {
-        resp.push_str(&body);
-    }
-    stream.write_all(resp.as_bytes()).await?;
-    stream.shutdown().await
-}
+mod encode;
+mod http;
+pub mod textfile;
 
 #[cfg(test)]
 mod tests;

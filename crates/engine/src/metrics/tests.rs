@@ -5,6 +5,73 @@
 use super::*;
 use crate::snapshot::{MonitorState, RootDto, ScanProgress, WatchMode};
 
+mod server;
+mod textfile;
+
+/// A snapshot with one root on `/` (77 bytes free), one producer and the given alerts' rules.
+pub(super) fn sample_snapshot() -> Snapshot {
+    let json = serde_json::json!({
+        "taken_at_unix_secs": 0, "state": "watching",
+        "scan_progress": {"roots_done": 1, "roots_total": 1}, "threshold_secs": 0,
+        "total_allocated_bytes": 8192, "total_apparent_bytes": 10, "disk_full_eta_secs": null,
+        "roots": [{"kind": "cache", "path": "/c", "allocated_bytes": 8192, "apparent_bytes": 10,
+                   "items": 2, "free_bytes": 77, "volume_bytes": 100, "mount": "/",
+                   "watch_mode": "events", "watch_error": null, "unreadable": 0, "rescans": 0}],
+        "producers": [{"id": "metal-gpuarchiver", "name": "Metal", "kind": "leak",
+                       "reclaim": "auto", "allocated_bytes": 8192, "apparent_bytes": 10,
+                       "items": 2, "files": 2, "growth_bytes_per_hour": null,
+                       "growth_bytes_per_day": null, "growth_items_per_day": null,
+                       "orphan_bytes": 4096, "reclaimable_bytes": 0, "reclaimable_items": 0,
+                       "evidence": [], "notes": "", "top_items": [], "history": []}],
+        "unattributed": [], "alerts": [], "errors": []
+    });
+    serde_json::from_value(json).unwrap()
+}
+
+/// The page the hand-written encoder printed for [`sample_snapshot`] and one `free-disk` alert,
+/// line for line: the move to prometheus-client changed no name, label, help text or value.
+#[test]
+fn the_page_is_the_one_the_hand_written_encoder_printed() {
+    let alerts: AlertCounts = [("free-disk".to_owned(), 1)].into();
+    let expected = "\
+# HELP cachewatch_producer_allocated_bytes Allocated bytes of a producer's items (as du counts them).
+# TYPE cachewatch_producer_allocated_bytes gauge
+# UNIT cachewatch_producer_allocated_bytes bytes
+cachewatch_producer_allocated_bytes{producer=\"metal-gpuarchiver\"} 8192
+# HELP cachewatch_producer_items Number of a producer's items.
+# TYPE cachewatch_producer_items gauge
+cachewatch_producer_items{producer=\"metal-gpuarchiver\"} 2
+# HELP cachewatch_producer_orphan_bytes Allocated bytes of a producer's items whose owner process (pid in the name) is gone.
+# TYPE cachewatch_producer_orphan_bytes gauge
+# UNIT cachewatch_producer_orphan_bytes bytes
+cachewatch_producer_orphan_bytes{producer=\"metal-gpuarchiver\"} 4096
+# HELP cachewatch_producer_reclaimable_bytes Allocated bytes a reclaim at the current age threshold would free.
+# TYPE cachewatch_producer_reclaimable_bytes gauge
+# UNIT cachewatch_producer_reclaimable_bytes bytes
+cachewatch_producer_reclaimable_bytes{producer=\"metal-gpuarchiver\"} 0
+# HELP cachewatch_root_allocated_bytes Allocated bytes of a watched root.
+# TYPE cachewatch_root_allocated_bytes gauge
+# UNIT cachewatch_root_allocated_bytes bytes
+cachewatch_root_allocated_bytes{kind=\"cache\",path=\"/c\"} 8192
+# HELP cachewatch_volume_free_bytes Free bytes on a volume holding a watched root.
+# TYPE cachewatch_volume_free_bytes gauge
+# UNIT cachewatch_volume_free_bytes bytes
+cachewatch_volume_free_bytes{mount=\"/\"} 77
+# HELP cachewatch_reclaimed_bytes Allocated bytes deleted by auto-reclaim rules since the monitor started.
+# TYPE cachewatch_reclaimed_bytes counter
+# UNIT cachewatch_reclaimed_bytes bytes
+# HELP cachewatch_reclaimed_items Items deleted by auto-reclaim rules since the monitor started.
+# TYPE cachewatch_reclaimed_items counter
+# HELP cachewatch_auto_reclaim_runs Runs of an auto-reclaim rule since the monitor started.
+# TYPE cachewatch_auto_reclaim_runs counter
+# HELP cachewatch_alerts Alerts fired since start, per rule.
+# TYPE cachewatch_alerts counter
+cachewatch_alerts_total{rule=\"free-disk\"} 1
+# EOF
+";
+    assert_eq!(render(&sample_snapshot(), &alerts), expected);
+}
+
 #[test]
 fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
     let snap = Snapshot {

@@ -1,0 +1,226 @@
+//! The metric families, encoded by `prometheus-client` (the Prometheus project's Rust client):
+//! OpenMetrics text for `/metrics`, the Prometheus text format (0.0.4) for the textfile form.
+//!
+//! Every family is one [`Def`] constant (name without unit or `_total`, help, unit, type) and one
+//! line in the function that fills it ([`monitor_families`], or the textfile form's). Adding a
+//! gauge is a constant and a [`Families::push`].
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+
+use super::AlertCounts;
+use crate::snapshot::Snapshot;
+
+/// A family's description: `name` without its unit suffix (added from `unit`) nor `_total` (added
+/// to a counter's samples by the encoder).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Def {
+    /// Name without the unit suffix and without `_total`.
+    pub name: &'static str,
+    /// HELP text.
+    pub help: &'static str,
+    /// `true`: the unit is bytes (`_bytes` suffix and `# UNIT ... bytes`).
+    pub bytes: bool,
+    /// Gauge or counter.
+    pub kind: MetricType,
+}
+
+const fn gauge(name: &'static str, bytes: bool, help: &'static str) -> Def {
+    Def {
+        name,
+        help,
+        bytes,
+        kind: MetricType::Gauge,
+    }
+}
+
+const fn counter(name: &'static str, bytes: bool, help: &'static str) -> Def {
+    Def {
+        name,
+        help,
+        bytes,
+        kind: MetricType::Counter,
+    }
+}
+
+/// `cachewatch_producer_allocated_bytes{producer}`.
+pub(crate) const PRODUCER_ALLOCATED: Def = gauge(
+    "cachewatch_producer_allocated",
+    true,
+    "Allocated bytes of a producer's items (as du counts them).",
+);
+/// `cachewatch_producer_items{producer}`.
+pub(crate) const PRODUCER_ITEMS: Def = gauge(
+    "cachewatch_producer_items",
+    false,
+    "Number of a producer's items.",
+);
+/// `cachewatch_producer_orphan_bytes{producer}`.
+pub(crate) const PRODUCER_ORPHAN: Def = gauge(
+    "cachewatch_producer_orphan",
+    true,
+    "Allocated bytes of a producer's items whose owner process (pid in the name) is gone.",
+);
+/// `cachewatch_producer_reclaimable_bytes{producer}`.
+pub(crate) const PRODUCER_RECLAIMABLE: Def = gauge(
+    "cachewatch_producer_reclaimable",
+    true,
+    "Allocated bytes a reclaim at the current age threshold would free.",
+);
+/// `cachewatch_root_allocated_bytes{kind,path}`.
+pub(crate) const ROOT_ALLOCATED: Def = gauge(
+    "cachewatch_root_allocated",
+    true,
+    "Allocated bytes of a watched root.",
+);
+/// `cachewatch_volume_free_bytes{mount}`.
+pub(crate) const VOLUME_FREE: Def = gauge(
+    "cachewatch_volume_free",
+    true,
+    "Free bytes on a volume holding a watched root.",
+);
+/// `cachewatch_reclaimed_bytes_total{producer}`.
+pub(crate) const RECLAIMED_BYTES: Def = counter(
+    "cachewatch_reclaimed",
+    true,
+    "Allocated bytes deleted by auto-reclaim rules since the monitor started.",
+);
+/// `cachewatch_reclaimed_items_total{producer}`.
+pub(crate) const RECLAIMED_ITEMS: Def = counter(
+    "cachewatch_reclaimed_items",
+    false,
+    "Items deleted by auto-reclaim rules since the monitor started.",
+);
+/// `cachewatch_auto_reclaim_runs_total{rule}`.
+pub(crate) const AUTO_RECLAIM_RUNS: Def = counter(
+    "cachewatch_auto_reclaim_runs",
+    false,
+    "Runs of an auto-reclaim rule since the monitor started.",
+);
+/// `cachewatch_alerts_total{rule}`.
+pub(crate) const ALERTS: Def = counter(
+    "cachewatch_alerts",
+    false,
+    "Alerts fired since start, per rule.",
+);
+
+/// A sample's labels: `(name, value)` pairs; values are escaped by the encoder.
+pub(crate) type Labels = Vec<(&'static str, String)>;
+
+/// Families with their samples, in the order they are encoded; a `prometheus-client` collector.
+#[derive(Debug, Default)]
+pub(crate) struct Families(Vec<(Def, Vec<(Labels, u64)>)>);
+
+impl Families {
+    /// Adds family `def` with `samples` (announced with HELP and TYPE even when empty).
+    pub(crate) fn push(&mut self, def: Def, samples: impl IntoIterator<Item = (Labels, u64)>) {
+        self.0.push((def, samples.into_iter().collect()));
+    }
+
+    /// OpenMetrics text, ending with `# EOF`.
+    pub(crate) fn openmetrics(self) -> String {
+        let mut out = String::with_capacity(4096);
+        let registry = self.registry();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &registry) {
+            tracing::error!(error = %e, "encoding the metrics failed; the page is cut short");
+        }
+        out
+    }
+
+    /// The Prometheus text exposition format (0.0.4): no `# UNIT`, no `# EOF`, a counter's HELP
+    /// and TYPE name its `_total` samples.
+    pub(crate) fn prometheus_text(self) -> String {
+        let mut out = String::with_capacity(4096);
+        let registry = self.registry();
+        if let Err(e) = prometheus_client::encoding::prometheus_text::encode(&mut out, &registry) {
+            tracing::error!(error = %e, "encoding the metrics failed; the text is cut short");
+        }
+        out
+    }
+
+    fn registry(self) -> Registry {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(self));
+        registry
+    }
+}
+
+impl Collector for Families {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        for (def, samples) in &self.0 {
+            let unit = def.bytes.then_some(&Unit::Bytes);
+            let mut family = encoder.encode_descriptor(def.name, def.help, unit, def.kind)?;
+            for (labels, value) in samples {
+                let mut sample = family.encode_family(labels)?;
+                match def.kind {
+                    MetricType::Counter => {
+                        sample.encode_counter::<NoLabelSet, u64, u64>(value, None)?;
+                    }
+                    _ => sample.encode_gauge(value)?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn one(name: &'static str, value: &str) -> Labels {
+    vec![(name, value.to_owned())]
+}
+
+/// Every `/metrics` family, from a monitor's snapshot and the alerts fired per rule.
+pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Families {
+    let mut f = Families::default();
+    let producers = |get: fn(&crate::snapshot::ProducerDto) -> u64| {
+        snap.producers
+            .iter()
+            .map(move |p| (one("producer", &p.id), get(p)))
+    };
+    f.push(PRODUCER_ALLOCATED, producers(|p| p.allocated_bytes));
+    f.push(PRODUCER_ITEMS, producers(|p| p.items));
+    f.push(PRODUCER_ORPHAN, producers(|p| p.orphan_bytes));
+    f.push(PRODUCER_RECLAIMABLE, producers(|p| p.reclaimable_bytes));
+    f.push(
+        ROOT_ALLOCATED,
+        snap.roots.iter().map(|r| {
+            (
+                vec![("kind", r.kind.clone()), ("path", r.path.clone())],
+                r.allocated_bytes,
+            )
+        }),
+    );
+    // One sample per volume, however many roots it holds.
+    let mounts: std::collections::BTreeMap<&str, u64> = snap
+        .roots
+        .iter()
+        .filter_map(|r| Some((r.mount.as_deref()?, r.free_bytes?)))
+        .collect();
+    f.push(
+        VOLUME_FREE,
+        mounts.into_iter().map(|(m, free)| (one("mount", m), free)),
+    );
+    let a = &snap.auto_reclaim;
+    f.push(
+        RECLAIMED_BYTES,
+        a.reclaimed
+            .iter()
+            .map(|r| (one("producer", &r.producer), r.bytes)),
+    );
+    f.push(
+        RECLAIMED_ITEMS,
+        a.reclaimed
+            .iter()
+            .map(|r| (one("producer", &r.producer), r.items)),
+    );
+    f.push(
+        AUTO_RECLAIM_RUNS,
+        a.rules.iter().map(|r| (one("rule", &r.rule), r.runs)),
+    );
+    f.push(
+        ALERTS,
+        alerts.iter().map(|(rule, n)| (one("rule", rule), *n)),
+    );
+    f
+}

@@ -1,0 +1,132 @@
+//! The hyper server keeps the hand-written responder's contract: `GET`/`HEAD /metrics` (a query
+//! string is ignored), 404 elsewhere, 405 for other methods, a request head over 8 KiB refused,
+//! one request per connection.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::{broadcast, watch};
+
+use super::super::*;
+use super::sample_snapshot;
+
+/// Sends `request` as is and reads until the server closes: `(status line, head, body)`.
+async fn exchange(addr: SocketAddr, request: &[u8]) -> (String, String, String) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(request).await.unwrap();
+    let mut buf = Vec::new();
+    // Ends when the server closes the connection (one request per connection).
+    s.read_to_end(&mut buf).await.unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.lines().next().unwrap_or("").to_owned();
+    (status, head.to_ascii_lowercase(), body.to_owned())
+}
+
+async fn server() -> (MetricsServer, broadcast::Sender<AlertDto>) {
+    // The sender goes: a closed watch channel still reads its last value.
+    let (_, snapshots) = watch::channel(Arc::new(sample_snapshot()));
+    let (alerts_tx, alerts) = broadcast::channel(4);
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    (serve_on(listener, snapshots, alerts), alerts_tx)
+}
+
+#[tokio::test]
+async fn get_metrics_with_a_query_is_the_openmetrics_page_and_the_connection_closes() {
+    let (srv, _alerts) = server().await;
+    let (status, head, body) = exchange(
+        srv.local_addr(),
+        b"GET /metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(
+        head.contains(&format!("content-type: {CONTENT_TYPE}")),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("content-length: {}", body.len())),
+        "{head}"
+    );
+    assert_eq!(body, render(&sample_snapshot(), &AlertCounts::new()));
+}
+
+#[tokio::test]
+async fn head_has_the_headers_and_no_body() {
+    let (srv, _alerts) = server().await;
+    let (status, head, body) = exchange(
+        srv.local_addr(),
+        b"HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let len = render(&sample_snapshot(), &AlertCounts::new()).len();
+    assert!(head.contains(&format!("content-length: {len}")), "{head}");
+    assert_eq!(body, "");
+}
+
+#[tokio::test]
+async fn other_paths_are_404_and_other_methods_405() {
+    let (srv, _alerts) = server().await;
+    let (status, _, body) =
+        exchange(srv.local_addr(), b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n").await;
+    assert_eq!(status, "HTTP/1.1 404 Not Found");
+    assert_eq!(body, "not found: try /metrics\n");
+    let (status, head, body) = exchange(
+        srv.local_addr(),
+        b"POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
+    assert!(head.contains("allow: get, head"), "{head}");
+    assert_eq!(body, "only GET /metrics\n");
+}
+
+#[tokio::test]
+async fn a_request_head_over_8_kib_gets_no_page() {
+    let (srv, _alerts) = server().await;
+    let big = format!(
+        "GET /metrics HTTP/1.1\r\nHost: a\r\nX-Pad: {}\r\n\r\n",
+        "a".repeat(http::MAX_REQUEST_BYTES)
+    );
+    let (status, _, body) = exchange(srv.local_addr(), big.as_bytes()).await;
+    assert_eq!(status, "HTTP/1.1 431 Request Header Fields Too Large");
+    assert!(!body.contains("cachewatch_"), "{body}");
+}
+
+#[tokio::test]
+async fn alerts_sent_to_the_server_are_counted_per_rule() {
+    let (srv, alerts) = server().await;
+    let alert = AlertDto {
+        id: 1,
+        time_unix_secs: 0,
+        rule: "free-disk".into(),
+        producer: None,
+        title: "t".into(),
+        message: "m".into(),
+    };
+    alerts.send(alert.clone()).unwrap();
+    alerts.send(alert).unwrap();
+    let line = "cachewatch_alerts_total{rule=\"free-disk\"} 2\n";
+    // The counting task runs beside the server: ask until it has caught up (bounded, not timed).
+    let mut body = String::new();
+    for _ in 0..1000 {
+        body = exchange(srv.local_addr(), b"GET /metrics HTTP/1.0\r\n\r\n")
+            .await
+            .2;
+        if body.contains(line) {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(body.contains(line), "{body}");
+}
+
+#[tokio::test]
+async fn a_port_in_use_is_a_bind_error_naming_the_address() {
+    let first = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = first.local_addr();
+    let err = bind(addr).await.unwrap_err();
+    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+}

@@ -1,0 +1,59 @@
+//! The textfile form: Prometheus text (0.0.4) and an atomic write.
+
+use super::super::textfile::*;
+
+fn figures() -> ScanFigures {
+    ScanFigures {
+        roots: vec![RootFigures {
+            kind: "temp".into(),
+            path: "/tmp/a\"b".into(),
+            allocated_bytes: 12288,
+        }],
+        producers: vec![ProducerFigures {
+            id: "metal-gpuarchiver".into(),
+            items: 3,
+            allocated_bytes: 12288,
+        }],
+    }
+}
+
+#[test]
+fn the_textfile_form_is_prometheus_text_without_unit_or_eof_lines() {
+    let expected = "\
+# HELP cachewatch_producer_allocated_bytes Allocated bytes of a producer's items (as du counts them).
+# TYPE cachewatch_producer_allocated_bytes gauge
+cachewatch_producer_allocated_bytes{producer=\"metal-gpuarchiver\"} 12288
+# HELP cachewatch_producer_items Number of a producer's items.
+# TYPE cachewatch_producer_items gauge
+cachewatch_producer_items{producer=\"metal-gpuarchiver\"} 3
+# HELP cachewatch_root_allocated_bytes Allocated bytes of a watched root.
+# TYPE cachewatch_root_allocated_bytes gauge
+cachewatch_root_allocated_bytes{kind=\"temp\",path=\"/tmp/a\\\"b\"} 12288
+";
+    assert_eq!(render(&figures()), expected);
+}
+
+#[test]
+fn an_atomic_write_replaces_the_file_and_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cachewatch.prom");
+    std::fs::write(&path, "old\n").unwrap();
+    write_atomically(&path, "new\n").unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new\n");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["cachewatch.prom"]);
+}
+
+#[test]
+fn a_missing_directory_is_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no/such/dir/cachewatch.prom");
+    let err = write_atomically(&path, "x\n").unwrap_err();
+    assert!(
+        err.to_string().contains("no/such/dir/cachewatch.prom"),
+        "{err}"
+    );
+}
