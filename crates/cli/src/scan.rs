@@ -12,6 +12,8 @@ use serde::Serialize;
 use super::format::{bytes, Align, Table};
 use super::{Context, Outcome, RootArgs};
 
+mod openmetrics;
+
 /// Options of `cachewatch scan`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,6 +26,9 @@ pub struct Args {
     /// How many unattributed entries to list, largest first
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// `--openmetrics [--output FILE]`: node_exporter's textfile form.
+    #[command(flatten)]
+    pub textfile: openmetrics::TextfileArgs,
 }
 
 /// The JSON document of `cachewatch scan --json`.
@@ -119,6 +124,9 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let catalogue = ctx.catalogue()?;
     let inv = cachewatch::scan::scan(&roots, &catalogue, SystemTime::now());
     let report = report(&inv, &catalogue, args.top);
+    if args.textfile.openmetrics {
+        return openmetrics::emit(&args.textfile, &report);
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report).context("writing JSON to stdout")?;

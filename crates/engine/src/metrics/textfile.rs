@@ -45,11 +45,11 @@ pub struct ScanFigures {
     pub producers: Vec<ProducerFigures>,
 }
 
-/// Errors writing a textfile.
+/// Errors of [`write_atomically`].
 #[derive(Debug, thiserror::Error)]
 pub enum TextfileError {
     /// The file (or its temporary sibling) cannot be written, synced or renamed.
-    #[error("cannot write the metrics file {path}: {source}; check the directory exists and is writable")]
+    #[error("cannot write {path}: {source}; check that its directory exists and is writable")]
     Write {
         /// The file asked for (the temporary is beside it).
         path: PathBuf,
