@@ -73,8 +73,11 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
 fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
     let path = ctx
         .config_path
-        .clone()
+        .as_deref()
         .context("no config file to hold the [[auto_reclaim]] rules: pass --config PATH")?;
+    // launchd starts the job in `/`: the plist must name the file absolutely.
+    let path =
+        std::path::absolute(path).with_context(|| format!("making {} absolute", path.display()))?;
     let names: Vec<&str> = ctx
         .config
         .config
