@@ -11,8 +11,11 @@ import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
+import { ProducerCharts } from './views/producer-chart';
 import { renderProducers } from './views/producers';
+import { RANGE_SECS } from './views/chart';
 import { ReclaimPanel } from './views/reclaim';
+import { ReclaimHistoryPanel } from './views/reclaim-history';
 import { SettingsDialog } from './views/settings';
 
 const ALERTS_SHOWN = 20;
@@ -32,6 +35,7 @@ const els = {
   unattributed: byId('unattributed'),
   alerts: byId('alerts'),
   roots: byId('roots'),
+  history: byId('history'),
   reclaim: byId('reclaim'),
   reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
   settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
@@ -58,7 +62,14 @@ const ui = {
 const AGO_TICK_MS = 30_000;
 
 const charts = new Sparklines();
-const controller = new ReclaimController(ipc, (state) => panel.render(state));
+const detailCharts = new ProducerCharts(ipc.producerHistory);
+const controller = new ReclaimController(ipc, (state) => {
+  panel.render(state);
+  if (state.phase === 'done') {
+    history.refresh();
+    detailCharts.invalidate();
+  }
+});
 const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
   thresholdChanged: (secs) => {
     ui.thresholdSecs = secs;
@@ -67,7 +78,12 @@ const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
   },
   scopeCleared: () => setScope(null),
 });
-const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings);
+const history = new ReclaimHistoryPanel(
+  els.history,
+  ipc.reclaimHistory,
+  (id) => ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id,
+);
+const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.parseSize);
 
 function showError(error: unknown): void {
   ui.error = ipc.toIpcError(error);
@@ -157,6 +173,7 @@ function renderAll(): void {
       rescan: () => void ipc.rescan().catch(showError),
       openSettings: () => void settings.open(),
     });
+    detailCharts.prune(ui.expanded);
     renderProducers(
       els.producers,
       snapshot.producers,
@@ -165,6 +182,7 @@ function renderAll(): void {
         range: ui.range,
         nowUnixSecs: snapshot.taken_at_unix_secs,
         scanning: snapshot.state === 'scanning',
+        detailChart: (id) => detailCharts.element(id, RANGE_SECS[ui.range], snapshot.taken_at_unix_secs),
       },
       charts,
       {
@@ -182,6 +200,7 @@ function renderAll(): void {
     );
     renderTimes(snapshot);
     renderUnattributed(els.unattributed, snapshot.unattributed);
+    history.render(snapshot.taken_at_unix_secs);
     renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');
   });
   renderBanner();
@@ -235,6 +254,7 @@ function focusProducer(id: string): void {
 
 window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
   charts.prune(new Set()); // colours come from CSS variables: draw the charts again
+  detailCharts.prune(new Set());
   renderAll();
 });
 
