@@ -262,7 +262,7 @@ describe('the window', () => {
     const { context, page } = await openApp();
     await page.locator('[data-key="reclaim"]').click();
     const dialog = page.locator('#reclaim-dialog');
-    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items (2.0 GiB) older than 1 d.');
+    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items older than 1 d, freeing 2.0 GiB.');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await dialog.getByText('Delete 2 items').click();
     expect(await dialog.locator('h2').textContent()).toBe('Reclaiming…');
