@@ -244,8 +244,14 @@ function applySnapshot(snapshot: Snapshot): void {
   if (previewStale) requestPreview();
 }
 
+/**
+ * A notification was clicked (`focus-producer`): the producer's row opens (with its chart) and the
+ * reclaim preview is of that producer alone, when it can be reclaimed.
+ */
 function focusProducer(id: string): void {
   ui.expanded.add(id);
+  const p = ui.snapshot?.producers.find((q) => q.id === id);
+  if (p !== undefined && p.reclaim !== 'never' && p.kind !== 'system') setScope(id);
   renderAll();
   const row = document.querySelector<HTMLElement>(`[data-key="producer-${CSS.escape(id)}"]`);
   row?.scrollIntoView({ block: 'nearest' });

@@ -444,6 +444,23 @@ describe('the window', () => {
     await context.close();
   });
 
+  it('opens the clicked notification\'s producer: its row with the chart, and a preview of it alone', async () => {
+    const { context, page, errors } = await openApp();
+    await page.evaluate(() =>
+      (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('focus-producer', 'katago-coreml'),
+    );
+    await page.getByTestId('chart-katago-coreml').locator('canvas').waitFor();
+    expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('true');
+    await expect
+      .poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1))
+      .toEqual(['plan_reclaim', { producers: ['katago-coreml'], thresholdSecs: 86400 }]);
+    expect((await calls(page)).filter(([c]) => c === 'producer_history')).toEqual([
+      ['producer_history', { producer: 'katago-coreml', spanSecs: 86400 }],
+    ]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   it('lists past reclaims when asked: when, by whom, what each producer lost, kept and errors', async () => {
     const { context, page, errors } = await openApp();
     expect(await page.getByTestId('history-list').count()).toBe(0); // folded: nothing fetched
