@@ -397,6 +397,8 @@ test("an alert's Reclaim button deletes what the preview said", async () => {
     const p = (await invoke('get_snapshot')).ok?.producers.find((x) => x.id === PRODUCER);
     return p && p.reclaimable_items === 2;
   });
+  // the result of the reclaim above is still up (a modal dialog): close it
+  await session.exec(`document.querySelector('[data-key="dialog-done"]')?.click();`);
   const button = await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
   await session.click(button);
   const frees = await until('the preview of the producer alone', async () => {

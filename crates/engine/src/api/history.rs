@@ -223,9 +223,11 @@ mod tests {
         let got =
             producer_history(Some(&db), "metal", Duration::from_secs(60), at(100)).expect("ok");
         assert!(got.samples.is_empty() && got.reclaims.is_empty());
-        assert!(reclaim_history(None, Duration::from_secs(60), at(100))
-            .expect("ok")
-            .is_empty());
+        let runs = reclaim_history(Some(&db), Duration::from_secs(60), at(100)).expect("ok");
+        assert_eq!((runs.from_unix_secs, runs.to_unix_secs), (40, 100));
+        assert!(runs.runs.is_empty());
+        let none = reclaim_history(None, Duration::from_secs(60), at(100)).expect("ok");
+        assert!(none.runs.is_empty());
         assert!(!db.exists(), "reading never creates the database");
     }
 }

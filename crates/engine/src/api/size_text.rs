@@ -3,6 +3,8 @@
 //! panel shows a size with [`format_size`] and sends what the user typed through [`parse_size`],
 //! so the app and the CLI read sizes one way.
 
+use serde::Deserialize;
+
 /// The units, smallest first, with their factor.
 const UNITS: [(&str, u64); 5] = [
     ("B", 1),
@@ -81,6 +83,38 @@ pub fn format_size(bytes: u64) -> String {
     format!("{} {name}", bytes / factor)
 }
 
+/// Serde for a byte count in the config file written either as a number (`10737418240`) or as a
+/// size text (`"10 GiB"`, read by [`parse_size`]); written back as a number
+/// (`#[serde(deserialize_with = "crate::api::size_text::bytes")]`).
+///
+/// # Errors
+/// Deserializing fails with the [`SizeError`] text for a size that cannot be read.
+pub fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    match BytesOrText::deserialize(d)? {
+        BytesOrText::Bytes(n) => Ok(n),
+        BytesOrText::Text(t) => parse_size(&t).map_err(serde::de::Error::custom),
+    }
+}
+
+/// As [`bytes`], for an optional limit (absent: off).
+///
+/// # Errors
+/// As [`bytes`].
+pub fn opt_bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    match Option::<BytesOrText>::deserialize(d)? {
+        None => Ok(None),
+        Some(BytesOrText::Bytes(n)) => Ok(Some(n)),
+        Some(BytesOrText::Text(t)) => parse_size(&t).map(Some).map_err(serde::de::Error::custom),
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum BytesOrText {
+    Bytes(u64),
+    Text(String),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +149,25 @@ mod tests {
         }
         let msg = parse_size("50 MB").expect_err("refused").to_string();
         assert!(msg.starts_with("bad size \"50 MB\""), "{msg}");
+    }
+
+    #[test]
+    fn the_config_file_takes_sizes_as_numbers_or_text() {
+        #[derive(serde::Deserialize)]
+        struct Limits {
+            #[serde(deserialize_with = "bytes")]
+            a: u64,
+            #[serde(default, deserialize_with = "opt_bytes")]
+            b: Option<u64>,
+        }
+        let l: Limits = toml::from_str("a = \"50 MiB\"\nb = 1024").expect("reads");
+        assert_eq!((l.a, l.b), (50 << 20, Some(1024)));
+        let l: Limits = toml::from_str("a = 7").expect("reads");
+        assert_eq!((l.a, l.b), (7, None));
+        let e = toml::from_str::<Limits>("a = \"50 MB\"")
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("bad size \"50 MB\""), "{e}");
     }
 
     #[test]
