@@ -3,8 +3,6 @@
 //! panel shows a size with [`format_size`] and sends what the user typed through [`parse_size`],
 //! so the app and the CLI read sizes one way.
 
-use serde::Deserialize;
-
 /// The units, smallest first, with their factor.
 const UNITS: [(&str, u64); 5] = [
     ("B", 1),
@@ -85,26 +83,55 @@ pub fn format_size(bytes: u64) -> String {
 
 /// Serde for a byte count in the config file written either as a number (`10737418240`) or as a
 /// size text (`"10 GiB"`, read by [`parse_size`]); written back as a number
-/// (`#[serde(deserialize_with = "crate::api::size_text::bytes")]`).
-///
-/// # Errors
-/// Deserializing fails with the [`SizeError`] text for a size that cannot be read.
-pub fn bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    match BytesOrText::deserialize(d)? {
-        BytesOrText::Bytes(n) => Ok(n),
-        BytesOrText::Text(t) => parse_size(&t).map_err(serde::de::Error::custom),
+/// (`#[serde(with = "crate::api::size_text::bytes")]`).
+pub mod bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{parse_size, BytesOrText};
+
+    /// Writes the number.
+    pub fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(*n)
+    }
+
+    /// Reads a number or a size text.
+    ///
+    /// # Errors
+    /// The [`super::SizeError`] text for a size that cannot be read.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        match BytesOrText::deserialize(d)? {
+            BytesOrText::Bytes(n) => Ok(n),
+            BytesOrText::Text(t) => parse_size(&t).map_err(serde::de::Error::custom),
+        }
     }
 }
 
 /// As [`bytes`], for an optional limit (absent: off).
-///
-/// # Errors
-/// As [`bytes`].
-pub fn opt_bytes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    match Option::<BytesOrText>::deserialize(d)? {
-        None => Ok(None),
-        Some(BytesOrText::Bytes(n)) => Ok(Some(n)),
-        Some(BytesOrText::Text(t)) => parse_size(&t).map(Some).map_err(serde::de::Error::custom),
+pub mod opt_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::{parse_size, BytesOrText};
+
+    /// Writes the number, or nothing.
+    pub fn serialize<S: Serializer>(n: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match n {
+            Some(n) => s.serialize_some(n),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads a number or a size text, or nothing.
+    ///
+    /// # Errors
+    /// The [`super::SizeError`] text for a size that cannot be read.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        match Option::<BytesOrText>::deserialize(d)? {
+            None => Ok(None),
+            Some(BytesOrText::Bytes(n)) => Ok(Some(n)),
+            Some(BytesOrText::Text(t)) => {
+                parse_size(&t).map(Some).map_err(serde::de::Error::custom)
+            }
+        }
     }
 }
 
@@ -155,9 +182,9 @@ mod tests {
     fn the_config_file_takes_sizes_as_numbers_or_text() {
         #[derive(serde::Deserialize)]
         struct Limits {
-            #[serde(deserialize_with = "bytes")]
+            #[serde(with = "bytes")]
             a: u64,
-            #[serde(default, deserialize_with = "opt_bytes")]
+            #[serde(default, with = "opt_bytes")]
             b: Option<u64>,
         }
         let l: Limits = toml::from_str("a = \"50 MiB\"\nb = 1024").expect("reads");
