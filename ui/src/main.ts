@@ -53,6 +53,8 @@ const ui = {
   /** `null` = every auto producer; else the one producer the preview is of. */
   scope: null as string | null,
   reclaimableKey: '',
+  /** What auto-reclaim rules deleted so far (`producer:items`): a change is a new run to list. */
+  autoReclaimedKey: null as string | null,
   error: null as UiError | null,
   /** `performance.now()` when the snapshot came. */
   receivedAt: 0,
@@ -239,6 +241,12 @@ function applySnapshot(snapshot: Snapshot): void {
     ui.reclaimableKey = key;
     previewStale = true;
   }
+  const autoKey = (snapshot.auto_reclaim?.reclaimed ?? []).map((r) => `${r.producer}:${r.items}`).join(',');
+  if (ui.autoReclaimedKey !== null && autoKey !== ui.autoReclaimedKey) {
+    history.refresh();
+    detailCharts.invalidate();
+  }
+  ui.autoReclaimedKey = autoKey;
   if (first) panel.showScope(null);
   renderAll();
   if (previewStale) requestPreview();

@@ -478,6 +478,12 @@ describe('the window', () => {
     );
     await page.locator('#history').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(UI_DIR, 'screenshots', 'reclaim-history.png') });
+    // An auto-reclaim run deleted something (the snapshot's totals moved): the open panel asks again.
+    const next = fixtureSnapshot();
+    next.taken_at_unix_secs = NOW + 60;
+    next.auto_reclaim.reclaimed = [{ producer: 'metal-gpuarchiver', items: 6, bytes: 9 * MIB }];
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'reclaim_history').length).toBe(2);
     expect(errors).toEqual([]);
     await context.close();
   });
