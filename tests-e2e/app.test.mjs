@@ -374,6 +374,54 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   assert.ok(mine.message.startsWith(body.split(' Upstream:')[0]), `the window's alert is the same: ${mine.message}`);
 });
 
+// Issue 12: an alert card's button opens the reclaim preview of its producer alone, and Reclaim
+// then deletes exactly what that preview said (count and bytes), nothing younger.
+test("an alert's Reclaim button deletes what the preview said", async () => {
+  // An alert for the producer (the notification test provokes one; without dunst, do it here).
+  const alerted = async () =>
+    (await invoke('get_snapshot')).ok?.alerts.some((a) => a.rule === 'producer-growth' && a.producer === PRODUCER);
+  let n = 0;
+  await until(
+    'a producer-growth alert',
+    async () => {
+      if (await alerted()) return true;
+      archive(`gpuarchiver-alertburst${n++}`, 1, 4096, false);
+      return false;
+    },
+    { tries: 300, everyMs: 500 },
+  );
+  // Two old dirs the preview should offer (everything old was reclaimed above).
+  const old = [archive('gpuarchiver-alert-old0', 2, 70000, true), archive('gpuarchiver-alert-old1', 1, 90000, true)];
+  const oldBytes = du(old);
+  await until('the old dirs in the snapshot', async () => {
+    const p = (await invoke('get_snapshot')).ok?.producers.find((x) => x.id === PRODUCER);
+    return p && p.reclaimable_items === 2;
+  });
+  // the result of the reclaim above is still up (a modal dialog): close it
+  await session.exec(`document.querySelector('[data-key="dialog-done"]')?.click();`);
+  const button = await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
+  await session.click(button);
+  const frees = await until('the preview of the producer alone', async () => {
+    const scoped = await session.exec(`return document.querySelector('[data-key="scope-clear"]') !== null;`);
+    const t = await session.exec(`return document.querySelector('[data-testid="preview-frees"]')?.textContent ?? null;`);
+    return scoped && t && /· 2 items$/.test(t) && t;
+  });
+  const [lo, hi] = parseShown(/^Frees ([\d.]+ [KMG]?i?B)/.exec(frees)[1]);
+  assert.ok(lo <= oldBytes && oldBytes <= hi, `the preview says ${frees}, the old dirs take ${oldBytes} B`);
+  await session.click(await session.find('[data-key="reclaim"]'));
+  const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
+  assert.match(await session.exec(`return document.querySelector('[data-key="dialog-confirm"]').textContent;`), /Delete 2 items/);
+  await session.click(confirm);
+  const result = await until('the result', () =>
+    session.exec(`return document.querySelector('[data-testid="result"]')?.textContent ?? null;`),
+  );
+  assert.match(result, /2 deleted/);
+  assert.equal(/Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1], /^Frees ([\d.]+ [KMG]?i?B)/.exec(frees)[1], 'freed what the preview said');
+  for (const d of old) assert.ok(!existsSync(d), `${d} deleted`);
+  for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
+  await session.click(await session.find('[data-key="dialog-done"]'));
+});
+
 // Issue 12 §3: a missing root exited the app with one stderr line nobody sees at login.
 test('an app started with a missing root watches the other and says so in the window', async () => {
   await session.close();

@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
 use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
 use cachewatch::snapshot::{AlertDto, Snapshot};
 use ts_rs::{Config, TS};
@@ -52,6 +53,8 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     Settings::export_all(cfg)?;
     IpcError::export_all(cfg)?;
     ErrorCode::export_all(cfg)?;
+    ProducerHistory::export_all(cfg)?;
+    ReclaimHistory::export_all(cfg)?;
     Ok(())
 }
 
@@ -132,6 +135,9 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(sync [App, _] get_settings() -> Settings),
         sig!(async [App, _, _] set_settings(settings: Settings) -> ()),
         sig!(sync [App, _] open_evidence(url: String) -> ()),
+        sig!(async [_] producer_history(producer: String, span_secs: u64) -> ProducerHistory),
+        sig!(async [_] reclaim_history(span_secs: u64) -> ReclaimHistory),
+        sig!(sync [] parse_size(text: String) -> u64),
     ]
 }
 

@@ -12,4 +12,7 @@ command_list!(
     get_settings,
     set_settings,
     open_evidence,
+    producer_history,
+    reclaim_history,
+    parse_size,
 )

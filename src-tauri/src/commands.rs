@@ -6,9 +6,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
+use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
 use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
 use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
@@ -35,6 +36,13 @@ impl SettingsState {
             )
         })
     }
+}
+
+/// Where the history database is (managed state): `None` when there is no data dir.
+#[derive(Debug, Clone)]
+pub struct HistoryState {
+    /// The database file the monitor writes.
+    pub db_path: Option<PathBuf>,
 }
 
 /// The settings the window shows and edits: the config file's `[reclaim] older_than` and
@@ -153,6 +161,49 @@ pub async fn set_settings<R: Runtime>(
     Ok(monitor
         .set_threshold(settings.config.default_threshold())
         .await?)
+}
+
+/// A producer's samples and reclaims over the last `span_secs` seconds (its chart).
+///
+/// # Errors
+/// `history` when the database cannot be read.
+#[tauri::command]
+pub async fn producer_history(
+    history: State<'_, HistoryState>,
+    producer: String,
+    span_secs: u64,
+) -> Result<ProducerHistory, IpcError> {
+    let span = Duration::from_secs(span_secs);
+    let db = history.db_path.as_deref();
+    Ok(api::history::producer_history(
+        db,
+        &producer,
+        span,
+        SystemTime::now(),
+    )?)
+}
+
+/// The reclaims of the last `span_secs` seconds, newest first.
+///
+/// # Errors
+/// `history` when the database cannot be read.
+#[tauri::command]
+pub async fn reclaim_history(
+    history: State<'_, HistoryState>,
+    span_secs: u64,
+) -> Result<ReclaimHistory, IpcError> {
+    let span = Duration::from_secs(span_secs);
+    let db = history.db_path.as_deref();
+    Ok(api::history::reclaim_history(db, span, SystemTime::now())?)
+}
+
+/// The bytes a size typed in the settings names (`50 MiB`).
+///
+/// # Errors
+/// `bad-size` naming the text and what to write instead.
+#[tauri::command]
+pub fn parse_size(text: String) -> Result<u64, IpcError> {
+    api::size_text::parse_size(&text).map_err(|e| IpcError::new(ErrorCode::BadSize, e.to_string()))
 }
 
 /// Opens an upstream report in the browser: only an `https://` URL that a catalogue rule lists

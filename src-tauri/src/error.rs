@@ -31,6 +31,10 @@ pub enum ErrorCode {
     NotEvidence,
     /// The browser or file manager could not be started.
     Opener,
+    /// The history database could not be read.
+    History,
+    /// A size the settings could not read (`50 MB`: write `50 MiB`).
+    BadSize,
 }
 
 impl ErrorCode {
@@ -48,6 +52,8 @@ impl ErrorCode {
             ErrorCode::Autostart => "autostart",
             ErrorCode::NotEvidence => "not-evidence",
             ErrorCode::Opener => "opener",
+            ErrorCode::History => "history",
+            ErrorCode::BadSize => "bad-size",
         }
     }
 }
@@ -100,6 +106,7 @@ impl From<ApiError> for IpcError {
         let code = match &e {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
+            ApiError::History(_) => ErrorCode::History,
             _ => ErrorCode::Settings,
         };
         IpcError::new(code, e.to_string())

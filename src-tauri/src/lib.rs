@@ -16,6 +16,7 @@ pub mod reclaim_now;
 pub mod setup;
 pub mod tray;
 pub mod tray_host;
+pub mod tray_icon;
 pub mod window;
 
 pub use error::IpcError;

@@ -6,7 +6,7 @@ use cachewatch::snapshot::MonitorState;
 use tauri::{App, AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::MacosLauncher;
 
-use crate::commands::SettingsState;
+use crate::commands::{HistoryState, SettingsState};
 use crate::options::LaunchOptions;
 use crate::tray::Action;
 
@@ -98,6 +98,9 @@ fn setup<R: Runtime>(
 
     let (mopts, settings) = monitor_options(&opts);
     let catalogue = mopts.catalogue.clone();
+    app.manage(HistoryState {
+        db_path: mopts.db_path.clone(),
+    });
     let monitor = tauri::async_runtime::block_on(async { monitor::spawn(mopts) })?;
     app.manage(monitor.clone());
     app.manage(catalogue);

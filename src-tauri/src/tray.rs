@@ -1,7 +1,6 @@
 //! The menu-bar icon: its menu (built from the [`MENU`] table), its two states, and its title.
 
 use cachewatch::snapshot::{MonitorState, Snapshot};
-use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
@@ -11,9 +10,6 @@ pub const TRAY_ID: &str = "main";
 
 /// An alert younger than this puts the icon in its "a leak is growing" state, seconds.
 pub const GROWING_WINDOW_SECS: u64 = 3600;
-
-const IDLE_ICON: &[u8] = include_bytes!("../../icons/tray/idle@2x.png");
-const GROWING_ICON: &[u8] = include_bytes!("../../icons/tray/growing@2x.png");
 
 /// What a menu entry does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,9 +138,10 @@ pub fn build<R: Runtime>(
     if let (Some(pause), Some(login)) = (pause, login) {
         app.manage(TrayMenu { pause, login });
     }
+    let (icon, template) = crate::tray_icon::icon(false)?;
     TrayIconBuilder::with_id(TRAY_ID)
-        .icon(Image::from_bytes(IDLE_ICON)?)
-        .icon_as_template(true)
+        .icon(icon)
+        .icon_as_template(template)
         .tooltip("CacheWatch")
         .menu(&menu)
         .show_menu_on_left_click(false)
@@ -202,9 +199,8 @@ pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, growing_before: bool
     let growing = is_growing(s);
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
         if growing != growing_before {
-            let bytes = if growing { GROWING_ICON } else { IDLE_ICON };
-            let r = Image::from_bytes(bytes)
-                .and_then(|i| tray.set_icon_with_as_template(Some(i), true));
+            let r = crate::tray_icon::icon(growing)
+                .and_then(|(i, template)| tray.set_icon_with_as_template(Some(i), template));
             if let Err(e) = r {
                 tracing::warn!("cannot change the tray icon: {e}");
             }
@@ -249,19 +245,5 @@ mod tests {
         assert_eq!(action_of(""), None);
         assert_eq!(action_of("nope"), None);
         assert_eq!(MENU.last().and_then(|r| r.action), Some(Action::Quit));
-    }
-
-    #[test]
-    fn tray_icons_are_template_pngs_of_44_px() {
-        for bytes in [IDLE_ICON, GROWING_ICON] {
-            let img = Image::from_bytes(bytes).unwrap();
-            assert_eq!((img.width(), img.height()), (44, 44));
-            // template: every pixel is black, the shape lives in alpha only
-            assert!(img
-                .rgba()
-                .chunks(4)
-                .all(|p| p[..3] == [0, 0, 0] || p[3] == 0));
-            assert!(img.rgba().chunks(4).any(|p| p[3] == 255));
-        }
     }
 }

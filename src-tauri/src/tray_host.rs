@@ -3,6 +3,10 @@
 //! on blur, no decorations) would leave no way back to the window, so the app is a normal window
 //! instead. macOS always has the menu bar.
 
+/// Whether the tray icons are template images: macOS recolours black-on-alpha icons for light and
+/// dark menu bars; other panels show pixels as they are (see `tray_icon`).
+pub const TEMPLATE_ICONS: bool = cfg!(target_os = "macos");
+
 /// The D-Bus name a tray host owns.
 pub const WATCHER: &str = "org.kde.StatusNotifierWatcher";
 

@@ -158,3 +158,14 @@ export function evidenceLabel(url: string): string {
     return url;
   }
 }
+
+/**
+ * What deleting frees, with the allocated size beside it where they differ (APFS clones share
+ * blocks, so deleting a clone frees less than it allocates): `2.0 GiB`, `1.2 GiB (2.0 GiB
+ * allocated)`.
+ */
+export function formatFreeable(freeableBytes: number, allocatedBytes: number): string {
+  const frees = formatBytes(freeableBytes);
+  const allocated = formatBytes(allocatedBytes);
+  return frees === allocated ? frees : `${frees} (${allocated} allocated)`;
+}

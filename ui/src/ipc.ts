@@ -9,6 +9,8 @@ import type {
   Command,
   CommandArgs,
   CommandResult,
+  ProducerHistory,
+  ReclaimHistory,
   ReclaimPlan,
   ReclaimReport,
   Settings,
@@ -73,6 +75,21 @@ export async function setSettings(settings: Settings): Promise<void> {
 /** `open_evidence({url})`: the shell opens it in the browser (only catalogue URLs). */
 export async function openEvidence(url: string): Promise<void> {
   await call('open_evidence', { url });
+}
+
+/** `producer_history({producer, spanSecs}) -> ProducerHistory`: its samples and reclaims. */
+export function producerHistory(producer: string, spanSecs: number): Promise<ProducerHistory> {
+  return call('producer_history', { producer, spanSecs });
+}
+
+/** `reclaim_history({spanSecs}) -> ReclaimHistory`: the past reclaims, newest first. */
+export function reclaimHistory(spanSecs: number): Promise<ReclaimHistory> {
+  return call('reclaim_history', { spanSecs });
+}
+
+/** `parse_size({text}) -> bytes`: a size as typed (`50 MiB`), read by the engine. */
+export function parseSize(text: string): Promise<number> {
+  return call('parse_size', { text });
 }
 
 /** Listens to the `snapshot` event (payload `Snapshot`). */

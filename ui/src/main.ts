@@ -11,8 +11,11 @@ import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
+import { ProducerCharts } from './views/producer-chart';
 import { renderProducers } from './views/producers';
+import { RANGE_SECS } from './views/chart';
 import { ReclaimPanel } from './views/reclaim';
+import { ReclaimHistoryPanel } from './views/reclaim-history';
 import { SettingsDialog } from './views/settings';
 
 const ALERTS_SHOWN = 20;
@@ -32,6 +35,7 @@ const els = {
   unattributed: byId('unattributed'),
   alerts: byId('alerts'),
   roots: byId('roots'),
+  history: byId('history'),
   reclaim: byId('reclaim'),
   reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
   settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
@@ -49,6 +53,8 @@ const ui = {
   /** `null` = every auto producer; else the one producer the preview is of. */
   scope: null as string | null,
   reclaimableKey: '',
+  /** What auto-reclaim rules deleted so far (`producer:items`): a change is a new run to list. */
+  autoReclaimedKey: null as string | null,
   error: null as UiError | null,
   /** `performance.now()` when the snapshot came. */
   receivedAt: 0,
@@ -58,7 +64,14 @@ const ui = {
 const AGO_TICK_MS = 30_000;
 
 const charts = new Sparklines();
-const controller = new ReclaimController(ipc, (state) => panel.render(state));
+const detailCharts = new ProducerCharts(ipc.producerHistory);
+const controller = new ReclaimController(ipc, (state) => {
+  panel.render(state);
+  if (state.phase === 'done') {
+    history.refresh();
+    detailCharts.invalidate();
+  }
+});
 const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
   thresholdChanged: (secs) => {
     ui.thresholdSecs = secs;
@@ -67,7 +80,12 @@ const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
   },
   scopeCleared: () => setScope(null),
 });
-const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings);
+const history = new ReclaimHistoryPanel(
+  els.history,
+  ipc.reclaimHistory,
+  (id) => ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id,
+);
+const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.parseSize);
 
 function showError(error: unknown): void {
   ui.error = ipc.toIpcError(error);
@@ -157,6 +175,7 @@ function renderAll(): void {
       rescan: () => void ipc.rescan().catch(showError),
       openSettings: () => void settings.open(),
     });
+    detailCharts.prune(ui.expanded);
     renderProducers(
       els.producers,
       snapshot.producers,
@@ -165,6 +184,7 @@ function renderAll(): void {
         range: ui.range,
         nowUnixSecs: snapshot.taken_at_unix_secs,
         scanning: snapshot.state === 'scanning',
+        detailChart: (id) => detailCharts.element(id, RANGE_SECS[ui.range], snapshot.taken_at_unix_secs),
       },
       charts,
       {
@@ -182,6 +202,7 @@ function renderAll(): void {
     );
     renderTimes(snapshot);
     renderUnattributed(els.unattributed, snapshot.unattributed);
+    history.render(snapshot.taken_at_unix_secs);
     renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');
   });
   renderBanner();
@@ -220,13 +241,25 @@ function applySnapshot(snapshot: Snapshot): void {
     ui.reclaimableKey = key;
     previewStale = true;
   }
+  const autoKey = (snapshot.auto_reclaim?.reclaimed ?? []).map((r) => `${r.producer}:${r.items}`).join(',');
+  if (ui.autoReclaimedKey !== null && autoKey !== ui.autoReclaimedKey) {
+    history.refresh();
+    detailCharts.invalidate();
+  }
+  ui.autoReclaimedKey = autoKey;
   if (first) panel.showScope(null);
   renderAll();
   if (previewStale) requestPreview();
 }
 
+/**
+ * A notification was clicked (`focus-producer`): the producer's row opens (with its chart) and the
+ * reclaim preview is of that producer alone, when it can be reclaimed.
+ */
 function focusProducer(id: string): void {
   ui.expanded.add(id);
+  const p = ui.snapshot?.producers.find((q) => q.id === id);
+  if (p !== undefined && p.reclaim !== 'never' && p.kind !== 'system') setScope(id);
   renderAll();
   const row = document.querySelector<HTMLElement>(`[data-key="producer-${CSS.escape(id)}"]`);
   row?.scrollIntoView({ block: 'nearest' });
@@ -235,6 +268,7 @@ function focusProducer(id: string): void {
 
 window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
   charts.prune(new Set()); // colours come from CSS variables: draw the charts again
+  detailCharts.prune(new Set());
   renderAll();
 });
 

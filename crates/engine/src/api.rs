@@ -8,12 +8,15 @@
 //! - [`reclaim`]: plan a reclaim with the session's protected paths, and execute it with every
 //!   audit row written before its deletion (safety rule 7), whoever asks: the CLI, the app (through
 //!   the monitor) or a rule.
+//! - [`history`]: a producer's samples and reclaims over a span (its chart), the past reclaims.
 //! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
 //!   place, so the user's comments and other keys survive), never in a second store.
 
+pub mod history;
 pub mod reclaim;
 mod session;
 pub mod settings;
+pub mod size_text;
 pub mod start;
 
 pub use session::{ApiError, Locations, Session};

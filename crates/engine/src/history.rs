@@ -18,6 +18,7 @@ mod error;
 mod file_check;
 mod growth;
 mod reclaims;
+mod runs;
 mod samples;
 mod schema;
 
@@ -31,6 +32,7 @@ pub use compact::{CompactReport, MAX_ROWS_PER_SERIES};
 pub use error::HistoryError;
 pub use growth::{disk_full_eta, recent_window, steady_eta, Growth, MIN_ETA_SPAN};
 pub use reclaims::{ATTEMPT, INTERRUPTED};
+pub use runs::{group_runs, AuditRow, ReclaimRun, RUN_GAP_SECS};
 pub use samples::{Sample, Series};
 pub use schema::SCHEMA_VERSION;
 

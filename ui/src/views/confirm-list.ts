@@ -1,7 +1,7 @@
 // What the confirm dialog lists: the items that will go (largest first, with sizes and ages), what
 // is kept and why, and that deletion is permanent.
 import { h } from '../dom';
-import { baseName, describeKeepReason, formatBytes, formatCount, formatDuration } from '../format';
+import { baseName, describeKeepReason, formatCount, formatDuration, formatFreeable } from '../format';
 import type { KeepReasonKind, KeptItem, PlannedItem, ReclaimPlan } from '../types';
 
 /** How many items to delete the dialog names; the rest are summed in one line. */
@@ -9,17 +9,25 @@ export const ITEMS_LISTED = 12;
 /** How many kept items each reason names. */
 export const KEPT_NAMED = 3;
 
-/** One line per item to delete: `gpuarchiver-4242 · 4.0 MiB · 5 d old`, largest first. */
+/**
+ * One line per item to delete: `gpuarchiver-4242 · 4.0 MiB · 5 d old`, what it frees first
+ * (with its allocated size where a clone shares blocks), largest first.
+ */
 export function goingLines(items: readonly PlannedItem[], limit = ITEMS_LISTED): { lines: string[]; rest: string | null } {
-  const sorted = [...items].sort((a, b) => b.allocated_bytes - a.allocated_bytes || a.path.localeCompare(b.path));
+  const sorted = [...items].sort(
+    (a, b) => b.freeable_bytes - a.freeable_bytes || b.allocated_bytes - a.allocated_bytes || a.path.localeCompare(b.path),
+  );
   const lines = sorted
     .slice(0, limit)
-    .map((i) => `${baseName(i.path)} · ${formatBytes(i.allocated_bytes)} · ${formatDuration(i.age_secs)} old`);
+    .map((i) => `${baseName(i.path)} · ${formatFreeable(i.freeable_bytes, i.allocated_bytes)} · ${formatDuration(i.age_secs)} old`);
   const more = sorted.slice(limit);
   const rest =
     more.length === 0
       ? null
-      : `and ${formatCount(more.length, 'more item')} (${formatBytes(more.reduce((s, i) => s + i.allocated_bytes, 0))})`;
+      : `and ${formatCount(more.length, 'more item')} (${formatFreeable(
+          more.reduce((s, i) => s + i.freeable_bytes, 0),
+          more.reduce((s, i) => s + i.allocated_bytes, 0),
+        )})`;
   return { lines, rest };
 }
 

@@ -9,6 +9,7 @@ import {
   formatDuration,
   formatObservedGrowth,
 } from '../format';
+import { fitAxis } from '../chart-data';
 import { sortProducers } from '../sort';
 import type { ProducerDto } from '../types';
 import { RANGE_SECS, Sparklines, windowed, type ChartRange } from './chart';
@@ -28,6 +29,8 @@ export interface ProducerView {
   nowUnixSecs: number;
   /** The first scan runs: an empty list means "not found yet", not "none". */
   scanning?: boolean;
+  /** The chart of an expanded row (`ProducerCharts.element`); none: no chart. */
+  detailChart?: (id: string) => HTMLElement;
 }
 
 /** Renders the list into `el` (its heading and rows). */
@@ -92,8 +95,10 @@ function renderRow(
   const expanded = view.expanded.has(p.id);
   const detailsId = `producer-details-${p.id}`;
   const to = view.nowUnixSecs;
-  const from = to - RANGE_SECS[view.range];
-  const chart = charts.element(p.id, windowed(p.history, view.range, to), from, to);
+  const data = windowed(p.history, view.range, to);
+  // The axis starts at the first sample: a producer seen for an hour fills the sparkline.
+  const [from] = fitAxis(data[0], to - RANGE_SECS[view.range], to);
+  const chart = charts.element(p.id, data, from, to);
   const summary = h(
     'div',
     {
@@ -147,7 +152,7 @@ function renderRow(
     'li',
     { class: `row${expanded ? ' open' : ''}`, 'data-producer': p.id },
     summary,
-    expanded ? renderDetails(p, detailsId, actions) : null,
+    expanded ? renderDetails(p, detailsId, actions, view.detailChart?.(p.id) ?? null) : null,
   );
 }
 
@@ -162,7 +167,12 @@ function growthClass(bytes: number | null): string {
   return bytes > 0 ? 'growth up' : 'growth down';
 }
 
-function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HTMLElement {
+function renderDetails(
+  p: ProducerDto,
+  id: string,
+  actions: ProducerActions,
+  chart: HTMLElement | null,
+): HTMLElement {
   const items = h('ol', { class: 'items', 'aria-label': `Largest items of ${p.name}` });
   for (const item of p.top_items) {
     items.appendChild(
@@ -199,6 +209,7 @@ function renderDetails(p: ProducerDto, id: string, actions: ProducerActions): HT
   return h(
     'div',
     { class: 'row-details', id },
+    chart,
     p.notes ? h('p', { class: 'notes' }, p.notes) : null,
     p.evidence.length > 0 ? evidence : null,
     h(

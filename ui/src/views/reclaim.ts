@@ -1,7 +1,7 @@
 // The reclaim panel: threshold control, live preview, Reclaim button, and the dialog that
 // confirms, shows progress and then the result.
 import { h, replaceChildren } from '../dom';
-import { describeKeepReason, formatBytes, formatCount, formatDuration } from '../format';
+import { describeKeepReason, formatBytes, formatCount, formatDuration, formatFreeable } from '../format';
 import { canReclaim, planOf, type ReclaimController, type ReclaimState } from '../reclaim-state';
 import { countByReason } from '../sort';
 import { confirmBody } from './confirm-list';
@@ -21,7 +21,7 @@ export function previewText(plan: ReclaimPlan): { frees: string; keeps: string }
   const frees =
     plan.items.length === 0
       ? 'Nothing to reclaim at this threshold'
-      : `Frees ${formatBytes(plan.planned_bytes)} · ${formatCount(plan.items.length, 'item')}`;
+      : `Frees ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)} · ${formatCount(plan.items.length, 'item')}`;
   if (plan.kept.length === 0) return { frees, keeps: 'Keeps nothing' };
   const reasons = [...countByReason(plan.kept)]
     .map(([reason, count]) => `${count.toLocaleString('en-US')} ${describeKeepReason(reason)}`)
@@ -183,7 +183,7 @@ export class ReclaimPanel {
       replaceChildren(
         this.dialog,
         h('h2', { id: 'dialog-title' }, 'Reclaim space?'),
-        h('p', {}, `Deletes ${formatCount(plan.items.length, 'item')} (${formatBytes(plan.planned_bytes)}) older than ${formatDuration(this.thresholdSecs)}.`),
+        h('p', {}, `Deletes ${formatCount(plan.items.length, 'item')} older than ${formatDuration(this.thresholdSecs)}, freeing ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)}.`),
         ...confirmBody(plan),
         h('p', { class: 'muted' }, 'Each item is checked again just before deletion: anything that changed, is in use or whose owner runs is kept.'),
         h('div', { class: 'dialog-buttons' }, cancel, confirm),
@@ -194,7 +194,7 @@ export class ReclaimPanel {
         this.dialog,
         h('h2', { id: 'dialog-title' }, 'Reclaiming…'),
         h('progress', { 'aria-label': 'Reclaiming' }),
-        h('p', { class: 'muted' }, `${formatCount(state.plan.items.length, 'item')}, ${formatBytes(state.plan.planned_bytes)} planned`),
+        h('p', { class: 'muted' }, `${formatCount(state.plan.items.length, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
       );
     } else if (state.phase === 'done' || state.phase === 'failed') {
       const done = h('button', { type: 'button', class: 'primary', 'data-key': 'dialog-done', onclick: () => this.controller.dismiss() }, 'Done');

@@ -11,6 +11,35 @@ export function humanizeKey(key: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** Whether the field at `path` (`alerts.total_limit_bytes`) is a size, shown and typed in units. */
+export function isSizeField(path: string): boolean {
+  return path.endsWith('_bytes');
+}
+
+/** A size field's label: the unit is in the value (`total_limit_bytes` → `Total limit`). */
+function sizeLabel(key: string): string {
+  return humanizeKey(key.replace(/_bytes$/, ''));
+}
+
+const SIZE_UNITS: [string, number][] = [
+  ['TiB', 1024 ** 4],
+  ['GiB', 1024 ** 3],
+  ['MiB', 1024 ** 2],
+  ['KiB', 1024],
+];
+
+/**
+ * `bytes` in the largest binary unit that holds it a whole number of times (`52428800` →
+ * `50 MiB`, `1536` → `1536 B`): the engine's `api::size_text::format_size`, so what is shown reads
+ * back (through `parse_size`) as the same number.
+ */
+export function sizeText(bytes: number): string {
+  for (const [name, factor] of SIZE_UNITS) {
+    if (bytes >= factor && bytes % factor === 0) return `${bytes / factor} ${name}`;
+  }
+  return `${bytes} B`;
+}
+
 /** The alert limits as the form sees them: fields of numbers, strings, booleans, nested tables. */
 type Fields = { [key: string]: SettingValue };
 
@@ -56,6 +85,8 @@ export class SettingsDialog {
     private readonly dialog: HTMLDialogElement,
     private readonly load: () => Promise<Settings>,
     private readonly save: (settings: Settings) => Promise<void>,
+    /** The engine's reading of a size as typed (`parse_size`); rejects with what to write. */
+    private readonly parseSize: (text: string) => Promise<number>,
   ) {
     dialog.addEventListener('cancel', (event) => {
       event.preventDefault();
@@ -137,6 +168,19 @@ export class SettingsDialog {
       error.textContent = 'Default threshold: type a duration such as 1d or 12h.';
       return;
     }
+    // Sizes as typed ("50 MiB") are read by the engine, one field at a time, named on error.
+    const sizes = new Map<string, string>();
+    for (const input of Array.from(form.querySelectorAll<HTMLInputElement>('input[data-size]'))) {
+      const text = input.value.trim();
+      if (text === '') continue;
+      try {
+        sizes.set(input.name, String(await this.parseSize(text)));
+      } catch (e) {
+        error.textContent = `${sizeLabel(input.name.split('.').pop() ?? '')}: ${(e as UiError).message}`;
+        input.focus();
+        return;
+      }
+    }
     let next: Settings;
     try {
       next = {
@@ -145,7 +189,8 @@ export class SettingsDialog {
         alerts: readAlerts(base.alerts, (path) => {
           const input = field(path);
           if (!input) return '';
-          return input.type === 'checkbox' ? input.checked : input.value;
+          if (input.type === 'checkbox') return input.checked;
+          return sizes.get(path) ?? input.value;
         }),
       };
     } catch (e) {
@@ -175,17 +220,21 @@ function appendFields(form: HTMLElement, values: { [key: string]: SettingValue }
       form.appendChild(h('label', { class: 'check' }, input, h('span', {}, humanizeKey(key))));
     } else {
       const numeric = typeof value === 'number' || value === null;
+      const size = numeric && isSizeField(path);
+      const shown = value === null ? '' : size ? sizeText(Number(value)) : String(value);
       form.appendChild(
         h(
           'label',
           { class: 'field', for: id },
-          h('span', {}, humanizeKey(key)),
+          h('span', {}, size ? sizeLabel(key) : humanizeKey(key)),
           h('input', {
             type: 'text',
-            inputmode: numeric ? 'numeric' : null,
+            inputmode: numeric && !size ? 'numeric' : null,
             id,
             name: path,
-            value: value === null ? '' : String(value),
+            value: shown,
+            placeholder: size ? 'e.g. 20 GiB' : null,
+            'data-size': size ? 'true' : null,
             autocomplete: 'off',
           }),
         ),

@@ -57,7 +57,7 @@ afterAll(async () => {
  * 7200 s with 1 GiB, 1 GiB and 512 MiB: a threshold keeps the younger ones as too young, and one
  * more item is always kept as in use. `execute_reclaim` waits for `__releaseExecute()`.
  */
-function installHandlers(args: { snapshot: unknown; gib: number; mib: number }): void {
+function installHandlers(args: { snapshot: unknown; gib: number; mib: number; now: number }): void {
   const w = window as unknown as Record<string, unknown>;
   const items = [
     { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-1', age_secs: 400000, allocated_bytes: args.gib },
@@ -127,6 +127,41 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number }):
     set_paused: () => null,
     rescan: () => null,
     open_evidence: () => null,
+    // Four hours of samples every 10 min, growing 10 MiB each; 260 MiB reclaimed 2 h ago.
+    producer_history: ({ producer, spanSecs }) => {
+      const samples = [];
+      for (let k = 24; k >= 0; k -= 1) {
+        const t = args.now - k * 600;
+        const bytes = 3 * args.gib - k * 10 * args.mib + (t < args.now - 7200 ? 260 * args.mib : 0);
+        samples.push({ time_unix_secs: t, allocated_bytes: bytes, items: 12000 - k * 40 });
+      }
+      return {
+        producer, from_unix_secs: args.now - spanSecs, to_unix_secs: args.now, samples,
+        reclaims: [{ time_unix_secs: args.now - 7200, items: 260, bytes: 260 * args.mib, rule: 'metal-daily' }],
+      };
+    },
+    reclaim_history: ({ spanSecs }) => ({
+      from_unix_secs: args.now - spanSecs, to_unix_secs: args.now,
+      runs: [
+        {
+          started_unix_secs: args.now - 600, finished_unix_secs: args.now - 590, deleted_items: 2, freed_bytes: 2 * args.gib,
+          already_gone: 0, kept: { 'in-use': 1 } as Record<string, number>, errors: 1, first_error: 'permission denied',
+          by_producer: { 'metal-gpuarchiver': { items: 2, bytes: 2 * args.gib } },
+        },
+        {
+          started_unix_secs: args.now - 7200, finished_unix_secs: args.now - 7190, rule: 'metal-daily', deleted_items: 260,
+          freed_bytes: 260 * args.mib, already_gone: 3, kept: { 'too-young': 40 } as Record<string, number>, errors: 0,
+          by_producer: { 'metal-gpuarchiver': { items: 260, bytes: 260 * args.mib } },
+        },
+      ],
+    }),
+    parse_size: ({ text }) => {
+      const factors: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
+      const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
+      const factor = m ? factors[m[2].toLowerCase()] : undefined;
+      if (!m || factor === undefined) throw { code: 'bad-size', message: `bad size "${text}": unknown unit` };
+      return Math.round(Number(m[1]) * factor);
+    },
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
       w.__settings = settings;
@@ -152,7 +187,7 @@ async function openApp(
   if (options.clock) await page.clock.install({ time: NOW * 1000 });
   if (options.badLocale) await page.addInitScript({ content: BAD_LOCALE });
   await page.addInitScript({ content: MOCK_IPC });
-  await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB });
+  await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB, now: NOW });
   await page.goto(baseUrl);
   if (!options.noProducers) await page.locator('[data-testid="producer-bytes"]').first().waitFor();
   await page.locator('[data-testid="preview-frees"]').waitFor();
@@ -227,7 +262,7 @@ describe('the window', () => {
     const { context, page } = await openApp();
     await page.locator('[data-key="reclaim"]').click();
     const dialog = page.locator('#reclaim-dialog');
-    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items (2.0 GiB) older than 1 d.');
+    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items older than 1 d, freeing 2.0 GiB.');
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await dialog.getByText('Delete 2 items').click();
     expect(await dialog.locator('h2').textContent()).toBe('Reclaiming…');
@@ -339,7 +374,14 @@ describe('the window', () => {
     await page.locator('[data-key="settings"]').click();
     await page.locator('#set-threshold').fill('3d');
     await page.locator('#set-alerts-producer_growth_items').fill('2000');
+    // Sizes are shown and typed in binary units; the engine reads them (`parse_size`).
+    expect(await page.locator('#set-alerts-producer_growth_bytes').inputValue()).toBe('1 GiB');
+    expect(await page.locator('#set-alerts-free_disk_min_bytes').inputValue()).toBe('10 GiB');
+    await page.locator('#set-alerts-total_limit_bytes').fill('50 parsecs');
     await page.getByText('Open at login').click();
+    await page.getByText('Save').click();
+    await expect.poll(() => page.locator('#settings-dialog .error-text').textContent()).toContain('Total limit: bad size "50 parsecs"');
+    await page.locator('#set-alerts-total_limit_bytes').fill('50 MiB');
     await page.getByText('Save').click();
     await expect.poll(() => page.locator('#settings-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
     const saved = (await calls(page)).filter(([c]) => c === 'set_settings');
@@ -351,7 +393,7 @@ describe('the window', () => {
             default_threshold_secs: 259200,
             open_at_login: true,
             alerts: {
-              producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: null,
+              producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: 52428800,
               free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
               crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
             },
@@ -359,6 +401,90 @@ describe('the window', () => {
         },
       ],
     ]);
+    await context.close();
+  });
+
+  it('charts an expanded producer: window-wide, values on hover, its reclaims marked, span switchable', async () => {
+    const { context, page, errors } = await openApp();
+    await page.locator('[data-key="producer-metal-gpuarchiver"]').click();
+    const chart = page.getByTestId('chart-metal-gpuarchiver');
+    await chart.locator('canvas').waitFor();
+    expect((await calls(page)).filter(([c]) => c === 'producer_history')).toEqual([
+      ['producer_history', { producer: 'metal-gpuarchiver', spanSecs: 86400 }],
+    ]);
+    // The newest sample at rest, the reclaim in words below the chart.
+    expect(await chart.getByTestId('chart-readout').textContent()).toMatch(/^Now: \d\d:\d\d · 3\.0 GiB · 12,000 items$/);
+    expect(await chart.getByTestId('chart-reclaims').textContent()).toMatch(
+      /^Reclaimed 260 items, 260 MiB at \d\d:\d\d \(rule metal-daily\)$/,
+    );
+    // As wide as the row, not a sparkline.
+    const box = await chart.locator('.chart-plot').boundingBox();
+    expect(box?.width ?? 0).toBeGreaterThan(300);
+    // Hovering the left edge of the plot reads the oldest sample: 4 h ago, 260 MiB more.
+    const over = await chart.locator('.u-over').boundingBox();
+    if (!over) throw new Error('no plot area');
+    await page.mouse.move(over.x + 2, over.y + over.height / 2);
+    await expect.poll(() => chart.getByTestId('chart-readout').textContent()).toMatch(/^\d\d:\d\d · 3\.0 GiB · 11,040 items$/);
+    await page.mouse.move(over.x + over.width - 1, over.y + over.height / 2);
+    await expect.poll(() => chart.getByTestId('chart-readout').textContent()).toMatch(/ · 12,000 items$/);
+    // Another span asks again.
+    await page.locator('[data-key="range-7d"]').click();
+    await expect
+      .poll(async () => (await calls(page)).filter(([c]) => c === 'producer_history').length)
+      .toBe(2);
+    expect((await calls(page)).filter(([c]) => c === 'producer_history')[1]).toEqual([
+      'producer_history',
+      { producer: 'metal-gpuarchiver', spanSecs: 604800 },
+    ]);
+    await page.locator('[data-key="range-24h"]').click();
+    await page.locator('[data-key="producer-metal-gpuarchiver"]').scrollIntoViewIfNeeded();
+    mkdirSync(join(UI_DIR, 'screenshots'), { recursive: true });
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'producer-chart.png') });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('opens the clicked notification\'s producer: its row with the chart, and a preview of it alone', async () => {
+    const { context, page, errors } = await openApp();
+    await page.evaluate(() =>
+      (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('focus-producer', 'katago-coreml'),
+    );
+    await page.getByTestId('chart-katago-coreml').locator('canvas').waitFor();
+    expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('true');
+    await expect
+      .poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1))
+      .toEqual(['plan_reclaim', { producers: ['katago-coreml'], thresholdSecs: 86400 }]);
+    expect((await calls(page)).filter(([c]) => c === 'producer_history')).toEqual([
+      ['producer_history', { producer: 'katago-coreml', spanSecs: 86400 }],
+    ]);
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('lists past reclaims when asked: when, by whom, what each producer lost, kept and errors', async () => {
+    const { context, page, errors } = await openApp();
+    expect(await page.getByTestId('history-list').count()).toBe(0); // folded: nothing fetched
+    expect((await calls(page)).filter(([c]) => c === 'reclaim_history')).toEqual([]);
+    await page.locator('[data-key="history-toggle"]').click();
+    await page.getByTestId('history-run').first().waitFor();
+    expect((await calls(page)).filter(([c]) => c === 'reclaim_history')).toEqual([
+      ['reclaim_history', { spanSecs: 30 * 86400 }],
+    ]);
+    const runs = await page.getByTestId('history-run').allTextContents();
+    expect(runs).toHaveLength(2);
+    expect(runs[0]).toMatch(/^\d\d:\d\dasked for2\.0 GiB freedMetal gpuarchiver: 2 items, 2\.0 GiB · kept 1 in use1 error: permission denied$/);
+    expect(runs[1]).toMatch(
+      /^\d\d:\d\drule metal-daily260 MiB freedMetal gpuarchiver: 260 items, 260 MiB · kept 40 too young · 3 items already gone$/,
+    );
+    await page.locator('#history').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'reclaim-history.png') });
+    // An auto-reclaim run deleted something (the snapshot's totals moved): the open panel asks again.
+    const next = fixtureSnapshot();
+    next.taken_at_unix_secs = NOW + 60;
+    next.auto_reclaim.reclaimed = [{ producer: 'metal-gpuarchiver', items: 6, bytes: 9 * MIB }];
+    await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'reclaim_history').length).toBe(2);
+    expect(errors).toEqual([]);
     await context.close();
   });
 

@@ -51,3 +51,15 @@ describe('the items a reclaim keeps', () => {
     ]);
   });
 });
+
+describe('what a reclaim frees where clones share blocks', () => {
+  it('says the freeable size first and the allocated size beside it only where they differ', () => {
+    const clone = { ...item('/tmp/g/clone', 100 * MIB, 86400), freeable_bytes: 4 * MIB };
+    const plain = item('/tmp/g/plain', 10 * MIB, 86400);
+    expect(goingLines([plain, clone]).lines).toEqual([
+      'plain · 10.0 MiB · 1 d old',
+      'clone · 4.0 MiB (100 MiB allocated) · 1 d old',
+    ]);
+    expect(goingLines([plain, clone], 0).rest).toBe('and 2 more items (14.0 MiB (110 MiB allocated))');
+  });
+});

@@ -3,6 +3,7 @@ import {
   baseName,
   formatAgo,
   formatBytes,
+  formatFreeable,
   formatCount,
   formatDuration,
   formatEta,
@@ -120,5 +121,12 @@ describe('evidenceLabel', () => {
     expect(evidenceLabel('https://github.com/microsoft/onnxruntime/pull/99')).toBe('microsoft/onnxruntime#99');
     expect(evidenceLabel('https://developer.apple.com/forums/thread/12345')).toBe('developer.apple.com/12345');
     expect(evidenceLabel('not a url')).toBe('not a url');
+  });
+});
+
+describe('formatFreeable', () => {
+  it('is the freeable size alone when it equals the allocated one, else both', () => {
+    expect(formatFreeable(2 * 1024 ** 3, 2 * 1024 ** 3)).toBe('2.0 GiB');
+    expect(formatFreeable(1024 ** 3, 2 * 1024 ** 3)).toBe('1.0 GiB (2.0 GiB allocated)');
   });
 });

@@ -7,6 +7,11 @@ import type { KeptItem } from '../../src/types';
 const MIB = 1024 ** 2;
 
 describe('previewText', () => {
+  it('says what deleting frees (clones share blocks), with the allocated size beside it', () => {
+    const clones = { ...plan('c', [100 * MIB]), planned_freeable_bytes: 4 * MIB };
+    expect(previewText(clones).frees).toBe('Frees 4.0 MiB (100 MiB allocated) · 1 item');
+  });
+
   it('sums what a plan frees and counts what it keeps by reason', () => {
     const kept: KeptItem[] = [
       { path: '/tmp/a', producer: 'p', reason: 'too-young', age_secs: 10, needed_secs: 86400 },

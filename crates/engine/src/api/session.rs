@@ -53,6 +53,9 @@ pub enum ApiError {
         /// Why (boxed: the history's errors are large).
         source: Box<HistoryError>,
     },
+    /// The history database cannot be read (the window's charts and reclaim history).
+    #[error("cannot read the history: {0}")]
+    History(Box<HistoryError>),
     /// A producer id the catalogue does not know.
     #[error("unknown producer {id:?}: `cachewatch producers` lists the ids")]
     UnknownProducer {

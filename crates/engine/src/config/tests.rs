@@ -109,6 +109,25 @@ fn bad_duration_names_its_line() {
     }
 }
 
+#[test]
+fn alert_sizes_read_as_bytes_or_as_text_in_binary_units() {
+    let text = "[alerts]\ntotal_limit_bytes = \"20 GiB\"\nfree_disk_min_bytes = 1024\nproducer_growth_bytes = \"512 MiB\"\n";
+    let c = parse(text, Path::new("c.toml")).unwrap();
+    assert_eq!(c.alerts.total_limit_bytes, Some(20 << 30));
+    assert_eq!(c.alerts.free_disk_min_bytes, 1024);
+    assert_eq!(c.alerts.producer_growth_bytes, 512 << 20);
+    match parse(
+        "[alerts]\n\nfree_disk_min_bytes = \"10 GB\"\n",
+        Path::new("c.toml"),
+    ) {
+        Err(ConfigError::Invalid { line, message, .. }) => {
+            assert_eq!(line, 3);
+            assert!(message.contains("bad size \"10 GB\""), "{message}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
 /// A relative root path in the config resolved against the current dir: `cd / && cachewatch
 /// --config /x/rel.toml scan` failed ("root cache \"c\" cannot be used"), so cron and launchd jobs
 /// (whose current dir is `/`) broke. It is relative to the config file's dir.
