@@ -80,6 +80,11 @@ fn growth_row(series: &Series, g: &Growth) -> GrowthRow {
             Some(path.to_string_lossy().into_owned()),
         ),
         Series::Total => ("total", None, None),
+        Series::VolumeFree { mount } => (
+            "volume-free",
+            None,
+            Some(mount.to_string_lossy().into_owned()),
+        ),
     };
     GrowthRow {
         series: kind,

@@ -99,6 +99,7 @@ impl Recorder {
                 let g = self.total_growth.as_ref()?;
                 crate::history::steady_eta(f, g, self.total_recent.as_ref())
             }),
+            unexplained: self.unexplained.clone(),
             crash_alerts: self.crashes.update(now),
         };
         self.alerter
