@@ -11,6 +11,7 @@ import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
+import { renderOutsideGrowth } from './views/outside-growth';
 import { renderProducers } from './views/producers';
 import { ReclaimPanel } from './views/reclaim';
 import { SettingsDialog } from './views/settings';
@@ -77,6 +78,7 @@ function showError(error: unknown): void {
 function renderBanner(): void {
   const messages = [...(ui.snapshot?.errors ?? [])];
   const children = messages.map((message) => h('p', {}, message));
+  children.push(...renderOutsideGrowth(ui.snapshot?.unexplained_growth));
   if (ui.error) {
     children.unshift(
       h(
