@@ -305,7 +305,7 @@ const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
         "chromium-code-sign-clone",
         RootKind::CodeSignClones,
         ProducerKind::Leak,
-        ReclaimMode::Manual,
+        ReclaimMode::Auto,
     ),
     (
         "clangd-preamble-pch",

@@ -264,6 +264,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::HoldsProtected {
             path: PathBuf::from("/home/user"),
         },
+        KeepReason::NewestCloneOfRunningApp {
+            app: "Google Chrome".to_owned(),
+        },
     ];
     for r in &all {
         match r {
@@ -278,7 +281,8 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::UnknownProducer
             | KeepReason::HoldsRoot { .. }
             | KeepReason::HoldsMount { .. }
-            | KeepReason::HoldsProtected { .. } => {}
+            | KeepReason::HoldsProtected { .. }
+            | KeepReason::NewestCloneOfRunningApp { .. } => {}
         }
     }
     all

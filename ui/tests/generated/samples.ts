@@ -382,6 +382,12 @@ export const PLAN: ReclaimPlan = {
       "producer": "gpuarchiver",
       "protected_path": "/home/user",
       "reason": "holds-protected"
+    },
+    {
+      "app": "Google Chrome",
+      "path": "/roots/temp/kept",
+      "producer": "gpuarchiver",
+      "reason": "newest-clone-of-running-app"
     }
   ],
   "planned_bytes": 8192,
