@@ -267,6 +267,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NewestCloneOfRunningApp {
             app: "Google Chrome".to_owned(),
         },
+        KeepReason::Unreadable {
+            path: PathBuf::from("/roots/temp/kept/private"),
+        },
     ];
     for r in &all {
         match r {
@@ -282,7 +285,8 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::HoldsRoot { .. }
             | KeepReason::HoldsMount { .. }
             | KeepReason::HoldsProtected { .. }
-            | KeepReason::NewestCloneOfRunningApp { .. } => {}
+            | KeepReason::NewestCloneOfRunningApp { .. }
+            | KeepReason::Unreadable { .. } => {}
         }
     }
     all

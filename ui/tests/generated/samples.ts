@@ -388,6 +388,12 @@ export const PLAN: ReclaimPlan = {
       "path": "/roots/temp/kept",
       "producer": "gpuarchiver",
       "reason": "newest-clone-of-running-app"
+    },
+    {
+      "path": "/roots/temp/kept",
+      "producer": "gpuarchiver",
+      "reason": "unreadable",
+      "unreadable_path": "/roots/temp/kept/private"
     }
   ],
   "planned_bytes": 8192,

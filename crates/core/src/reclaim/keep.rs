@@ -91,6 +91,15 @@ pub enum KeepReason {
         /// The running executable name the clone holds (`<App>.app/Contents/MacOS/<name>`).
         app: String,
     },
+    /// The scan could not read the item or something inside it (permission denied, I/O error):
+    /// execute could not delete it whole, so the plan keeps it.
+    Unreadable {
+        /// The first path inside it the scan could not read. Serialized as `unreadable_path`: a
+        /// [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
+        #[serde(rename = "unreadable_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for KeepReason {
@@ -124,8 +133,65 @@ impl std::fmt::Display for KeepReason {
             KeepReason::NewestCloneOfRunningApp { app } => {
                 write!(f, "the newest clone of {app}, which is running")
             }
+            KeepReason::Unreadable { path } => {
+                write!(f, "unreadable: the scan could not read {}", path.display())
+            }
         }
     }
+}
+
+/// The keep rules [`plan`](super::plan) applies to an item it would otherwise delete, so that the
+/// dry run already shows what execute would keep (issue 12): the item holds a mount point
+/// ([`KeepReason::HoldsMount`], from the OS's mount table, bind mounts of the same file system
+/// included), the scan could not read it or something inside it ([`KeepReason::Unreadable`]),
+/// or it is the newest clone of a running app ([`NewestCloneGuard`]). Execute still re-checks
+/// mounts itself (one mounted after the plan).
+#[derive(Debug, Default)]
+pub struct PlanGuards {
+    newest: NewestCloneGuard,
+    /// Mount points, sorted (component order).
+    mounts: Vec<PathBuf>,
+    /// What the scan could not read, sorted.
+    unreadable: Vec<PathBuf>,
+}
+
+impl PlanGuards {
+    /// Reads the mount table once and gathers the scan's unreadable paths of `inv`.
+    pub fn new(inv: &Inventory, probe: &dyn ProcessProbe) -> PlanGuards {
+        let mut mounts = crate::platform::mount_points();
+        mounts.sort();
+        mounts.dedup();
+        let mut unreadable: Vec<PathBuf> = inv
+            .roots
+            .iter()
+            .flat_map(|r| r.issues.iter().map(|i| i.path.clone()))
+            .collect();
+        unreadable.sort();
+        unreadable.dedup();
+        PlanGuards {
+            newest: NewestCloneGuard::new(inv, probe),
+            mounts,
+            unreadable,
+        }
+    }
+
+    /// Why the item at `path` (absolute, as the inventory has it) must be kept, if it must.
+    pub fn keep_reason(&self, path: &Path) -> Option<KeepReason> {
+        if let Some(m) = first_under(&self.mounts, path) {
+            return Some(KeepReason::HoldsMount { path: m.clone() });
+        }
+        if let Some(u) = first_under(&self.unreadable, path) {
+            return Some(KeepReason::Unreadable { path: u.clone() });
+        }
+        self.newest.keep_reason(path)
+    }
+}
+
+/// The first of `sorted` at `dir` or under it: `Path` orders by components, so every descendant
+/// of `dir` sorts right after it.
+fn first_under<'a>(sorted: &'a [PathBuf], dir: &Path) -> Option<&'a PathBuf> {
+    let at = sorted.partition_point(|p| p.as_path() < dir);
+    sorted.get(at).filter(|p| p.starts_with(dir))
 }
 
 /// "Never the newest clone of a running app" (issue 11; crbug 340836884: Chromium clones its

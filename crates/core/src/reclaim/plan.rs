@@ -55,7 +55,7 @@ pub fn plan(
         .collect();
     roots.sort();
     roots.dedup();
-    let newest_clones = super::keep::NewestCloneGuard::new(inv, probe);
+    let guards = super::keep::PlanGuards::new(inv, probe);
     let mut items = Vec::new();
     let mut kept = Vec::new();
     for (root, item) in inv.items() {
@@ -90,7 +90,7 @@ pub fn plan(
             (None, Some(_)) if structure => Err(KeepReason::Structure),
             (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
         }
-        .and_then(|p| newest_clones.keep_reason(&p.path).map_or(Ok(p), Err));
+        .and_then(|p| guards.keep_reason(&p.path).map_or(Ok(p), Err));
         match decision {
             Ok(p) => items.push(p),
             Err(reason) => kept.push(KeptItem {

@@ -26,6 +26,7 @@ pub fn reason_code(r: &KeepReason) -> &'static str {
         KeepReason::HoldsMount { .. } => "holds-mount",
         KeepReason::HoldsProtected { .. } => "holds-protected",
         KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
+        KeepReason::Unreadable { .. } => "unreadable",
     }
 }
 
