@@ -126,7 +126,7 @@ fn print_human(s: &Snapshot) {
             size(r.allocated_bytes),
             r.items,
             free,
-            r.path,
+            super::format::escape(&r.path),
             if r.unreadable > 0 {
                 format!("({} unreadable)", r.unreadable)
             } else {
