@@ -144,13 +144,22 @@ impl Recorder {
         samples.extend(outside::volume_samples(
             vols.map(|v| (v.mount.as_str(), v.free_bytes, v.total_bytes)),
         ));
-        let groups = outside::group_by_volume(roots.iter().zip(&space).map(|(st, v)| {
-            let series = crate::history::Series::Root {
-                kind: st.root.kind,
-                path: st.root.path.clone(),
-            };
-            (series, v.as_ref().map(|v| v.mount.clone().into()))
-        }));
+        // A nested root's growth is in its outer root's already (`roots::counted_in_totals`).
+        let counted = crate::roots::counted_in_totals(roots.iter().map(|r| &r.root));
+        let groups = outside::group_by_volume(roots.iter().zip(&space).zip(counted).map(
+            |((st, v), counted)| {
+                let series = crate::history::Series::Root {
+                    kind: st.root.kind,
+                    path: st.root.path.clone(),
+                };
+                (
+                    series,
+                    v.as_ref()
+                        .filter(|_| counted)
+                        .map(|v| v.mount.clone().into()),
+                )
+            },
+        ));
         let ids: Vec<String> = totals.keys().cloned().collect();
         let alerts_config = self.alerter.config().clone();
         let alert_window = alerts_config.producer_growth_window;
