@@ -85,9 +85,17 @@ fn add_growth(ctx: &Context, snap: &mut Snapshot) {
         p.growth_items_per_day = day.and_then(|g| g.items_per(DAY));
     }
     // Growth outside the roots, per volume, from the samples the monitor (`watch`, the app) took.
+    // A root inside another (as given) grew within that one already: left out of the sum.
+    let nested = |r: &&cachewatch::snapshot::RootDto| {
+        let p = std::path::Path::new(&r.path);
+        snap.roots
+            .iter()
+            .any(|o| o.path != r.path && p.starts_with(&o.path) && o.mount == r.mount)
+    };
     let volumes = outside::group_by_volume(
         snap.roots
             .iter()
+            .filter(|r| !nested(r))
             .map(|r| {
                 let series = r.kind.parse().ok().map(|kind| Series::Root {
                     kind,
