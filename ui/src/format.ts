@@ -141,6 +141,10 @@ export function describeKeepReason(reason: KeepReasonKind): string {
       return 'a filesystem is mounted in it';
     case 'holds-protected':
       return 'is or holds a protected dir';
+    case 'newest-clone-of-running-app':
+      return 'newest clone of a running app';
+    case 'unreadable':
+      return 'partly unreadable';
   }
 }
 

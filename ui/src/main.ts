@@ -12,6 +12,7 @@ import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
 import { ProducerCharts } from './views/producer-chart';
+import { renderOutsideGrowth } from './views/outside-growth';
 import { renderProducers } from './views/producers';
 import { RANGE_SECS } from './views/chart';
 import { ReclaimPanel } from './views/reclaim';
@@ -95,6 +96,7 @@ function showError(error: unknown): void {
 function renderBanner(): void {
   const messages = [...(ui.snapshot?.errors ?? [])];
   const children = messages.map((message) => h('p', {}, message));
+  children.push(...renderOutsideGrowth(ui.snapshot?.unexplained_growth));
   if (ui.error) {
     children.unshift(
       h(

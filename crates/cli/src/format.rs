@@ -33,9 +33,23 @@ pub fn escape(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A path for human output: [`escape`] of its lossy display form.
+/// A path for human output: [`escape`] of its text, with every byte that is not UTF-8 written
+/// as `\xNN` (lossless, and as wide as it prints; a lossy `\u{fffd}` hides which byte it was).
 pub fn path(p: &Path) -> String {
-    escape(&p.to_string_lossy()).into_owned()
+    let mut out = String::new();
+    for chunk in p.as_os_str().as_encoded_bytes().utf8_chunks() {
+        out.push_str(&escape(chunk.valid()));
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
+}
+
+/// The width `s` takes on a terminal, in columns: East Asian wide characters count 2, combining
+/// marks 0 (`unicode-width`). Cells are measured after escaping, as they print.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 fn needs_escape(c: char) -> bool {
@@ -121,7 +135,7 @@ impl Table {
         let mut widths = vec![0usize; self.header.len()];
         for row in all.clone() {
             for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.chars().count());
+                *w = (*w).max(width(cell));
             }
         }
         for row in all {
@@ -131,7 +145,7 @@ impl Table {
                 if i > 0 {
                     line.push_str("  ");
                 }
-                let pad = widths[i].saturating_sub(cell.chars().count());
+                let pad = widths[i].saturating_sub(width(cell));
                 match self.align[i] {
                     Align::Right => {
                         line.push_str(&" ".repeat(pad));
@@ -207,6 +221,29 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 2, "{text}");
         assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    }
+
+    #[test]
+    fn non_utf8_bytes_print_as_hex_escapes() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"/t/bad\xff\xfename\n"));
+        assert_eq!(path(p), "/t/bad\\xff\\xfename\\n");
+    }
+
+    #[test]
+    fn table_widths_are_the_printed_widths_of_escaped_and_wide_names() {
+        let mut t = Table::new(&[("NAME", Align::Left), ("SIZE", Align::Right)]);
+        t.row(vec!["wide-中文".into(), "1 B".into()]);
+        t.row(vec!["bad\\xff\\xfe".into(), "2 B".into()]);
+        t.row(vec!["tab\t".into(), "3 B".into()]);
+        t.row(vec!["e\u{301}".into(), "4 B".into()]);
+        let mut out = Vec::new();
+        t.write(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // Every SIZE ends in the same terminal column: the rows are as wide as the header's.
+        let widths: Vec<usize> = text.lines().map(width).collect();
+        assert_eq!(widths, [17, 17, 17, 17, 17], "{text}");
+        assert!(text.contains("bad\\xff\\xfe   2 B"), "{text}");
     }
 
     #[test]

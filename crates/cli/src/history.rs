@@ -80,6 +80,11 @@ fn growth_row(series: &Series, g: &Growth) -> GrowthRow {
             Some(path.to_string_lossy().into_owned()),
         ),
         Series::Total => ("total", None, None),
+        Series::VolumeFree { mount } => (
+            "volume-free",
+            None,
+            Some(mount.to_string_lossy().into_owned()),
+        ),
     };
     GrowthRow {
         series: kind,
@@ -245,10 +250,20 @@ fn print_human(out: &mut dyn Write, r: &Report, since: Duration) -> std::io::Res
             producer.to_owned(),
             outcome.to_owned(),
             n.to_string(),
-            bytes(b),
+            if freed_nothing(outcome) {
+                "-".to_owned()
+            } else {
+                bytes(b)
+            },
         ]);
     }
     t.write(out)
+}
+
+/// True for audit outcomes that deleted nothing, whose planned bytes were not freed: the item was
+/// already gone, kept at execute (`skipped: ...`) or failed (`error: ...`). Their BYTES show `-`.
+fn freed_nothing(outcome: &str) -> bool {
+    matches!(outcome, "already-gone" | "skipped" | "error")
 }
 
 /// The auto-reclaim runs, one line each; nothing when there are none.

@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 use cachewatch::history::{History, Series};
 use cachewatch::monitor;
+use cachewatch::outside_growth as outside;
 use cachewatch::snapshot::{MonitorState, Snapshot};
 
 use super::{Context, Outcome, RootArgs};
@@ -83,6 +84,31 @@ fn add_growth(ctx: &Context, snap: &mut Snapshot) {
         p.growth_bytes_per_day = day.and_then(|g| g.bytes_per(DAY));
         p.growth_items_per_day = day.and_then(|g| g.items_per(DAY));
     }
+    // Growth outside the roots, per volume, from the samples the monitor (`watch`, the app) took.
+    // A root inside another (as given) grew within that one already: left out of the sum.
+    let nested = |r: &&cachewatch::snapshot::RootDto| {
+        let p = std::path::Path::new(&r.path);
+        snap.roots
+            .iter()
+            .any(|o| o.path != r.path && p.starts_with(&o.path) && o.mount == r.mount)
+    };
+    let volumes = outside::group_by_volume(
+        snap.roots
+            .iter()
+            .filter(|r| !nested(r))
+            .map(|r| {
+                let series = r.kind.parse().ok().map(|kind| Series::Root {
+                    kind,
+                    path: r.path.clone().into(),
+                });
+                (series, r.mount.clone().map(Into::into))
+            })
+            .filter_map(|(s, m)| Some((s?, m))),
+    );
+    match outside::unexplained_growth(&h, &volumes, &ctx.config.config.alerts, now) {
+        Ok(u) => snap.unexplained_growth = u,
+        Err(e) => snap.errors.push(format!("no growth-outside figures: {e}")),
+    }
 }
 
 fn size(b: u64) -> String {
@@ -108,7 +134,7 @@ fn print_human(s: &Snapshot) {
             size(r.allocated_bytes),
             r.items,
             free,
-            r.path,
+            super::format::escape(&r.path),
             if r.unreadable > 0 {
                 format!("({} unreadable)", r.unreadable)
             } else {
@@ -131,6 +157,10 @@ fn print_human(s: &Snapshot) {
             size(p.reclaimable_bytes),
             size(p.orphan_bytes)
         );
+    }
+    for u in s.unexplained_growth.iter().filter(|u| u.notable) {
+        println!();
+        println!("{}", super::format::escape(&u.message()));
     }
     for e in &s.errors {
         println!("note: {e}");

@@ -167,7 +167,15 @@ fn an_unknown_producer_in_a_rule_names_the_config_file_and_line() {
     let line = bad.lines().position(|l| l.contains("my-tol")).unwrap() + 1;
     assert_eq!(line, 14);
     let s = setup(&bad);
-    for args in [&["reclaim", "--rules"][..], &["watch"][..]] {
+    // Every command validates the config the same way at load (a `scan` used to accept it).
+    let every: [&[&str]; 5] = [
+        &["reclaim", "--rules"],
+        &["watch"],
+        &["scan"],
+        &["status"],
+        &["reclaim", "--dry-run"],
+    ];
+    for args in every {
         let (code, _, err) = s.run(args);
         assert_ne!(code, 0, "{args:?}");
         assert!(

@@ -253,3 +253,49 @@ fn attempt_rows_are_written_before_and_filled_after_and_a_leftover_reads_interru
     );
     assert_eq!(v["reclaimed_bytes"], 4096);
 }
+
+/// Regression (tester): `history` showed bytes for `already-gone` rows, as if they were freed.
+#[test]
+fn reclaims_that_freed_nothing_show_no_bytes_in_the_history_table() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let now = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs();
+    {
+        let mut h = History::open(&dir.path().join("cachewatch.db")).expect("open");
+        let rec = |path: &str, bytes, outcome: &str| AuditRecord {
+            time: t(now - 600),
+            path: path.into(),
+            producer: "katago-coreml".into(),
+            allocated_bytes: bytes,
+            outcome: outcome.into(),
+        };
+        h.record_reclaims(&[
+            rec("/tmp/k1", 3 << 20, "deleted"),
+            rec("/tmp/k2", 5 << 20, "already-gone"),
+            rec("/tmp/k3", 7 << 20, "skipped: in use"),
+            rec("/tmp/k4", 9 << 20, "error: permission denied"),
+        ])
+        .expect("r");
+    }
+    let (code, stdout, stderr) = cachewatch_cli(dir.path(), &["history", "--since", "1h"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("PRODUCER"))
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["katago-coreml", "already-gone", "1", "-"],
+            vec!["katago-coreml", "deleted", "1", "3.0", "MiB"],
+            vec!["katago-coreml", "error", "1", "-"],
+            vec!["katago-coreml", "skipped", "1", "-"],
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("(3.0 MiB freed)"), "{stdout}");
+}

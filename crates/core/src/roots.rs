@@ -11,10 +11,12 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 mod containers;
+mod nested;
 
 pub use containers::{
     default_container_temps, default_containers_dir, discover_container_temps, resolve, Resolved,
 };
+pub use nested::counted_in_totals;
 
 /// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

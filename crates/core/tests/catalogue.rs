@@ -305,7 +305,7 @@ const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
         "chromium-code-sign-clone",
         RootKind::CodeSignClones,
         ProducerKind::Leak,
-        ReclaimMode::Manual,
+        ReclaimMode::Auto,
     ),
     (
         "clangd-preamble-pch",
@@ -566,13 +566,17 @@ fn captures_carry_pid_ts_and_bundle() {
         (m.rule.id.as_str(), m.captures.pid),
         ("ort-coreml-ep", Some(5047))
     );
-    let m = c
-        .classify(RootKind::Temp, Path::new("onnxruntime-compiled.mlmodelc"))
-        .unwrap();
-    assert_eq!(
-        (m.rule.id.as_str(), m.captures.pid),
-        ("ort-coreml-ep", None)
-    );
+    // An automatic rule claims only ORT's own name form (with the owner pid), never an
+    // onnxruntime-* it cannot decide by pid (a user's extracted release, a renamed bundle).
+    for other in [
+        "onnxruntime-compiled.mlmodelc",
+        "onnxruntime-osx-arm64-1.20.1",
+    ] {
+        assert!(
+            c.classify(RootKind::Temp, Path::new(other)).is_none(),
+            "{other}"
+        );
+    }
 
     let m = c
         .classify(
@@ -1192,4 +1196,37 @@ fn metal_rules_claim_the_entries_inside_their_dirs_never_the_dirs() {
         Path::new("com.python.python/com.apple.metal/16777235_322")
     );
     assert_eq!(inside.captures.bundle.as_deref(), Some("com.python.python"));
+}
+
+/// Issue (tester): the Go rule's globs were broad for an automatic rule. A name is claimed only
+/// in os.MkdirTemp's form: the prefix, then 1 to 10 decimal digits; t.TempDir's prefix a Go test
+/// name (Test, then no lowercase letter).
+#[test]
+fn go_build_workdir_claims_only_go_temp_names() {
+    let c = Catalogue::builtin();
+    let id = |name: &str| {
+        c.classify(RootKind::Temp, Path::new(name))
+            .map(|m| m.rule.id.clone())
+    };
+    for ours in [
+        "go-build4294967295",
+        "go-build7",
+        "TestServeHTTP123456",
+        "Test42",
+    ] {
+        assert_eq!(id(ours).as_deref(), Some("go-build-workdir"), "{ours}");
+    }
+    for not_ours in [
+        "go-build42949672950",
+        "Testing2024",
+        "Tests1",
+        "TestFoo-1",
+        "Testdata",
+    ] {
+        assert_ne!(
+            id(not_ours).as_deref(),
+            Some("go-build-workdir"),
+            "{not_ours}"
+        );
+    }
 }

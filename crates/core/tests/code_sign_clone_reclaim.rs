@@ -88,12 +88,15 @@ fn clone_a_running_process_was_started_from_is_kept_and_an_abandoned_one_is_plan
         KeepReason::InUse { pid, .. } => assert_eq!(*pid, running.0.id()),
         other => panic!("live clone kept for {other:?}, not in use"),
     }
-    // Without naming it, the manual rule plans nothing.
+    // The rule is auto: a reclaim of every producer plans the abandoned clone too. The live one
+    // is in use, and (the app running from it) the newest clone of a running app as well.
     let default = Policy {
         producers: vec![],
         ..policy
     };
-    assert!(plan(&inv, &cat, &default, &SystemProbe::new(), now)
-        .items
-        .is_empty());
+    let all = plan(&inv, &cat, &default, &SystemProbe::new(), now);
+    assert_eq!(
+        all.items.iter().map(|i| &i.path).collect::<Vec<_>>(),
+        [&abandoned]
+    );
 }

@@ -9,8 +9,10 @@
 //!
 //! Rules (`rule` in [`AlertDto`]): `producer-growth` (a producer grew more than N bytes or M items
 //! in a window: leaks like Metal's `gpuarchiver-*` are thousands of small dirs, so items count as
-//! much as bytes), `total-limit`, `free-disk`, `disk-full-eta`, and `crash-loop` (evaluated by
-//! [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector), passed through here).
+//! much as bytes), `total-limit`, `free-disk`, `disk-full-eta`, `unexplained-growth` (off by
+//! default: free space fell by much more than the watched dirs grew, [`crate::outside_growth`]),
+//! and `crash-loop` (evaluated by [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector),
+//! passed through here).
 
 mod config;
 mod eval;
@@ -38,16 +40,20 @@ pub enum AlertRule {
     DiskFullEta,
     /// A process keeps crashing (see [`crate::crash`]).
     CrashLoop,
+    /// Free space fell by much more than the watched dirs grew (see [`crate::outside_growth`]);
+    /// only when [`AlertsConfig::unexplained_growth_alert`] is on.
+    UnexplainedGrowth,
 }
 
 impl AlertRule {
     /// All rules.
-    pub const ALL: [AlertRule; 5] = [
+    pub const ALL: [AlertRule; 6] = [
         AlertRule::ProducerGrowth,
         AlertRule::TotalLimit,
         AlertRule::FreeDisk,
         AlertRule::DiskFullEta,
         AlertRule::CrashLoop,
+        AlertRule::UnexplainedGrowth,
     ];
 
     /// The kebab-case name stored in [`AlertDto::rule`].
@@ -58,6 +64,7 @@ impl AlertRule {
             AlertRule::FreeDisk => "free-disk",
             AlertRule::DiskFullEta => "disk-full-eta",
             AlertRule::CrashLoop => "crash-loop",
+            AlertRule::UnexplainedGrowth => "unexplained-growth",
         }
     }
 

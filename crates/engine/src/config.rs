@@ -207,6 +207,20 @@ pub struct LoadedConfig {
 }
 
 impl LoadedConfig {
+    /// Checks what parsing alone cannot: the `[[producer]]` rules compile with the built-in
+    /// catalogue and every `[[auto_reclaim]]` rule names producers it knows and may reclaim.
+    /// [`load`] calls it, so every command refuses an invalid file the same way (a `scan` used to
+    /// accept an `[[auto_reclaim]]` that `reclaim --rules` refused).
+    ///
+    /// # Errors
+    /// [`ConfigError::Catalogue`] or [`ConfigError::Invalid`], naming this file and the line.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let catalogue = self.catalogue()?;
+        self.auto_reclaim(&catalogue).map(|_| ())
+    }
+}
+
+impl LoadedConfig {
     /// The built-in catalogue plus the file's `[[producer]]` rules.
     ///
     /// # Errors
@@ -303,7 +317,8 @@ fn project_dirs() -> Result<directories::ProjectDirs, ConfigError> {
 /// # Errors
 /// [`ConfigError::Read`] when the file exists but cannot be read (or is not UTF-8),
 /// [`ConfigError::NotAFile`] when it is not a regular file, [`ConfigError::TooLarge`] past the
-/// cap, [`ConfigError::Invalid`] with the line when it is not valid.
+/// cap, [`ConfigError::Invalid`] with the line when it is not valid, including what only the
+/// catalogue can check ([`LoadedConfig::validate`]).
 pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
     let text = match read_capped(path) {
         Ok(t) => t,
@@ -313,11 +328,13 @@ pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
         Err(e) => return Err(e),
     };
     let config = parse(&text, path)?;
-    Ok(LoadedConfig {
+    let loaded = LoadedConfig {
         config,
         path: path.to_owned(),
         text,
-    })
+    };
+    loaded.validate()?;
+    Ok(loaded)
 }
 
 /// The text of the regular file `path`, at most [`MAX_CONFIG_BYTES`].

@@ -1,7 +1,8 @@
 //! Growth history, the reclaim audit trail and the alert log, in one SQLite file.
 //!
 //! Shape of the database (schema version [`SCHEMA_VERSION`], kept in `PRAGMA user_version`):
-//! - `series`: one row per thing measured: a producer, a root or the total.
+//! - `series`: one row per thing measured: a producer, a root, the total, or a volume's free
+//!   space (kind `volume-free`, path = the mount point; its samples hold free bytes).
 //! - `samples`: `(series, unix secs) -> allocated bytes, apparent bytes, items`, bounded by
 //!   [`History::compact`] (see there for the bound).
 //! - `reclaims`: one row per deletion attempt ([`reclaim::AuditRecord`](crate::reclaim::AuditRecord)).
@@ -17,6 +18,7 @@ mod compact;
 mod error;
 mod file_check;
 mod growth;
+mod outside;
 mod reclaims;
 mod runs;
 mod samples;

@@ -26,6 +26,7 @@ pub mod crash;
 pub mod history;
 pub mod metrics;
 pub mod monitor;
+pub mod outside_growth;
 pub mod procwatch;
 pub mod snapshot;
 pub mod watch;

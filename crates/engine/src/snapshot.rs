@@ -224,6 +224,12 @@ pub struct Snapshot {
     /// Growth of all roots over the span observed (at most the last day), reclaims kept out.
     #[serde(default)]
     pub total_growth: Option<ObservedGrowth>,
+    /// Growth outside the watched roots, per volume holding one: free-space fall minus the roots'
+    /// growth over the last `unexplained_growth_window` of samples (`outside_growth`); `notable`
+    /// ones are worth saying. Empty without history. The gauge
+    /// `cachewatch_unexplained_growth_bytes{mount}` is each entry's `unexplained_bytes`.
+    #[serde(default)]
+    pub unexplained_growth: Vec<crate::outside_growth::Unexplained>,
     /// Per root.
     pub roots: Vec<RootDto>,
     /// Per producer, largest allocated first.

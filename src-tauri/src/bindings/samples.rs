@@ -39,6 +39,16 @@ fn snapshot() -> Snapshot {
         disk_full_eta_secs: Some(3 * 86_400),
         disk_full_eta_span_secs: Some(2 * 3600),
         total_growth: None,
+        unexplained_growth: vec![cachewatch::outside_growth::Unexplained {
+            mount: "/".to_owned(),
+            from_unix_secs: NOW - 6 * 3600,
+            to_unix_secs: NOW,
+            free_fall_bytes: 42 << 30,
+            roots_growth_bytes: 1288490188,
+            unexplained_bytes: (42 << 30) - 1288490188,
+            left_out_secs: 0,
+            notable: true,
+        }],
         roots: RootKind::ALL
             .iter()
             .map(|k| RootDto {
@@ -254,6 +264,12 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::HoldsProtected {
             path: PathBuf::from("/home/user"),
         },
+        KeepReason::NewestCloneOfRunningApp {
+            app: "Google Chrome".to_owned(),
+        },
+        KeepReason::Unreadable {
+            path: PathBuf::from("/roots/temp/kept/private"),
+        },
     ];
     for r in &all {
         match r {
@@ -268,7 +284,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::UnknownProducer
             | KeepReason::HoldsRoot { .. }
             | KeepReason::HoldsMount { .. }
-            | KeepReason::HoldsProtected { .. } => {}
+            | KeepReason::HoldsProtected { .. }
+            | KeepReason::NewestCloneOfRunningApp { .. }
+            | KeepReason::Unreadable { .. } => {}
         }
     }
     all

@@ -14,6 +14,10 @@ import type { CrashLoopConfig } from "./CrashLoopConfig";
  * free_disk_min_bytes = 10737418240    # 10 GiB
  * disk_full_eta_min_hours = 24
  * cooldown = "6h"
+ * unexplained_growth_alert = false          # notify on growth outside the watched dirs
+ * unexplained_growth_min_bytes = 1073741824 # 1 GiB ...
+ * unexplained_growth_min_ratio = 1          # ... and at least 1x what the watched dirs grew
+ * unexplained_growth_window = "6h"
  *
  * [alerts.crash_loop]
  * crash_loop_reports = 5
@@ -52,6 +56,24 @@ disk_full_eta_min_hours: number,
  * After an alert, the same rule for the same producer stays silent this long (default 6 h).
  */
 cooldown: string, 
+/**
+ * Fire `unexplained-growth` when free space fell by much more than the watched dirs grew
+ * ([`crate::outside_growth`]); off by default (a large download is growth outside the roots
+ * too). `status`, the app and `/metrics` show the figure whatever this says.
+ */
+unexplained_growth_alert: boolean, 
+/**
+ * Growth outside the roots is worth saying from this many bytes (default 1 GiB) ...
+ */
+unexplained_growth_min_bytes: number, 
+/**
+ * ... and from this many times the watched dirs' own growth (default 1).
+ */
+unexplained_growth_min_ratio: number, 
+/**
+ * The window free space and the roots are compared over (default 6 h).
+ */
+unexplained_growth_window: string, 
 /**
  * Crash-loop settings (`[alerts.crash_loop]`), used by
  * [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector).

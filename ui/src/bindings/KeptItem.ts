@@ -54,4 +54,13 @@ mount_point: string, } | { "reason": "holds-protected",
  * The protected path it is or holds. Serialized as `protected_path`: a [`KeptItem`](super::KeptItem)
  * flattens the reason next to its own `path`.
  */
-protected_path: string, });
+protected_path: string, } | { "reason": "newest-clone-of-running-app", 
+/**
+ * The running executable name the clone holds (`<App>.app/Contents/MacOS/<name>`).
+ */
+app: string, } | { "reason": "unreadable", 
+/**
+ * The first path inside it the scan could not read. Serialized as `unreadable_path`: a
+ * [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
+ */
+unreadable_path: string, });

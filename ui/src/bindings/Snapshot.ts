@@ -8,6 +8,7 @@ import type { ProducerDto } from "./ProducerDto";
 import type { RootDto } from "./RootDto";
 import type { ScanProgress } from "./ScanProgress";
 import type { UnattributedDto } from "./UnattributedDto";
+import type { Unexplained } from "./Unexplained";
 
 /**
  * The whole state the monitor publishes.
@@ -50,6 +51,13 @@ disk_full_eta_span_secs: number | null,
  * Growth of all roots over the span observed (at most the last day), reclaims kept out.
  */
 total_growth: ObservedGrowth | null, 
+/**
+ * Growth outside the watched roots, per volume holding one: free-space fall minus the roots'
+ * growth over the last `unexplained_growth_window` of samples (`outside_growth`); `notable`
+ * ones are worth saying. Empty without history. The gauge
+ * `cachewatch_unexplained_growth_bytes{mount}` is each entry's `unexplained_bytes`.
+ */
+unexplained_growth: Array<Unexplained>, 
 /**
  * Per root.
  */

@@ -37,6 +37,7 @@ export type { ScanProgress } from './ScanProgress';
 export type { Settings } from './Settings';
 export type { Snapshot } from './Snapshot';
 export type { UnattributedDto } from './UnattributedDto';
+export type { Unexplained } from './Unexplained';
 export type { WatchMode } from './WatchMode';
 export type { Command, CommandArgs, CommandResult, CommandSignatures } from './commands';
 export { COMMANDS } from './commands';

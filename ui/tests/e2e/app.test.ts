@@ -74,6 +74,8 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     alerts: {
       producer_growth_bytes: 1073741824, producer_growth_items: 5000, producer_growth_window: '1h', total_limit_bytes: null,
       free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
+      unexplained_growth_alert: false, unexplained_growth_min_bytes: 1073741824, unexplained_growth_min_ratio: 1,
+      unexplained_growth_window: '6h',
       crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
     },
   };

@@ -262,6 +262,18 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/temp/odd",
       "root_kind": "container-temp"
     }
+  ],
+  "unexplained_growth": [
+    {
+      "free_fall_bytes": 45097156608,
+      "from_unix_secs": 1763978400,
+      "left_out_secs": 0,
+      "mount": "/",
+      "notable": true,
+      "roots_growth_bytes": 1288490188,
+      "to_unix_secs": 1764000000,
+      "unexplained_bytes": 43808666420
+    }
   ]
 };
 
@@ -370,6 +382,18 @@ export const PLAN: ReclaimPlan = {
       "producer": "gpuarchiver",
       "protected_path": "/home/user",
       "reason": "holds-protected"
+    },
+    {
+      "app": "Google Chrome",
+      "path": "/roots/temp/kept",
+      "producer": "gpuarchiver",
+      "reason": "newest-clone-of-running-app"
+    },
+    {
+      "path": "/roots/temp/kept",
+      "producer": "gpuarchiver",
+      "reason": "unreadable",
+      "unreadable_path": "/roots/temp/kept/private"
     }
   ],
   "planned_bytes": 8192,
@@ -432,7 +456,11 @@ export const SETTINGS: Settings = {
     "producer_growth_bytes": 1073741824,
     "producer_growth_items": 5000,
     "producer_growth_window": "1h",
-    "total_limit_bytes": 21474836480
+    "total_limit_bytes": 21474836480,
+    "unexplained_growth_alert": false,
+    "unexplained_growth_min_bytes": 1073741824,
+    "unexplained_growth_min_ratio": 1,
+    "unexplained_growth_window": "6h"
   },
   "default_threshold_secs": 259200,
   "open_at_login": true
@@ -520,7 +548,11 @@ export const DEFAULT_SETTINGS: Settings = {
     "producer_growth_bytes": 1073741824,
     "producer_growth_items": 5000,
     "producer_growth_window": "1h",
-    "total_limit_bytes": null
+    "total_limit_bytes": null,
+    "unexplained_growth_alert": false,
+    "unexplained_growth_min_bytes": 1073741824,
+    "unexplained_growth_min_ratio": 1,
+    "unexplained_growth_window": "6h"
   },
   "default_threshold_secs": 259200,
   "open_at_login": false

@@ -257,3 +257,31 @@ pub(super) fn release_free_memory() {
         "returned free heap memory to the OS"
     );
 }
+
+pub(super) fn mount_points() -> Vec<PathBuf> {
+    // SAFETY: a null buffer asks for the number of mounted file systems only.
+    let n = unsafe { libc::getfsstat(std::ptr::null_mut(), 0, libc::MNT_NOWAIT) };
+    let Ok(n) = usize::try_from(n) else {
+        return Vec::new();
+    };
+    // Room for a few mounts made in between.
+    let mut buf: Vec<libc::statfs> = Vec::with_capacity(n + 8);
+    let bytes = buf.capacity() * std::mem::size_of::<libc::statfs>();
+    let Ok(bytes) = libc::c_int::try_from(bytes) else {
+        return Vec::new();
+    };
+    // SAFETY: `buf` has room for `bytes` bytes of `statfs` records.
+    let got = unsafe { libc::getfsstat(buf.as_mut_ptr(), bytes, libc::MNT_NOWAIT) };
+    let Ok(got) = usize::try_from(got) else {
+        return Vec::new();
+    };
+    // SAFETY: getfsstat filled `got` records (at most the capacity it was given).
+    unsafe { buf.set_len(got.min(buf.capacity())) };
+    buf.iter()
+        .map(|s| {
+            // SAFETY: f_mntonname is a NUL-terminated C string inside the record.
+            let c = unsafe { CStr::from_ptr(s.f_mntonname.as_ptr()) };
+            PathBuf::from(OsStr::from_bytes(c.to_bytes()))
+        })
+        .collect()
+}

@@ -61,6 +61,14 @@ pub fn open_files() -> OpenFiles {
     imp::open_files()
 }
 
+/// The mount points of every mounted file system (empty when they cannot be read).
+///
+/// Linux: field 5 of `/proc/self/mountinfo` (octal escapes undone). macOS: `getfsstat`'s
+/// `f_mntonname`. Reclaim's plan keeps an item with a mount point inside it (`holds-mount`).
+pub fn mount_points() -> Vec<PathBuf> {
+    imp::mount_points()
+}
+
 /// Number of threads of process `pid`; `None` when the process is gone or cannot be inspected.
 ///
 /// Linux: the `Threads:` line of `/proc/<pid>/status`. macOS: `libproc`

@@ -107,3 +107,34 @@ pub(super) fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+pub(super) fn mount_points() -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.split(|b| *b == b'\n')
+        .filter_map(|line| line.split(|b| *b == b' ').nth(4))
+        .map(|field| PathBuf::from(std::ffi::OsStr::from_bytes(&unescape_octal(field))))
+        .collect()
+}
+
+/// `/proc` writes a space, tab, newline and backslash in a path as `\040`, `\011`, `\012`, `\134`.
+fn unescape_octal(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        let digits = field.get(i + 1..i + 4);
+        let octal = digits.filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match (field[i], octal) {
+            (b'\\', Some(d)) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}

@@ -1,10 +1,15 @@
-//! Why [`plan`](super::plan) or [`execute`](super::execute) kept an item.
+//! Why [`plan`](super::plan) or [`execute`](super::execute) kept an item, and the keep rules
+//! that look at more than one item ([`NewestCloneGuard`]).
 
-use std::path::PathBuf;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::path_text;
+use crate::inventory::{Inventory, Item};
+use crate::process::ProcessProbe;
+use crate::roots::RootKind;
 
 /// Why an item was kept.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -80,6 +85,21 @@ pub enum KeepReason {
         #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
+    /// The newest code-sign clone of an app that is running (`code-sign-clones` root: clones
+    /// grouped by the rule's `bundle` capture); see [`NewestCloneGuard`].
+    NewestCloneOfRunningApp {
+        /// The running executable name the clone holds (`<App>.app/Contents/MacOS/<name>`).
+        app: String,
+    },
+    /// The scan could not read the item or something inside it (permission denied, I/O error):
+    /// execute could not delete it whole, so the plan keeps it.
+    Unreadable {
+        /// The first path inside it the scan could not read. Serialized as `unreadable_path`: a
+        /// [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
+        #[serde(rename = "unreadable_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for KeepReason {
@@ -110,6 +130,161 @@ impl std::fmt::Display for KeepReason {
             KeepReason::HoldsProtected { path } => {
                 write!(f, "it is or holds the protected path {}", path.display())
             }
+            KeepReason::NewestCloneOfRunningApp { app } => {
+                write!(f, "the newest clone of {app}, which is running")
+            }
+            KeepReason::Unreadable { path } => {
+                write!(f, "unreadable: the scan could not read {}", path.display())
+            }
         }
     }
+}
+
+/// The keep rules [`plan`](super::plan) applies to an item it would otherwise delete, so that the
+/// dry run already shows what execute would keep (issue 12): the item holds a mount point
+/// ([`KeepReason::HoldsMount`], from the OS's mount table, bind mounts of the same file system
+/// included), the scan could not read it or something inside it ([`KeepReason::Unreadable`]),
+/// or it is the newest clone of a running app ([`NewestCloneGuard`]). Execute still re-checks
+/// mounts itself (one mounted after the plan).
+#[derive(Debug, Default)]
+pub struct PlanGuards {
+    newest: NewestCloneGuard,
+    /// Mount points, sorted (component order).
+    mounts: Vec<PathBuf>,
+    /// What the scan could not read, sorted.
+    unreadable: Vec<PathBuf>,
+}
+
+impl PlanGuards {
+    /// Reads the mount table once and gathers the scan's unreadable paths of `inv`.
+    pub fn new(inv: &Inventory, probe: &dyn ProcessProbe) -> PlanGuards {
+        let mut mounts = crate::platform::mount_points();
+        mounts.sort();
+        mounts.dedup();
+        let mut unreadable: Vec<PathBuf> = inv
+            .roots
+            .iter()
+            .flat_map(|r| r.issues.iter().map(|i| i.path.clone()))
+            .collect();
+        unreadable.sort();
+        unreadable.dedup();
+        PlanGuards {
+            newest: NewestCloneGuard::new(inv, probe),
+            mounts,
+            unreadable,
+        }
+    }
+
+    /// Why the item at `path` (absolute, as the inventory has it) must be kept, if it must.
+    pub fn keep_reason(&self, path: &Path) -> Option<KeepReason> {
+        if let Some(m) = first_under(&self.mounts, path) {
+            return Some(KeepReason::HoldsMount { path: m.clone() });
+        }
+        if let Some(u) = first_under(&self.unreadable, path) {
+            return Some(KeepReason::Unreadable { path: u.clone() });
+        }
+        self.newest.keep_reason(path)
+    }
+}
+
+/// The first of `sorted` at `dir` or under it: `Path` orders by components, so every descendant
+/// of `dir` sorts right after it.
+fn first_under<'a>(sorted: &'a [PathBuf], dir: &Path) -> Option<&'a PathBuf> {
+    let at = sorted.partition_point(|p| p.as_path() < dir);
+    sorted.get(at).filter(|p| p.starts_with(dir))
+}
+
+/// "Never the newest clone of a running app" (issue 11; crbug 340836884: Chromium clones its
+/// bundle into `$X/<bundle-id>.code_sign_clone/code_sign_clone.XXXXXX` at every launch, and its
+/// helpers start from the newest clone while the app runs, not always holding a file in it yet).
+///
+/// Items of a `code-sign-clones` root are grouped by rule and `bundle` capture. A group whose app
+/// runs keeps its newest clone: newest by birth time (a clone is a new inode made at launch),
+/// then by newest mtime (clonefile keeps the bundle's mtimes, so these tie across clones of one
+/// app version), then by path. The app runs when a process has an executable name found in one of the group's clones
+/// (`<App>.app/Contents/MacOS/<name>`, or `<App>` from the bundle dir's name), as
+/// [`ProcessProbe::is_running`] answers. A clone that can be read neither way gives no name: a
+/// group none of whose clones names its app keeps its newest clone whatever runs (safe default).
+/// Symlinks are never followed (an item that is a symlink names nothing).
+///
+/// The in-use check (an open or mapped file inside the item, [`ProcessProbe::open_file_under`])
+/// applies to clones as to every item, before and after this guard.
+#[derive(Debug, Default)]
+pub struct NewestCloneGuard {
+    newest: HashMap<PathBuf, String>,
+}
+
+impl NewestCloneGuard {
+    /// Finds the newest clone of every running app in `inv`, asking `probe` (already refreshed).
+    pub fn new(inv: &Inventory, probe: &dyn ProcessProbe) -> NewestCloneGuard {
+        let mut groups: BTreeMap<(&str, &str), Vec<&Item>> = BTreeMap::new();
+        for (root, item) in inv.items() {
+            if root.kind != RootKind::CodeSignClones {
+                continue;
+            }
+            if let (Some(id), Some(bundle)) = (&item.producer, &item.captures.bundle) {
+                groups.entry((id, bundle)).or_default().push(item);
+            }
+        }
+        let mut newest = HashMap::new();
+        for ((_, bundle), clones) in groups {
+            let mut names: Vec<String> = clones.iter().flat_map(|c| app_names(c)).collect();
+            names.sort();
+            names.dedup();
+            let running = if names.is_empty() {
+                Some(bundle.to_owned())
+            } else {
+                names.into_iter().find(|n| probe.is_running(n))
+            };
+            let Some(app) = running else { continue };
+            let key = |i: &&&Item| (i.measure.birth_time, i.measure.newest_mtime, i.path.clone());
+            if let Some(latest) = clones.iter().max_by_key(key) {
+                newest.insert(latest.path.clone(), app);
+            }
+        }
+        NewestCloneGuard { newest }
+    }
+
+    /// The keep reason of the item at `path`, when it is the newest clone of a running app.
+    pub fn keep_reason(&self, path: &Path) -> Option<KeepReason> {
+        self.newest
+            .get(path)
+            .map(|app| KeepReason::NewestCloneOfRunningApp { app: app.clone() })
+    }
+}
+
+/// Executable names a clone holds: for each dir in it (the cloned bundle: `<App>.app`, or
+/// `<App>.app.bundle` as some reports spell it), `<App>` and the entries of its `Contents/MacOS`.
+/// Empty for a symlink or an unreadable clone.
+fn app_names(clone: &Item) -> Vec<String> {
+    let mut out = Vec::new();
+    if clone.is_symlink {
+        return out;
+    }
+    let Ok(entries) = std::fs::read_dir(&clone.path) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let macos = e.path().join("Contents/MacOS");
+        let real_dir = std::fs::symlink_metadata(&macos).is_ok_and(|m| m.is_dir());
+        let inner = real_dir.then(|| std::fs::read_dir(&macos).ok()).flatten();
+        let app = name.strip_suffix(".bundle").unwrap_or(&name);
+        match (app.strip_suffix(".app"), inner) {
+            (Some(app), inner) => {
+                out.push(app.to_owned());
+                out.extend(inner.into_iter().flatten().flatten().map(file_name));
+            }
+            (None, Some(inner)) => out.extend(inner.flatten().map(file_name)),
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+fn file_name(e: std::fs::DirEntry) -> String {
+    e.file_name().to_string_lossy().into_owned()
 }

@@ -55,6 +55,7 @@ pub fn plan(
         .collect();
     roots.sort();
     roots.dedup();
+    let guards = super::keep::PlanGuards::new(inv, probe);
     let mut items = Vec::new();
     let mut kept = Vec::new();
     for (root, item) in inv.items() {
@@ -88,7 +89,8 @@ pub fn plan(
             (None, None) => Err(KeepReason::UnknownProducer),
             (None, Some(_)) if structure => Err(KeepReason::Structure),
             (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
-        };
+        }
+        .and_then(|p| guards.keep_reason(&p.path).map_or(Ok(p), Err));
         match decision {
             Ok(p) => items.push(p),
             Err(reason) => kept.push(KeptItem {

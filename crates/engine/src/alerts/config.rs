@@ -20,6 +20,10 @@ const GIB: u64 = 1 << 30;
 /// free_disk_min_bytes = 10737418240    # 10 GiB
 /// disk_full_eta_min_hours = 24
 /// cooldown = "6h"
+/// unexplained_growth_alert = false          # notify on growth outside the watched dirs
+/// unexplained_growth_min_bytes = 1073741824 # 1 GiB ...
+/// unexplained_growth_min_ratio = 1          # ... and at least 1x what the watched dirs grew
+/// unexplained_growth_window = "6h"
 ///
 /// [alerts.crash_loop]
 /// crash_loop_reports = 5
@@ -56,6 +60,18 @@ pub struct AlertsConfig {
     #[serde(with = "crate::units::duration_text")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub cooldown: Duration,
+    /// Fire `unexplained-growth` when free space fell by much more than the watched dirs grew
+    /// ([`crate::outside_growth`]); off by default (a large download is growth outside the roots
+    /// too). `status`, the app and `/metrics` show the figure whatever this says.
+    pub unexplained_growth_alert: bool,
+    /// Growth outside the roots is worth saying from this many bytes (default 1 GiB) ...
+    pub unexplained_growth_min_bytes: u64,
+    /// ... and from this many times the watched dirs' own growth (default 1).
+    pub unexplained_growth_min_ratio: u64,
+    /// The window free space and the roots are compared over (default 6 h).
+    #[serde(with = "crate::units::duration_text")]
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub unexplained_growth_window: Duration,
     /// Crash-loop settings (`[alerts.crash_loop]`), used by
     /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector).
     pub crash_loop: CrashLoopConfig,
@@ -71,6 +87,10 @@ impl Default for AlertsConfig {
             free_disk_min_bytes: 10 * GIB,
             disk_full_eta_min_hours: 24,
             cooldown: Duration::from_secs(6 * 3600),
+            unexplained_growth_alert: false,
+            unexplained_growth_min_bytes: GIB,
+            unexplained_growth_min_ratio: 1,
+            unexplained_growth_window: Duration::from_secs(6 * 3600),
             crash_loop: CrashLoopConfig::default(),
         }
     }

@@ -64,6 +64,9 @@ pub struct AlertInputs {
     pub free_bytes: Option<u64>,
     /// Time until that volume is full at the recent growth rate; `None` when not growing.
     pub disk_full_eta: Option<Duration>,
+    /// Growth outside the roots per volume ([`crate::outside_growth::unexplained_growth`]);
+    /// the notable ones fire `unexplained-growth` when the config turns it on.
+    pub unexplained: Vec<crate::outside_growth::Unexplained>,
     /// Crash-loop alerts already evaluated (with their own cooldown) by
     /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector); passed through unchanged.
     pub crash_alerts: Vec<AlertDto>,
@@ -132,6 +135,16 @@ impl Alerter {
             let min = Duration::from_secs(self.config.disk_full_eta_min_hours.saturating_mul(3600));
             if eta < min {
                 candidates.push(disk_full(eta, inputs.free_bytes, now));
+            }
+        }
+        if self.config.unexplained_growth_alert {
+            let largest = inputs
+                .unexplained
+                .iter()
+                .filter(|u| u.notable)
+                .max_by_key(|u| u.unexplained_bytes);
+            if let Some(u) = largest {
+                candidates.push(unexplained(u, now));
             }
         }
         for p in &inputs.producers {
@@ -254,6 +267,20 @@ fn disk_full(eta: Duration, free: Option<u64>, now: SystemTime) -> Alert {
             "At the recent growth rate the disk is full in {}{free}. See what grew with \
              `cachewatch history --since 24h`.",
             format_span(eta)
+        ),
+        time: now,
+    }
+}
+
+fn unexplained(u: &crate::outside_growth::Unexplained, now: SystemTime) -> Alert {
+    Alert {
+        rule: AlertRule::UnexplainedGrowth,
+        producer: None,
+        title: "Something outside the watched dirs is growing".to_string(),
+        message: format!(
+            "{} It grew {}.",
+            u.message(),
+            format_bytes(u.unexplained_bytes.into())
         ),
         time: now,
     }

@@ -25,6 +25,8 @@ pub fn reason_code(r: &KeepReason) -> &'static str {
         KeepReason::HoldsRoot { .. } => "holds-root",
         KeepReason::HoldsMount { .. } => "holds-mount",
         KeepReason::HoldsProtected { .. } => "holds-protected",
+        KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
+        KeepReason::Unreadable { .. } => "unreadable",
     }
 }
 

@@ -134,8 +134,9 @@ impl History {
             .map_err(self.err("compute growth"))
     }
 
-    /// What grew since `since`: the growth of every series from `since` to `now` (measured as
-    /// in [`History::growth`]), largest byte growth first, then largest item growth.
+    /// What grew since `since`: the growth of every size series (free-space series left out)
+    /// from `since` to `now` (measured as in [`History::growth`]), largest byte growth first,
+    /// then largest item growth.
     ///
     /// # Errors
     /// [`HistoryError`] naming this database.
@@ -146,6 +147,9 @@ impl History {
     ) -> Result<Vec<(Series, Growth)>, HistoryError> {
         let mut out = Vec::new();
         for series in self.all_series()? {
+            if matches!(series, Series::VolumeFree { .. }) {
+                continue;
+            }
             if let Some(g) = self
                 .growth_from(&series, unix_secs(since), unix_secs(now))
                 .map_err(self.err("compute growth"))?

@@ -24,6 +24,13 @@ pub enum Series {
     },
     /// All roots together.
     Total,
+    /// Free bytes of one volume (stored in the `allocated_bytes` column; `apparent_bytes` holds
+    /// the volume's size and `items` is 0), for the growth-outside-the-roots check
+    /// ([`crate::outside_growth`]).
+    VolumeFree {
+        /// The volume's mount point.
+        mount: PathBuf,
+    },
 }
 
 impl Series {
@@ -35,6 +42,9 @@ impl Series {
                 ("root", kind.as_str(), path.as_os_str().as_encoded_bytes())
             }
             Series::Total => ("total", "", &[]),
+            Series::VolumeFree { mount } => {
+                ("volume-free", "", mount.as_os_str().as_encoded_bytes())
+            }
         }
     }
 
@@ -46,16 +56,20 @@ impl Series {
                 path: PathBuf::from(OsString::from_vec(raw)),
             }),
             "total" => Some(Series::Total),
+            "volume-free" => Some(Series::VolumeFree {
+                mount: PathBuf::from(OsString::from_vec(raw)),
+            }),
             _ => None,
         }
     }
 
-    /// A short label: `producer ID`, `root KIND PATH` or `total`.
+    /// A short label: `producer ID`, `root KIND PATH`, `total` or `free space MOUNT`.
     pub fn label(&self) -> String {
         match self {
             Series::Producer(id) => format!("producer {id}"),
             Series::Root { kind, path } => format!("root {kind} {}", path.display()),
             Series::Total => "total".to_string(),
+            Series::VolumeFree { mount } => format!("free space {}", mount.display()),
         }
     }
 }
@@ -92,6 +106,7 @@ impl History {
         }
         let text = match series {
             Series::Root { path, .. } => path.to_string_lossy().into_owned(),
+            Series::VolumeFree { mount } => mount.to_string_lossy().into_owned(),
             _ => String::new(),
         };
         conn.prepare_cached(

@@ -84,6 +84,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         disk_full_eta_secs: None,
         disk_full_eta_span_secs: None,
         total_growth: None,
+        unexplained_growth: Vec::new(),
         roots: vec![RootDto {
             kind: "temp".into(),
             path: "/tmp/a\"b\\c".into(),

@@ -76,6 +76,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         disk_full_eta_secs: None,
         disk_full_eta_span_secs: None,
         total_growth: None,
+        unexplained_growth: Vec::new(),
         roots: Vec::new(),
         producers: Vec::new(),
         unattributed: Vec::new(),
@@ -226,11 +227,16 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         state: inp.state,
         scan_progress: inp.progress,
         threshold_secs: inp.threshold.as_secs(),
-        total_allocated_bytes: inp.roots.iter().map(|r| r.total.allocated_bytes).sum(),
-        total_apparent_bytes: inp.roots.iter().map(|r| r.total.apparent_bytes).sum(),
+        total_allocated_bytes: counted_roots(inp.roots)
+            .map(|r| r.total.allocated_bytes)
+            .sum(),
+        total_apparent_bytes: counted_roots(inp.roots)
+            .map(|r| r.total.apparent_bytes)
+            .sum(),
         disk_full_eta_secs: eta.map(|(secs, _)| secs),
         disk_full_eta_span_secs: eta.map(|(_, span)| span),
         total_growth: inp.recorder.total_observed().map(Into::into),
+        unexplained_growth: inp.recorder.unexplained().to_vec(),
         roots,
         producers,
         unattributed,
@@ -239,6 +245,17 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         errors,
         auto_reclaim: inp.auto,
     }
+}
+
+/// The roots whose bytes count in totals over all roots: a root nested inside another on the
+/// same device is already in that one's scan (`roots::counted_in_totals`).
+pub fn counted_roots(roots: &[RootState]) -> impl Iterator<Item = &RootState> {
+    let counted = crate::roots::counted_in_totals(roots.iter().map(|r| &r.root));
+    roots
+        .iter()
+        .zip(counted)
+        .filter(|(_, c)| *c)
+        .map(|(r, _)| r)
 }
 
 fn kind_word(k: crate::catalogue::ProducerKind) -> &'static str {

@@ -54,6 +54,8 @@ pub struct Recorder {
     alerter: Alerter,
     alert_growth: BTreeMap<String, Growth>,
     crashes: crate::crash::CrashWatch,
+    /// Growth outside the roots per volume, from the last sample (`crate::outside_growth`).
+    unexplained: Vec<crate::outside_growth::Unexplained>,
 }
 
 impl Recorder {
@@ -72,6 +74,7 @@ impl Recorder {
             crashes: crate::crash::CrashWatch::new(&opts.roots, opts.alerts.crash_loop.clone()),
             alerter,
             alert_growth: BTreeMap::new(),
+            unexplained: Vec::new(),
             db,
             db_path: opts.db_path.clone(),
             retry_at: None,

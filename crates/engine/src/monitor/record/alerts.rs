@@ -93,12 +93,15 @@ impl Recorder {
         let free_bytes = space.iter().flatten().map(|s| s.free_bytes).min();
         let inputs = AlertInputs {
             producers,
-            total_allocated_bytes: roots.iter().map(|r| r.total.allocated_bytes).sum(),
+            total_allocated_bytes: super::super::build::counted_roots(roots)
+                .map(|r| r.total.allocated_bytes)
+                .sum(),
             free_bytes,
             disk_full_eta: free_bytes.and_then(|f| {
                 let g = self.total_growth.as_ref()?;
                 crate::history::steady_eta(f, g, self.total_recent.as_ref())
             }),
+            unexplained: self.unexplained.clone(),
             crash_alerts: self.crashes.update(now),
         };
         self.alerter

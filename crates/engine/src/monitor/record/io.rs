@@ -69,7 +69,8 @@ pub(super) fn samples_of(roots: &[RootState], totals: &BTreeMap<String, Totals>)
         })
         .collect();
     let (mut a, mut b, mut n) = (0, 0, 0);
-    for st in roots {
+    let counted = crate::roots::counted_in_totals(roots.iter().map(|r| &r.root));
+    for (st, counted) in roots.iter().zip(counted) {
         out.push(Sample {
             series: Series::Root {
                 kind: st.root.kind,
@@ -79,9 +80,11 @@ pub(super) fn samples_of(roots: &[RootState], totals: &BTreeMap<String, Totals>)
             apparent_bytes: st.total.apparent_bytes,
             items: st.item_count() as u64,
         });
-        a += st.total.allocated_bytes;
-        b += st.total.apparent_bytes;
-        n += st.item_count() as u64;
+        if counted {
+            a += st.total.allocated_bytes;
+            b += st.total.apparent_bytes;
+            n += st.item_count() as u64;
+        }
     }
     out.push(Sample {
         series: Series::Total,

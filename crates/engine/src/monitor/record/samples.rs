@@ -9,6 +9,7 @@ use crate::watch::state::RootState;
 
 use super::super::build::Totals;
 use super::{io, Recorder};
+use crate::outside_growth as outside;
 
 /// A producer whose allocated bytes moved by this fraction since the last sample is sampled now.
 const LARGE_CHANGE_FRACTION: f64 = 0.10;
@@ -50,6 +51,11 @@ impl Recorder {
         let g = self.total_growth.as_ref()?;
         crate::history::steady_eta(free_bytes, g, self.total_recent.as_ref())
             .map(|d| (d.as_secs(), g.span().as_secs()))
+    }
+
+    /// Growth outside the roots per volume at the last sample (`crate::outside_growth`).
+    pub fn unexplained(&self) -> &[crate::outside_growth::Unexplained] {
+        &self.unexplained
     }
 
     /// The total's growth over the span observed (reclaims kept out), for the snapshot.
@@ -131,16 +137,44 @@ impl Recorder {
         let Some(db) = self.db.clone().filter(|_| self.history_ready(now)) else {
             return;
         };
-        let samples = io::samples_of(roots, totals);
+        let mut samples = io::samples_of(roots, totals);
+        // Free space of the roots' volumes, for the growth-outside-the-roots check.
+        let space = super::super::build::volume_space(roots);
+        let vols = space.iter().flatten();
+        samples.extend(outside::volume_samples(
+            vols.map(|v| (v.mount.as_str(), v.free_bytes, v.total_bytes)),
+        ));
+        // A nested root's growth is in its outer root's already (`roots::counted_in_totals`).
+        let counted = crate::roots::counted_in_totals(roots.iter().map(|r| &r.root));
+        let groups = outside::group_by_volume(roots.iter().zip(&space).zip(counted).map(
+            |((st, v), counted)| {
+                let series = crate::history::Series::Root {
+                    kind: st.root.kind,
+                    path: st.root.path.clone(),
+                };
+                (
+                    series,
+                    v.as_ref()
+                        .filter(|_| counted)
+                        .map(|v| v.mount.clone().into()),
+                )
+            },
+        ));
         let ids: Vec<String> = totals.keys().cloned().collect();
-        let alert_window = self.alerter.config().producer_growth_window;
+        let alerts_config = self.alerter.config().clone();
+        let alert_window = alerts_config.producer_growth_window;
         let res = io::blocking(move || {
             let mut h = db.lock().unwrap_or_else(|e| e.into_inner());
-            io::write_and_read(&mut h, now, &samples, &ids, CHART_WINDOW, alert_window)
+            let read = io::write_and_read(&mut h, now, &samples, &ids, CHART_WINDOW, alert_window)?;
+            Ok((
+                read,
+                outside::unexplained_growth(&h, &groups, &alerts_config, now)?,
+            ))
         })
         .await;
         match res {
-            Ok(read) => {
+            Ok((read, unexplained)) => {
+                self.unexplained = unexplained;
                 self.history_ok();
                 self.growth = read.growth;
                 self.charts = read.charts;
