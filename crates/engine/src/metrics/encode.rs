@@ -81,6 +81,12 @@ pub(crate) const VOLUME_FREE: Def = gauge(
     true,
     "Free bytes on a volume holding a watched root.",
 );
+/// `cachewatch_unexplained_growth_bytes{mount}`.
+pub(crate) const UNEXPLAINED_GROWTH: Def = gauge(
+    "cachewatch_unexplained_growth",
+    true,
+    "Bytes a volume's free space fell beyond what its watched roots grew over the last 6 h (0 when it did not; spans with a reclaim left out).",
+);
 /// `cachewatch_reclaimed_bytes_total{producer}`.
 pub(crate) const RECLAIMED_BYTES: Def = counter(
     "cachewatch_reclaimed",
@@ -200,6 +206,15 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Familie
     f.push(
         VOLUME_FREE,
         mounts.into_iter().map(|(m, free)| (one("mount", m), free)),
+    );
+    f.push(
+        UNEXPLAINED_GROWTH,
+        snap.unexplained_growth.iter().map(|u| {
+            (
+                one("mount", &u.mount),
+                u64::try_from(u.unexplained_bytes).unwrap_or(0),
+            )
+        }),
     );
     let a = &snap.auto_reclaim;
     f.push(

@@ -23,7 +23,10 @@ pub(super) fn sample_snapshot() -> Snapshot {
                        "growth_bytes_per_day": null, "growth_items_per_day": null,
                        "orphan_bytes": 4096, "reclaimable_bytes": 0, "reclaimable_items": 0,
                        "evidence": [], "notes": "", "top_items": [], "history": []}],
-        "unattributed": [], "alerts": [], "errors": []
+        "unattributed": [], "alerts": [], "errors": [],
+        "unexplained_growth": [{"mount": "/", "from_unix_secs": 1000, "to_unix_secs": 22600,
+                                "free_fall_bytes": 5000, "roots_growth_bytes": 1000,
+                                "unexplained_bytes": 4000, "left_out_secs": 0, "notable": false}]
     });
     serde_json::from_value(json).unwrap()
 }
@@ -57,6 +60,10 @@ cachewatch_root_allocated_bytes{kind=\"cache\",path=\"/c\"} 8192
 # TYPE cachewatch_volume_free_bytes gauge
 # UNIT cachewatch_volume_free_bytes bytes
 cachewatch_volume_free_bytes{mount=\"/\"} 77
+# HELP cachewatch_unexplained_growth_bytes Bytes a volume's free space fell beyond what its watched roots grew over the last 6 h (0 when it did not; spans with a reclaim left out).
+# TYPE cachewatch_unexplained_growth_bytes gauge
+# UNIT cachewatch_unexplained_growth_bytes bytes
+cachewatch_unexplained_growth_bytes{mount=\"/\"} 4000
 # HELP cachewatch_reclaimed_bytes Allocated bytes deleted by auto-reclaim rules since the monitor started.
 # TYPE cachewatch_reclaimed_bytes counter
 # UNIT cachewatch_reclaimed_bytes bytes
