@@ -111,7 +111,7 @@ impl Actor {
             // The own entry that the measure of a top-level dir counted becomes the baseline that
             // later changes below it are compared with (see `restat_ancestors`).
             if let (true, Some(own), Some(rel)) = (is_dir, own, st.root.relative(&path)) {
-                st.dirs.insert(rel.into(), own);
+                st.set_dir_stat(rel, Some(own));
             }
         }
     }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::inventory::Captures;
 use crate::roots::RootKind;
 
 fn item(path: &Path, producer: Option<&str>, allocated_bytes: u64, files: u64) -> Item {
@@ -67,13 +68,11 @@ fn groups_follow_updates_like_a_recount() {
         }
         st.refresh_tops();
         let mut want: BTreeMap<Option<String>, Recount> = BTreeMap::new();
-        for (rel, e) in st.entries() {
-            let w = want
-                .entry(e.producer.as_deref().map(str::to_owned))
-                .or_default();
+        for (rel, e) in st.items() {
+            let w = want.entry(e.producer.clone()).or_default();
             w.0 += 1;
             w.1 += e.measure.allocated_bytes;
-            w.2.push((e.measure.allocated_bytes, rel.to_path_buf()));
+            w.2.push((e.measure.allocated_bytes, rel));
         }
         let mut got: BTreeMap<Option<String>, Recount> = st
             .producers()
@@ -102,7 +101,11 @@ fn groups_follow_updates_like_a_recount() {
         }
         got.retain(|_, g| g.0 > 0);
         assert_eq!(got, want, "after step {step}");
-        let sum: u64 = st.entries().map(|(_, e)| e.measure.allocated_bytes).sum();
+        let sum: u64 = st
+            .items()
+            .iter()
+            .map(|(_, e)| e.measure.allocated_bytes)
+            .sum();
         assert_eq!(st.total.allocated_bytes, sum, "after step {step}");
     }
 }
