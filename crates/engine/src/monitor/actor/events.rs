@@ -40,6 +40,12 @@ impl Actor {
             tracing::warn!(root = i, "event for an unknown root index");
             return;
         }
+        if self.watchers[i].is_none() {
+            // A polling (or gone) root: what its dropped watcher still had queued (often an
+            // overflow from the watch walk itself) is covered by the polls; a rescan for it would
+            // only repeat the first scan.
+            return;
+        }
         let event = match msg.event {
             Ok(ev) => ev,
             Err(e) => {
