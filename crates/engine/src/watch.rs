@@ -36,6 +36,14 @@
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
+//! - **Memory on a huge root.** The live inventory costs about 90 bytes per item
+//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 105 MiB after its
+//!   first scan (15 MiB of it the process itself, 65 MiB the inventory, the rest heap left
+//!   fragmented by the scan), and its peak (about 410 MiB) is the scan's own working set while it
+//!   walks a dir of 350k subdirs, not the inventory.
+//! - **Past the inotify limit, the watch walk is wasted.** notify walks and watches dirs until
+//!   `ENOSPC`, so on a 700k-dir tree the first scan starts after a walk of about 190k dirs (tens of
+//!   seconds) whose watches are then dropped.
 //! - **Our own scans overflow inotify.** notify 8 always watches `IN_OPEN`, so a scan (which opens
 //!   every dir) queues one event per dir; past `max_queued_events` (16384) the kernel reports an
 //!   overflow and the root is rescanned once more. On a 111k-dir tree this costs one extra full
