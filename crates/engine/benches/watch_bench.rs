@@ -131,7 +131,7 @@ async fn run_size(entries: usize, idle: Option<Duration>) {
         // The watcher alone (notify's own tables per watched dir), in a process that then exits.
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let (r0, t) = (rss_mib(), Instant::now());
-        let w = cachewatch::watch::RootWatcher::start(0, &root, tx).unwrap();
+        let (w, _) = cachewatch::watch::RootWatcher::start(0, &root, tx).unwrap();
         println!(
             "  notify watcher alone: {:.1?} to start, +{:.0} MiB resident ({:.0} MiB peak)",
             t.elapsed(),

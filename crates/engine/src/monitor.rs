@@ -35,8 +35,12 @@ use crate::watch::WatchMsg;
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Default interval between history samples.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(300);
-/// Interval between rescans of a root that cannot be watched by events.
+/// Interval between polls of a root that cannot be watched by events (Linux past the inotify
+/// limit; see [`crate::watch`]), and between tries to watch again a path whose watch failed.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// Every this many polls of a polling root is a full rescan (a poll sees items' top entries, not
+/// changes deeper inside an item).
+pub const POLL_FULL_EVERY: u32 = 10;
 /// How long [`MonitorHandle::flush`] waits for its marker events before giving up.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(20);
 

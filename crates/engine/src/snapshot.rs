@@ -40,11 +40,16 @@ pub struct ScanProgress {
 pub enum WatchMode {
     /// Live file-system events (FSEvents, inotify).
     Events,
-    /// Periodic rescans (e.g. Linux ran out of inotify watches).
+    /// Polled every 60 s: each item's top entry and each dir between the root and its items
+    /// re-stat'ed, only what moved re-measured, a full rescan every tenth poll (Linux ran out of
+    /// inotify watches; macOS FSEvents has no such limit).
     Polling,
     /// Not watched (an error; see `watch_error`).
     Off,
 }
+
+/// At most this many unreadable paths are listed per root in a snapshot.
+pub const UNREADABLE_LISTED: usize = 20;
 
 /// One root in a snapshot.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -75,6 +80,15 @@ pub struct RootDto {
     pub watch_error: Option<String>,
     /// Unreadable paths counted in the last scan.
     pub unreadable: u64,
+    /// The unreadable paths of the last scan, at most [`UNREADABLE_LISTED`] of them (`unreadable`
+    /// counts them all).
+    #[serde(default)]
+    pub unreadable_paths: Vec<String>,
+    /// Paths below an evented root that are not watched by events (their watch failed, e.g. an
+    /// unreadable dir): the rest of the root stays watched and these are tried again every 60 s.
+    /// Empty when the whole root is watched, or polls (`watch_mode`).
+    #[serde(default)]
+    pub unwatched_paths: Vec<String>,
     /// Full rescans of this root since the monitor started, the first scan excluded (rescan
     /// flags, event queue overflows, watcher errors, polling, a root that came back).
     #[serde(default)]

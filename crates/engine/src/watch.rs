@@ -6,8 +6,19 @@
 //!
 //! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`; or out of
 //! inotify instances: `EMFILE` from `inotify_init`, `/proc/sys/fs/inotify/max_user_instances`),
-//! the root falls back to periodic rescans ([`crate::snapshot::WatchMode::Polling`]): every
-//! [`crate::monitor::POLL_INTERVAL`] and on each [`crate::monitor::MonitorHandle::flush`].
+//! the root falls back to polling ([`crate::snapshot::WatchMode::Polling`]): every
+//! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each item's top entry and each dir between
+//! the root and the items, lists only the dirs whose mtime moved and re-measures only the items
+//! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]th
+//! poll, and each [`crate::monitor::MonitorHandle::flush`], is a full rescan instead. macOS has no
+//! such limit (FSEvents watches a tree with one stream), so there a root polls only when its
+//! stream cannot be made at all.
+//!
+//! A path whose own watch fails for another reason (an unreadable dir: inotify needs read
+//! permission) does not switch its root to polling: the rest of the root stays watched by events
+//! and that path is listed ([`RootWatcher::start`], the snapshot's `unwatched_paths`) and tried
+//! again at every poll interval; when it can be watched again, the item holding it is
+//! re-measured.
 //!
 //! # Known problems
 //! - **New dirs race inotify.** Files created in a new dir before its watch is added send no
@@ -20,9 +31,19 @@
 //!   producer are kept by deltas ([`state::RootState`]), so an update costs about the same at 10k
 //!   and 1M entries (a few ms; see `benches/watch_bench.rs`). O(items) work is left to rescans and
 //!   the periodic reclaimable figures (every 30 s while events flow).
-//! - **Polling re-reads the whole root.** The fallback rescans the root rather than re-reading
-//!   only what changed, so a change shows up within one poll interval (or at the next flush), at
-//!   the cost of a full scan each time.
+//! - **Polling sees top entries, not contents.** A poll compares each item's top entry with the
+//!   item's newest mtime, so a file rewritten in place inside an item dir (or a change in a subdir
+//!   of an item) shows up only at the next full rescan (every
+//!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
+//!   per dir (the monitor logs each poll's count and time).
+//! - **Memory on a huge root.** The live inventory costs about 90 bytes per item
+//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 105 MiB after its
+//!   first scan (15 MiB of it the process itself, 65 MiB the inventory, the rest heap left
+//!   fragmented by the scan), and its peak (about 410 MiB) is the scan's own working set while it
+//!   walks a dir of 350k subdirs, not the inventory.
+//! - **Past the inotify limit, the watch walk is wasted.** notify walks and watches dirs until
+//!   `ENOSPC`, so on a 700k-dir tree the first scan starts after a walk of about 190k dirs (tens of
+//!   seconds) whose watches are then dropped.
 //! - **Our own scans overflow inotify.** notify 8 always watches `IN_OPEN`, so a scan (which opens
 //!   every dir) queues one event per dir; past `max_queued_events` (16384) the kernel reports an
 //!   overflow and the root is rescanned once more. On a 111k-dir tree this costs one extra full
@@ -31,7 +52,7 @@
 pub mod map;
 pub mod state;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use notify::{RecursiveMode, Watcher};
 use tokio::sync::mpsc::UnboundedSender;
@@ -93,7 +114,7 @@ pub struct WatchMsg {
 
 /// A live recursive watch on one root. Dropping it stops the watch.
 pub struct RootWatcher {
-    _watcher: notify::RecommendedWatcher,
+    watcher: notify::RecommendedWatcher,
 }
 
 impl std::fmt::Debug for RootWatcher {
@@ -102,18 +123,30 @@ impl std::fmt::Debug for RootWatcher {
     }
 }
 
+/// A path below a root that could not be watched by events (the rest of the root is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unwatched {
+    /// The path (absolute, under the root's canonical path).
+    pub path: PathBuf,
+    /// Why its watch failed.
+    pub error: String,
+}
+
 impl RootWatcher {
     /// Starts a recursive watch on `root` (its canonical path), sending every event and error to
-    /// `tx` tagged with `index`.
+    /// `tx` tagged with `index`. A path below the root whose watch fails for another reason than
+    /// the OS limit (an unreadable dir: `EACCES` from `inotify_add_watch`) does not fail the root:
+    /// the rest is watched and the path is returned in the list, to be polled.
     ///
     /// # Errors
     /// [`WatchError::Create`] when the OS watcher cannot be made, [`WatchError::Watch`] when the
-    /// root cannot be watched (see [`WatchError::is_watch_limit`]).
+    /// root itself cannot be watched or the OS limit on watches is reached (see
+    /// [`WatchError::is_watch_limit`]).
     pub fn start(
         index: usize,
         root: &Root,
         tx: UnboundedSender<WatchMsg>,
-    ) -> Result<RootWatcher, WatchError> {
+    ) -> Result<(RootWatcher, Vec<Unwatched>), WatchError> {
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 if tx.send(WatchMsg { root: index, event }).is_err() {
@@ -121,12 +154,68 @@ impl RootWatcher {
                 }
             })
             .map_err(|source| WatchError::Create { source })?;
-        watcher
-            .watch(&root.canonical, RecursiveMode::Recursive)
-            .map_err(|source| WatchError::Watch {
+        let mut unwatched = Vec::new();
+        watch_tree(&mut watcher, &root.canonical, true, &mut unwatched).map_err(|source| {
+            WatchError::Watch {
                 path: root.canonical.clone(),
                 source,
-            })?;
-        Ok(RootWatcher { _watcher: watcher })
+            }
+        })?;
+        Ok((RootWatcher { watcher }, unwatched))
     }
+
+    /// Tries again to watch `path` (a path [`RootWatcher::start`] could not watch) and what is
+    /// below it; returns what still cannot be watched.
+    ///
+    /// # Errors
+    /// The OS limit on watches, or `path` itself cannot be watched.
+    pub fn watch_again(&mut self, path: &Path) -> Result<Vec<Unwatched>, notify::Error> {
+        let mut unwatched = Vec::new();
+        watch_tree(&mut self.watcher, path, true, &mut unwatched)?;
+        Ok(unwatched)
+    }
+}
+
+/// Watches `dir` recursively. When a path below it cannot be watched (not for the OS limit: that
+/// is returned), watches its siblings one by one, going down to that path, and lists it in
+/// `unwatched`. `dir` itself failing is an error when `top`, else listed too. The dirs walked
+/// before the failure are walked again (adding a watch twice is harmless), so a failure at depth
+/// `d` costs up to `d` walks of the subtree holding it.
+fn watch_tree(
+    w: &mut notify::RecommendedWatcher,
+    dir: &Path,
+    top: bool,
+    unwatched: &mut Vec<Unwatched>,
+) -> Result<(), notify::Error> {
+    let err = match w.watch(dir, RecursiveMode::Recursive) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    if is_watch_limit(&err) || is_instance_limit(&err) {
+        return Err(err);
+    }
+    let below = err
+        .paths
+        .first()
+        .filter(|p| p.as_path() != dir && p.starts_with(dir))
+        .cloned();
+    let entries = below.and_then(|_| std::fs::read_dir(dir).ok());
+    let Some(entries) = entries else {
+        if top {
+            return Err(err);
+        }
+        tracing::warn!(path = %dir.display(), error = %err, "cannot watch a dir; polling it instead");
+        unwatched.push(Unwatched {
+            path: dir.to_path_buf(),
+            error: err.to_string(),
+        });
+        return Ok(());
+    };
+    // `dir` itself is watched (the walk starts with it): new dirs in it are watched as they come.
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            watch_tree(w, &e.path(), false, unwatched)?;
+        }
+    }
+    Ok(())
 }

@@ -1,95 +1,117 @@
-//! The watcher when the OS has no inotify instance left for the user (`inotify_init` fails with
-//! `EMFILE`, `/proc/sys/fs/inotify/max_user_instances`): the root falls back to polling, and the
-//! polling actually sees new items (issue 8). As root the limit is lowered to 0 just while the
-//! monitor creates its watcher, and restored by a guard; otherwise the test is skipped, saying why.
+//! The fallbacks of the watcher for paths it cannot watch: one unreadable dir must not switch its
+//! whole root to polling (issue 12).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::{Snapshot, WatchMode};
+use cachewatch::snapshot::WatchMode;
 use cachewatch::{Catalogue, Root, RootKind};
 
-const LIMIT: &str = "/proc/sys/fs/inotify/max_user_instances";
 const GPU: &str = "metal-gpuarchiver";
 
-/// Restores `max_user_instances` when dropped.
-struct InstanceLimit(String);
-
-impl Drop for InstanceLimit {
-    fn drop(&mut self) {
-        std::fs::write(LIMIT, &self.0).unwrap();
-    }
-}
-
-fn du(path: &std::path::Path) -> u64 {
-    let out = std::process::Command::new("du")
-        .args(["-B1", "-s", "-x"])
-        .arg(path)
+/// `du -B1 -s -c -x` of `paths`: their allocated bytes together.
+fn du_total(paths: &[PathBuf]) -> u64 {
+    let out = Command::new("du")
+        .args(["-B1", "-s", "-c", "-x"])
+        .args(paths)
         .output()
-        .unwrap();
+        .expect("run du");
+    assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    text.split_whitespace().next().unwrap().parse().unwrap()
+    let last = text.lines().last().unwrap();
+    last.split_whitespace().next().unwrap().parse().unwrap()
 }
 
-fn producer(s: &Snapshot, id: &str) -> (u64, u64) {
-    s.producers
-        .iter()
-        .find(|p| p.id == id)
-        .map_or((0, 0), |p| (p.items, p.allocated_bytes))
+/// `n` `gpuarchiver-*` dirs of one file each in `parent`.
+fn archives(parent: &Path, n: usize, tag: &str) -> Vec<PathBuf> {
+    std::fs::create_dir_all(parent).unwrap();
+    (0..n)
+        .map(|i| {
+            let d = parent.join(format!("gpuarchiver-{tag}{i:03}"));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("PersistentState"), vec![1u8; 500 + i * 4000]).unwrap();
+            d
+        })
+        .collect()
 }
 
-fn archive(root: &std::path::Path, name: &str, len: usize) -> PathBuf {
-    let d = root.join("com.apple.gpuarchiver").join(name);
-    std::fs::create_dir_all(&d).unwrap();
-    std::fs::write(d.join("PersistentState"), vec![7u8; len]).unwrap();
-    d
+/// True when this process runs as root (`/proc/self/status`).
+fn euid_is_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let uid = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    uid.split_whitespace().nth(2) == Some("0")
 }
 
-/// Regression (issue 8): with no inotify instance left the fallback started, but a new item was
-/// never seen (`flush` skipped the polling root and nothing re-read it before the next poll).
+const CHILD: &str = "CACHEWATCH_TEST_AS_NOBODY";
+
+/// As root `chmod 000` denies nothing: the test runs itself again as `nobody` under `setpriv`
+/// (skipped, with the reason printed, where `setpriv` cannot drop root).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_an_inotify_instance_the_polling_fallback_sees_new_items() {
-    let old = std::fs::read_to_string(LIMIT).unwrap();
+async fn one_unreadable_dir_leaves_the_rest_of_the_root_event_watched() {
+    const NAME: &str = "one_unreadable_dir_leaves_the_rest_of_the_root_event_watched";
+    if euid_is_root() && std::env::var_os(CHILD).is_none() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(t.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = t.path().join("watch_fallback_test");
+        std::fs::copy(std::env::current_exe().unwrap(), &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let out = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&copy)
+            .args(["--exact", NAME, "--test-threads=1"])
+            .env(CHILD, "1")
+            .output();
+        let Some(out) = out.ok().filter(|o| o.status.code() != Some(127)) else {
+            println!("skipped: running as root and setpriv cannot run the test as nobody");
+            return;
+        };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "child failed:\n{text}\n{err}");
+        assert!(text.contains("1 passed"), "child ran the test:\n{text}");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(RootKind::Cache, dir.path()).unwrap();
     let canonical = root.canonical.clone();
-    let first = archive(&canonical, "gpuarchiver-before", 4000);
+    let gpu = canonical.join("org.julialang.julia/com.apple.gpuarchiver");
+    let first = archives(&gpu, 3, "a");
+    let locked = canonical.join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::write(locked.join("inside"), b"x").unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+
     let mut opts = MonitorOptions::new(vec![root], Arc::new(Catalogue::builtin()));
     opts.debounce = Duration::from_millis(50);
-    if std::fs::write(LIMIT, "0").is_err() {
-        eprintln!("skipped: cannot lower {LIMIT} (not root)");
-        return;
-    }
-    let guard = InstanceLimit(old);
     let m = monitor::spawn(opts).unwrap();
-    let mut rx = m.subscribe();
-    // The watcher is created before the first scan starts.
-    rx.wait_for(|s| s.scan_progress.roots_done == 1)
-        .await
-        .unwrap();
-    drop(guard);
     m.flush().await.unwrap();
     let s = m.snapshot();
-    assert_eq!(
-        s.roots[0].watch_mode,
-        WatchMode::Polling,
+    let r = &s.roots[0];
+    assert_eq!(r.watch_mode, WatchMode::Events, "{:?}", r.watch_error);
+    assert_eq!(r.watch_error, None);
+    let locked_text = locked.to_string_lossy().into_owned();
+    assert_eq!(r.unwatched_paths, vec![locked_text.clone()]);
+    assert!(
+        r.unreadable_paths.contains(&locked_text),
         "{:?}",
-        s.roots[0]
+        r.unreadable_paths
     );
-    let why = s.roots[0].watch_error.as_deref().unwrap();
-    assert!(why.contains("max_user_instances"), "{why}");
-    assert_eq!(producer(&s, GPU), (1, du(&first)));
 
-    let second = archive(&canonical, "gpuarchiver-after", 9000);
+    // New items elsewhere arrive by events: no rescan (a polling root is rescanned at each flush).
+    let more = archives(&gpu, 2, "b");
     m.flush().await.unwrap();
     let s = m.snapshot();
-    assert_eq!(producer(&s, GPU), (2, du(&first) + du(&second)));
-    std::fs::remove_dir_all(&first).unwrap();
-    m.flush().await.unwrap();
-    assert_eq!(producer(&m.snapshot(), GPU), (1, du(&second)));
+    assert_eq!(s.roots[0].rescans, 0);
+    assert_eq!(s.roots[0].watch_mode, WatchMode::Events);
+    let all: Vec<PathBuf> = first.iter().chain(&more).cloned().collect();
+    let p = s.producers.iter().find(|p| p.id == GPU).unwrap();
+    assert_eq!((p.items, p.allocated_bytes), (5, du_total(&all)));
     m.shutdown().await;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

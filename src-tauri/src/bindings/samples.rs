@@ -67,6 +67,8 @@ fn snapshot() -> Snapshot {
                 },
                 watch_error: (*k == RootKind::Other).then(|| "no events".to_owned()),
                 unreadable: 1,
+                unreadable_paths: vec![format!("/roots/{}/locked", k.as_str())],
+                unwatched_paths: Vec::new(),
                 rescans: 2,
             })
             .collect(),

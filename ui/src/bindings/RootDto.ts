@@ -52,6 +52,17 @@ watch_error: string | null,
  */
 unreadable: number, 
 /**
+ * The unreadable paths of the last scan, at most [`UNREADABLE_LISTED`] of them (`unreadable`
+ * counts them all).
+ */
+unreadable_paths: Array<string>, 
+/**
+ * Paths below an evented root that are not watched by events (their watch failed, e.g. an
+ * unreadable dir): the rest of the root stays watched and these are tried again every 60 s.
+ * Empty when the whole root is watched, or polls (`watch_mode`).
+ */
+unwatched_paths: Array<string>, 
+/**
  * Full rescans of this root since the monitor started, the first scan excluded (rescan
  * flags, event queue overflows, watcher errors, polling, a root that came back).
  */

@@ -116,6 +116,8 @@ export function rootTooltip(root: RootDto): string {
   }
   lines.push(`${formatCount(root.items, 'item')}, ${formatCount(root.rescans ?? 0, 'rescan')} since start`);
   if (root.watch_error) lines.push(`not watched by events: ${root.watch_error}`);
+  for (const p of root.unwatched_paths ?? []) lines.push(`polled, not watched: ${p}`);
+  for (const p of root.unreadable_paths ?? []) lines.push(`unreadable: ${p}`);
   return lines.join('\n');
 }
 
@@ -131,6 +133,8 @@ export function renderRoots(el: HTMLElement, roots: readonly RootDto[], scanning
           'div',
           { class: 'root-line' },
           h('span', { class: 'tag' }, root.kind),
+          root.watch_mode === 'polling' &&
+            h('span', { class: 'tag polling', 'data-testid': 'root-polling', title: 'Not watched by events: polled every 60 s' }, 'Polling'),
           h('span', { class: 'item-name' }, root.path),
           h('span', { class: 'item-bytes' }, formatBytes(root.allocated_bytes)),
         ),

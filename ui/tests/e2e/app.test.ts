@@ -540,6 +540,9 @@ describe('the window', () => {
       'on / · events · 0 rescans',
       'on /home · polling · 3 rescans · 2 unreadable paths',
     ]);
+    // A polling root wears a "Polling" badge; an evented one none.
+    expect(await page.getByTestId('root').nth(1).getByTestId('root-polling').textContent()).toBe('Polling');
+    expect(await page.getByTestId('root-polling').count()).toBe(1);
     expect(await page.getByTestId('root').nth(1).getAttribute('title')).toBe(
       '/home/u/.cache\nmount: /home\nvolume: 100 GiB free of 1000 GiB\n40 items, 3 rescans since start\nnot watched by events: inotify watch limit reached',
     );

@@ -155,6 +155,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/temp",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/temp/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -169,6 +173,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/cache",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/cache/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "polling"
@@ -183,6 +191,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/library-caches",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/library-caches/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -197,6 +209,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/diagnostic-reports",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/diagnostic-reports/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -211,6 +227,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/container-temp",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/container-temp/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -225,6 +245,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/code-sign-clones",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/code-sign-clones/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -239,6 +263,10 @@ export const SNAPSHOT: Snapshot = {
       "path": "/roots/other",
       "rescans": 2,
       "unreadable": 1,
+      "unreadable_paths": [
+        "/roots/other/locked"
+      ],
+      "unwatched_paths": [],
       "volume_bytes": null,
       "watch_error": "no events",
       "watch_mode": "off"

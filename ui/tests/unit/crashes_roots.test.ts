@@ -32,6 +32,8 @@ function root(over: Partial<RootDto>): RootDto {
     watch_mode: 'events',
     watch_error: null,
     unreadable: 0,
+    unreadable_paths: [],
+    unwatched_paths: [],
     rescans: 0,
     ...over,
   };

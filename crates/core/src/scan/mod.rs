@@ -25,6 +25,9 @@
 //! `captures.bundle` is the container's bundle id ([`Root::container_bundle`]).
 
 mod acc;
+mod each;
+mod order;
+mod progress;
 mod stat;
 mod walk;
 
@@ -36,11 +39,13 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Captures, Inventory, IssueKind, Item, RootScan, ScanIssue};
+use crate::inventory::{Captures, Inventory, Item, RootScan, ScanIssue};
 use crate::roots::{Root, RootKind};
 
-use self::stat::{birth_time, stat_path, Stat};
-use self::walk::{Acc, Walker};
+pub use self::each::{scan_root_each, RootSummary};
+pub(crate) use self::order::path_order;
+pub use self::progress::ScanProgress;
+use self::walk::Walker;
 
 /// A rule's claim on a path: which producer, and what its name regex captured.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +112,7 @@ const SCAN_THREADS_PER_CPU: usize = 3;
 /// Runs `f` in the scanner's thread pool ([`SCAN_THREADS_PER_CPU`] per CPU, deep stacks). A caller already on a
 /// rayon pool's thread keeps its own pool (so tools can choose the thread count); if the scanner's
 /// pool could not be started, `f` runs on the caller's thread.
-fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub(super) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     if rayon::current_thread_index().is_some() {
         return f();
     }
@@ -145,99 +150,19 @@ pub fn scan_with<C: Classify + ?Sized>(roots: &[Root], rules: &C, now: SystemTim
 
 /// Scans one root: its total (equal to `du -s -x` of it, allocated and apparent), its items in path
 /// order, and what could not be read. Never fails: a root that vanished gives an empty scan with
-/// one issue.
+/// one issue. Holds every item: [`scan_root_each`] streams them instead.
 pub fn scan_root(root: &Root, catalogue: &Catalogue) -> RootScan {
     scan_root_with(root, catalogue)
 }
 
-/// [`scan_root`] with any [`Classify`] implementation.
+/// [`scan_root`] with any [`Classify`] implementation: [`scan_root_each`] collecting the items,
+/// then sorting them in path order.
 pub fn scan_root_with<C: Classify + ?Sized>(root: &Root, rules: &C) -> RootScan {
-    let mut scan = RootScan {
-        root: root.clone(),
-        total: Default::default(),
-        items: Vec::new(),
-        issues: Vec::new(),
-        vanished: 0,
-        non_utf8_names: 0,
-        other_device: 0,
-    };
-    let md = match stat_path(&root.canonical) {
-        Stat::Found(md) => md,
-        Stat::Vanished => {
-            scan.issues.push(ScanIssue {
-                path: root.canonical.clone(),
-                kind: IssueKind::Io,
-                message: "root vanished: lstat: no such file or directory".to_owned(),
-            });
-            return scan;
-        }
-        Stat::Failed(issue) => {
-            scan.issues.push(issue);
-            return scan;
-        }
-    };
-    let walker = Walker::new(root.kind, rules, md.dev(), private_bytes_from(root));
-    let own = walker.own(&md, || root.canonical.clone());
-    let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
-    let loose = if md.is_dir() {
-        in_pool(|| walker.children(&root.canonical, top_rel, 0))
-    } else {
-        Acc::default()
-    };
-    scan.vanished = walker.vanished.load(Ordering::Relaxed);
-    scan.non_utf8_names = walker.non_utf8_names.load(Ordering::Relaxed);
-    scan.other_device = walker.other_device.load(Ordering::Relaxed);
-    let (mut items, items_total, mut issues) = walker.into_found();
+    let mut items = Vec::new();
+    let summary = scan_root_each(root, rules, &ScanProgress::new(), |item| items.push(item));
     let skip = root.canonical.as_os_str().len();
     items.sort_unstable_by(|a, b| path_order(&a.path, &b.path, skip));
-    issues.sort_by(|a, b| a.path.cmp(&b.path));
-    scan.total = own
-        .merge(items_total)
-        .merge(loose)
-        .into_measure(birth_time(&md));
-    scan.items = items;
-    scan.issues = issues;
-    if let Some(bundle) = root.container_bundle() {
-        for item in &mut scan.items {
-            item.captures.bundle = Some(bundle.clone());
-        }
-    }
-    scan
-}
-
-/// The order of [`Path`]'s `Ord` (component by component) for paths the walk builds: no `.`
-/// components, no repeated or trailing separators. For those, comparing components equals
-/// comparing bytes with `/` below every other byte, which needs no component parsing (sorting 50k
-/// items by `Path::cmp` cost more than walking them). The first `skip` bytes are known equal (the
-/// root's path, which every item starts with).
-fn path_order(a: &Path, b: &Path, skip: usize) -> std::cmp::Ordering {
-    use std::os::unix::ffi::OsStrExt;
-    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
-    let skip = skip.min(a.len()).min(b.len());
-    let at = skip + common_prefix_len(&a[skip..], &b[skip..]);
-    let rank = |s: &[u8]| {
-        s.get(at)
-            .map(|&c| if c == b'/' { 0 } else { u16::from(c) + 1 })
-    };
-    rank(a).cmp(&rank(b))
-}
-
-/// Length of the longest common prefix of `a` and `b`, compared 8 bytes at a time.
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
-    let mut at = 0;
-    while at + 8 <= len {
-        let x = u64::from_ne_bytes(a[at..at + 8].try_into().unwrap_or_default());
-        let y = u64::from_ne_bytes(b[at..at + 8].try_into().unwrap_or_default());
-        if x != y {
-            break;
-        }
-        at += 8;
-    }
-    while at < len && a[at] == b[at] {
-        at += 1;
-    }
-    at
+    summary.with_items(items)
 }
 
 /// Files of at least this many allocated bytes have their private bytes asked for on file systems
@@ -248,7 +173,7 @@ pub const PRIVATE_BYTES_MIN_FILE: u64 = 1 << 20;
 /// The smallest file (allocated bytes) whose private bytes the walk of `root` asks for: every file
 /// in a `code-sign-clones` root (whole app bundles are cloned there), [`PRIVATE_BYTES_MIN_FILE`]
 /// elsewhere, none (`u64::MAX`) where the file system cannot share blocks.
-fn private_bytes_from(root: &Root) -> u64 {
+pub(super) fn private_bytes_from(root: &Root) -> u64 {
     if !crate::platform::can_share_blocks(&root.canonical) {
         u64::MAX
     } else if root.kind == RootKind::CodeSignClones {
@@ -330,7 +255,18 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     if md.dev() != root_md.dev() {
         return Ok(None);
     }
-    let walker = Walker::new(root.kind, rules, root_md.dev(), private_bytes_from(root));
+    let found = std::sync::Mutex::new(Vec::new());
+    let sink = |item: Item| found.lock().unwrap_or_else(|p| p.into_inner()).push(item);
+    let progress = ScanProgress::new();
+    let walker = Walker::new(
+        root.kind,
+        rules,
+        root_md.dev(),
+        private_bytes_from(root),
+        &sink,
+        &progress,
+        root.container_bundle(),
+    );
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());
@@ -339,11 +275,9 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     // Claimed items inside an unattributed one were recorded first; the item itself comes last. A
     // structure dir (`com.apple.gpuarchiver` holding only claimed items) records no item of its
     // own: then it is not an item, as in a full scan.
-    let (mut items, _, issues) = walker.into_found();
-    let mut item = items.pop().filter(|i| i.path == item_path);
-    if let (Some(item), Some(bundle)) = (&mut item, root.container_bundle()) {
-        item.captures.bundle = Some(bundle);
-    }
+    let (_, issues) = walker.into_found();
+    let mut items = found.into_inner().unwrap_or_else(|p| p.into_inner());
+    let item = items.pop().filter(|i| i.path == item_path);
     Ok(item.map(|item| ItemScan {
         item,
         issues,

@@ -168,3 +168,51 @@ fn path_order_equals_path_cmp_on_walk_built_paths() {
     }
     assert_eq!(checked, paths.len() * paths.len());
 }
+
+/// The streaming scan hands over the same items as the collecting one (each once), its summary
+/// has the same totals, and its progress counted every entry below the root.
+#[test]
+fn streaming_scan_visits_each_item_once_with_the_collected_totals_and_counts_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().canonicalize().unwrap();
+    for i in 0..300 {
+        write(&r.join(format!("big/g-{i:03}/a")), i * 13);
+    }
+    for i in 0..20 {
+        write(&r.join(format!("t-{i:02}")), i * 101);
+    }
+    let root = Root::new(RootKind::Cache, &r).unwrap();
+    let collected = scan_root_with(&root, &BigRule);
+    let progress = ScanProgress::new();
+    let mut seen = Vec::new();
+    let summary = scan_root_each(&root, &BigRule, &progress, |item| seen.push(item));
+    seen.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(seen, collected.items);
+    assert_eq!(summary.items, 300 + 1 + 20);
+    assert_eq!(summary.total, collected.total);
+    assert!(!summary.cancelled);
+    // 300 dirs + 300 files + `big` + 20 files below the root; the root's own entry is not listed.
+    assert_eq!(progress.entries(), 300 + 300 + 1 + 20);
+    assert_eq!(progress.entries(), summary.total.entries() - 1);
+    assert_eq!(progress.items(), 321);
+    let whole = du_each("-B1", std::slice::from_ref(&r));
+    assert_eq!(summary.total.allocated_bytes, whole[&r]);
+}
+
+/// A cancel before the walk lists nothing: the summary says so and holds only the root's entry.
+#[test]
+fn a_cancelled_scan_stops_before_the_next_dir_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().canonicalize().unwrap();
+    write(&r.join("big/g-001/a"), 10);
+    let root = Root::new(RootKind::Cache, &r).unwrap();
+    let progress = ScanProgress::new();
+    progress.cancel();
+    let mut visited = 0;
+    let summary = scan_root_each(&root, &BigRule, &progress, |_| visited += 1);
+    assert!(summary.cancelled);
+    assert_eq!(visited, 0);
+    assert_eq!(summary.items, 0);
+    assert_eq!(progress.entries(), 0);
+    assert_eq!(summary.total.dirs, 1);
+}

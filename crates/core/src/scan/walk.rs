@@ -11,6 +11,7 @@ use std::time::SystemTime;
 use rayon::prelude::*;
 
 pub(crate) use super::acc::Acc;
+use super::progress::ScanProgress;
 use super::stat::{birth_time, failure, stat_entry, LinkSet, Stat};
 use super::{Claim, Classify};
 use crate::inventory::{Captures, Item, ScanIssue};
@@ -30,28 +31,32 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     dev: u64,
     private_from: u64,
     links: LinkSet,
-    found: Mutex<Found>,
+    /// Called once per finished item (from any walk thread).
+    sink: &'a (dyn Fn(Item) + Sync + 'a),
+    progress: &'a ScanProgress,
+    /// A `container-temp` root's bundle id, set as every item's `captures.bundle`.
+    bundle: Option<String>,
+    total: Mutex<Acc>,
+    pub(crate) items: AtomicU64,
     issues: Mutex<Vec<ScanIssue>>,
     pub(crate) vanished: AtomicU64,
     pub(crate) non_utf8_names: AtomicU64,
     pub(crate) other_device: AtomicU64,
 }
 
-#[derive(Default)]
-struct Found {
-    items: Vec<Item>,
-    total: Acc,
-}
-
 impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// A walk of a root of `kind` on device `dev`. Regular files of at least `private_from`
     /// allocated bytes have their private bytes asked for (`u64::MAX`: none; see
-    /// [`crate::platform::private_bytes`]).
+    /// [`crate::platform::private_bytes`]). Each finished item goes to `sink`, with `bundle` as its
+    /// `captures.bundle` when given; `progress` counts entries and is checked for a cancel.
     pub(crate) fn new(
         kind: RootKind,
         classifier: &'a C,
         dev: u64,
         private_from: u64,
+        sink: &'a (dyn Fn(Item) + Sync + 'a),
+        progress: &'a ScanProgress,
+        bundle: Option<String>,
     ) -> Walker<'a, C> {
         Walker {
             kind,
@@ -60,7 +65,11 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             dev,
             private_from,
             links: LinkSet::new(),
-            found: Mutex::new(Found::default()),
+            sink,
+            progress,
+            bundle,
+            total: Mutex::new(Acc::default()),
+            items: AtomicU64::new(0),
             issues: Mutex::new(Vec::new()),
             vanished: AtomicU64::new(0),
             non_utf8_names: AtomicU64::new(0),
@@ -86,11 +95,16 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         acc
     }
 
-    /// Items found (in no order) and the sum of their accumulators.
-    pub(crate) fn into_found(self) -> (Vec<Item>, Acc, Vec<ScanIssue>) {
-        let found = self.found.into_inner().unwrap_or_else(|p| p.into_inner());
+    /// The sum of the items' accumulators (structure dirs included) and what could not be read.
+    pub(crate) fn into_found(self) -> (Acc, Vec<ScanIssue>) {
+        let total = self.total.into_inner().unwrap_or_else(|p| p.into_inner());
         let issues = self.issues.into_inner().unwrap_or_else(|p| p.into_inner());
-        (found.items, found.total, issues)
+        (total, issues)
+    }
+
+    fn add_total(&self, acc: Acc) {
+        let mut total = self.total.lock().unwrap_or_else(|p| p.into_inner());
+        *total = total.merge(acc);
     }
 
     fn report(&self, issue: Option<ScanIssue>) {
@@ -115,6 +129,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// walk. Only subdirs are kept (as small [`Sub`]s) and walked once the listing is closed (so open
     /// dir fds do not grow with the tree's depth), in parallel when there are several.
     pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
+        if self.progress.is_cancelled() {
+            return Acc::default();
+        }
         let mut listing = match std::fs::read_dir(dir) {
             Ok(l) => l,
             Err(e) => {
@@ -124,12 +141,15 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         };
         let mut acc = Acc::default();
         let mut subs = Vec::new();
+        let mut listed = 0u64;
         for entry in listing.by_ref().take(SERIAL_ENTRIES) {
+            listed += 1;
             match entry {
                 Ok(e) => self.entry(&e, rel, depth + 1, &mut acc, &mut subs),
                 Err(e) => self.report(failure(dir, "read dir", e)),
             }
         }
+        self.progress.add_entries(listed);
         let rest: Vec<DirEntry> = listing
             .filter_map(|entry| {
                 entry
@@ -148,6 +168,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     for e in chunk {
                         self.entry(e, rel, depth + 1, &mut acc, &mut subs);
                     }
+                    self.progress.add_entries(chunk.len() as u64);
                     (acc, subs)
                 })
                 .collect();
@@ -293,13 +314,16 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     // A dir a producer's items live in (`com.apple.gpuarchiver`), holding nothing
                     // but claimed items: neither an item of its own (it would inflate the
                     // producer's item count) nor unattributed. Its own entry stays in the total.
-                    let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
-                    found.total = found.total.merge(acc);
+                    self.add_total(acc);
                     return;
                 }
                 (None, Captures::default())
             }
         };
+        let mut captures = captures;
+        if let Some(bundle) = &self.bundle {
+            captures.bundle = Some(bundle.clone());
+        }
         let item = Item {
             path,
             producer,
@@ -309,9 +333,10 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             dev: head.dev,
             ino: head.ino,
         };
-        let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
-        found.items.push(item);
-        found.total = found.total.merge(acc);
+        self.add_total(acc);
+        self.items.fetch_add(1, Ordering::Relaxed);
+        self.progress.add_item();
+        (self.sink)(item);
     }
 }
 

@@ -104,6 +104,8 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
             watch_mode: WatchMode::Events,
             watch_error: None,
             unreadable: 0,
+            unreadable_paths: Vec::new(),
+            unwatched_paths: Vec::new(),
             rescans: 0,
         }],
         producers: Vec::new(),

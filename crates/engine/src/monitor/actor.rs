@@ -7,6 +7,7 @@ mod auto;
 mod commands;
 mod events;
 mod flush;
+mod poll;
 mod schedule;
 mod update;
 
@@ -19,7 +20,7 @@ use tokio::time::Instant;
 
 use crate::inventory::Inventory;
 use crate::reclaim::ReclaimPlan;
-use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot, WatchMode};
+use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
 use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
@@ -28,7 +29,7 @@ use super::auto::{AutoMsg, AutoState};
 use super::debounce::Debounce;
 use super::procs::ProcWatch;
 use super::record::Recorder;
-use super::{build, Command, MonitorOptions, POLL_INTERVAL};
+use super::{build, Command, MonitorOptions};
 use flush::PendingFlush;
 
 /// How often the monitor looks at gone roots, polling roots, due samples and stale figures.
@@ -39,8 +40,11 @@ pub(super) struct Actor {
     opts: MonitorOptions,
     roots: Vec<RootState>,
     watchers: Vec<Option<RootWatcher>>,
-    /// When each root was last scanned (polling roots are rescanned every [`POLL_INTERVAL`]).
+    /// When each root was last scanned or polled (polling roots, and the unwatched paths of
+    /// evented roots, are polled every [`super::POLL_INTERVAL`]).
     last_poll: Vec<Instant>,
+    /// Polls of each root so far (every [`super::POLL_FULL_EVERY`]th is a full rescan).
+    polls: Vec<u32>,
     ev_tx: mpsc::UnboundedSender<WatchMsg>,
     snap_tx: watch::Sender<Arc<Snapshot>>,
     alert_tx: broadcast::Sender<AlertDto>,
@@ -93,6 +97,7 @@ impl Actor {
             roots,
             watchers: (0..n).map(|_| None).collect(),
             last_poll: vec![Instant::now(); n],
+            polls: vec![0; n],
             ev_tx,
             snap_tx,
             alert_tx,
@@ -185,14 +190,8 @@ impl Actor {
     /// The periodic look: gone roots, polling roots, stale figures, a due history sample.
     async fn on_tick(&mut self) {
         self.check_gone_roots().await;
-        for i in 0..self.roots.len() {
-            if self.roots[i].mode == WatchMode::Polling
-                && !self.paused
-                && self.last_poll[i].elapsed() >= POLL_INTERVAL
-            {
-                self.rescan_root(i).await;
-                self.after_update(false).await;
-            }
+        if self.poll_due().await {
+            self.after_update(false).await;
         }
         // Ages cross the threshold and owners start and exit with no file event: the figures
         // follow the clock and the process table too (see `analysis::refresh_due`).
@@ -263,25 +262,46 @@ impl Actor {
         fired
     }
 
-    /// Recomputes the reclaimable and orphan figures off the async threads.
+    /// Recomputes the reclaimable and orphan figures off the async threads. The roots' states move
+    /// into the blocking job and back (the actor waits for it), so no item is copied.
     async fn refresh_analysis(&mut self) {
-        let inv = self.inventory();
+        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
         let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
         let started = Instant::now();
-        match tokio::task::spawn_blocking(move || {
-            let analysis = Analysis::compute(&inv, &catalogue, threshold, protected, now);
-            drop(inv);
-            // The inventory copy and the figures' temporaries are gone: return their pages.
+        let res = tokio::task::spawn_blocking(move || {
+            let analysis = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                Analysis::compute(&roots, &catalogue, threshold, protected, now)
+            }));
+            // The chunks' temporaries are gone: return their pages.
             crate::platform::release_free_memory();
-            analysis
+            (roots, analysis)
         })
-        .await
-        {
-            Ok(a) => self.analysis = a,
-            Err(e) => tracing::error!(error = %e, "reclaimable figures failed"),
+        .await;
+        match res {
+            Ok((roots, analysis)) => {
+                self.roots = roots;
+                match analysis {
+                    Ok(a) => self.analysis = a,
+                    Err(_) => tracing::error!("reclaimable figures failed (a panic)"),
+                }
+            }
+            Err(e) => {
+                // Only when the runtime shuts down: the states are lost, start over.
+                tracing::error!(error = %e, "reclaimable figures failed; rescanning");
+                self.roots = self
+                    .opts
+                    .roots
+                    .iter()
+                    .cloned()
+                    .map(RootState::new)
+                    .collect();
+                for i in 0..self.roots.len() {
+                    self.rescan_root(i).await;
+                }
+            }
         }
         self.analysis_stale = false;
         self.analysis_at = Some(Instant::now());
@@ -295,7 +315,7 @@ impl Actor {
             roots: self
                 .roots
                 .iter()
-                .map(|st| st.to_root_scan_where(|e| e.producer.is_some()))
+                .map(|st| st.to_root_scan_where(|p| p.is_some()))
                 .collect(),
             scanned_at: self.opts.clock.now(),
         }

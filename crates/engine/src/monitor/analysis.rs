@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::Inventory;
+use crate::inventory::{Inventory, RootScan};
 use crate::owner;
 use crate::process::{ProcessProbe, SystemProbe};
 use crate::reclaim::{self, KeepReason, Policy};
+use crate::watch::state::RootState;
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -35,24 +36,47 @@ pub struct Analysis {
     pub next_crossing: Option<SystemTime>,
 }
 
+/// Claimed items handed to one dry plan: bounds the memory of a refresh (the items of a chunk and
+/// their plan) whatever the size of the inventory.
+const CHUNK: usize = 8192;
+
+/// A probe refreshed once for a whole refresh: the plan of each chunk would refresh it again.
+struct Refreshed<'a>(&'a dyn ProcessProbe);
+
+impl ProcessProbe for Refreshed<'_> {
+    fn process(&self, pid: u32) -> Option<crate::process::ProcessInfo> {
+        self.0.process(pid)
+    }
+    fn is_running(&self, name: &str) -> bool {
+        self.0.is_running(name)
+    }
+    fn open_file_under(&self, dir: &std::path::Path) -> Option<crate::process::OpenFile> {
+        self.0.open_file_under(dir)
+    }
+    fn refresh(&self) {}
+    fn refresh_open_files(&self) {}
+}
+
 impl Analysis {
-    /// Computes the figures for `inv`: a dry plan naming every producer that has items (so manual
-    /// rules count too; `never` and `system` rules plan nothing), and the owner verdict of every
-    /// item of a known rule. Blocking (reads the process table).
+    /// Computes the figures for the claimed items of `roots`: a dry plan naming every producer
+    /// that has items (so manual rules count too; `never` and `system` rules plan nothing), and the
+    /// owner verdict of every item of a known rule. The items are handed out and planned in chunks
+    /// of [`CHUNK`], so the memory used does not grow with the inventory (the time does: one pass
+    /// over the items). Blocking (reads the process table once).
     pub fn compute(
-        inv: &Inventory,
+        roots: &[RootState],
         catalogue: &Catalogue,
         threshold: Duration,
         protected: Vec<PathBuf>,
         now: SystemTime,
     ) -> Analysis {
         let probe = SystemProbe::new();
-        Analysis::compute_with(inv, catalogue, threshold, protected, &probe, now)
+        Analysis::compute_with(roots, catalogue, threshold, protected, &probe, now)
     }
 
-    /// [`Analysis::compute`] against `probe` (refreshed once, by the plan, before any lookup).
+    /// [`Analysis::compute`] against `probe` (refreshed once, before any lookup).
     pub fn compute_with(
-        inv: &Inventory,
+        roots: &[RootState],
         catalogue: &Catalogue,
         threshold: Duration,
         protected: Vec<PathBuf>,
@@ -60,9 +84,9 @@ impl Analysis {
         now: SystemTime,
     ) -> Analysis {
         let mut out = Analysis::default();
-        let mut ids: Vec<String> = inv
-            .items()
-            .filter_map(|(_, item)| item.producer.clone())
+        let mut ids: Vec<String> = roots
+            .iter()
+            .flat_map(|st| st.producers().keys().map(|id| id.to_string()))
             .collect();
         ids.sort();
         ids.dedup();
@@ -74,12 +98,49 @@ impl Analysis {
             producers: ids,
             protected,
         };
-        let plan = reclaim::plan(inv, catalogue, &policy, probe, now);
+        probe.refresh();
+        let probe = Refreshed(probe);
+        // Every root is named in each chunk's inventory, so an item holding another root is kept.
+        let empty: Vec<RootScan> = roots
+            .iter()
+            .map(|st| RootScan {
+                root: st.root.clone(),
+                total: st.total,
+                items: Vec::new(),
+                issues: Vec::new(),
+                vanished: 0,
+                non_utf8_names: 0,
+                other_device: 0,
+            })
+            .collect();
+        for (i, st) in roots.iter().enumerate() {
+            st.for_each_claimed(CHUNK, |items| {
+                let mut inv = Inventory {
+                    roots: empty.clone(),
+                    scanned_at: now,
+                };
+                inv.roots[i].items = items;
+                out.add(&inv, catalogue, &policy, &probe, now);
+            });
+        }
+        out
+    }
+
+    /// Adds the figures of the items of `inv`.
+    fn add(
+        &mut self,
+        inv: &Inventory,
+        catalogue: &Catalogue,
+        policy: &Policy,
+        probe: &dyn ProcessProbe,
+        now: SystemTime,
+    ) {
+        let plan = reclaim::plan(inv, catalogue, policy, probe, now);
         for (_, item) in inv.items() {
             let Some(id) = item.producer.as_deref() else {
                 continue;
             };
-            let fig = out.producers.entry(id.to_owned()).or_default();
+            let fig = self.producers.entry(id.to_owned()).or_default();
             let orphan = catalogue
                 .rule(id)
                 .is_some_and(|rule| owner::item_verdict(probe, rule, item).is_orphan());
@@ -87,7 +148,7 @@ impl Analysis {
                 fig.orphan_bytes += item.measure.allocated_bytes;
             }
         }
-        out.next_crossing = plan
+        let crossing = plan
             .kept
             .iter()
             .filter_map(|k| match k.reason {
@@ -98,12 +159,15 @@ impl Analysis {
                 _ => None,
             })
             .min();
+        self.next_crossing = match (self.next_crossing, crossing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         for p in &plan.items {
-            let fig = out.producers.entry(p.producer.clone()).or_default();
+            let fig = self.producers.entry(p.producer.clone()).or_default();
             fig.reclaimable_bytes += p.allocated_bytes;
             fig.reclaimable_items += 1;
         }
-        out
     }
 }
 

@@ -128,6 +128,17 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             watch_mode: st.mode,
             watch_error: st.watch_error.clone(),
             unreadable: st.issues.len() as u64,
+            unreadable_paths: st
+                .issues
+                .iter()
+                .take(crate::snapshot::UNREADABLE_LISTED)
+                .map(|i| i.path.to_string_lossy().into_owned())
+                .collect(),
+            unwatched_paths: st
+                .unwatched
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
             rescans: st.scans.saturating_sub(1),
         });
     }
@@ -149,20 +160,15 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             );
         }
         for (_, rel) in &st.unattributed().top.items {
-            if let Some(e) = st.entry(rel) {
-                unattributed.push((
-                    e.measure.allocated_bytes,
-                    st.root.canonical.join(rel),
-                    st,
-                    e.measure,
-                ));
+            if let Some(m) = st.measure_at(rel) {
+                unattributed.push((m.allocated_bytes, st.root.canonical.join(rel), st, m));
             }
         }
     }
     let entry_of = |path: &std::path::Path| {
         inp.roots
             .iter()
-            .find_map(|st| st.root.relative(path).and_then(|rel| st.entry(rel)))
+            .find_map(|st| st.root.relative(path).and_then(|rel| st.measure_at(rel)))
     };
     let mut producers: Vec<ProducerDto> = per
         .into_iter()
@@ -197,7 +203,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                     .map(|(bytes, path)| ItemDto {
                         path: path.to_string_lossy().into_owned(),
                         allocated_bytes: *bytes,
-                        age_secs: entry_of(path).map_or(0, |e| age_secs(&e.measure, inp.now)),
+                        age_secs: entry_of(path).map_or(0, |m| age_secs(&m, inp.now)),
                     })
                     .collect(),
                 history: inp.recorder.chart(id),

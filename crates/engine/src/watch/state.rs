@@ -1,51 +1,81 @@
 //! The incremental inventory of one root: items keyed by their path relative to the root, totals
 //! per root and per producer kept by deltas, and the largest items per producer kept as they change.
 //!
-//! Per item the state holds the relative path (one allocation), the producer id as a shared
-//! `Arc<str>`, the captures only when the rule captured something, and the sizes: an update costs
-//! O(log items), not a walk of every item. The only O(items) work is [`RootState::load_scan`] (a
-//! rescan), [`RootState::to_root_scan`] (the periodic reclaimable figures) and, rarely,
-//! [`RootState::refresh_tops`] after one of a producer's largest items shrank or went away.
+//! Items are held compactly ([`store`], [`slot`]): names interned once in an arena, the dirs between
+//! the root and the items as ids (parent id + name), and per item one 64-byte slot of integers
+//! (sizes, counts, times as nanoseconds, inode, owner pid, producer and bundle as small indices),
+//! found through a hash table keyed by (parent dir id, name). No item holds a `PathBuf`; a path is
+//! rebuilt from the ids when an item is handed out. About 90 bytes per item (a
+//! `gpuarchiver-XXXXXX` dir) instead of about 400.
+//!
+//! An update costs O(1) expected (a hash lookup and a slot write) plus O(depth) for its dirs. The
+//! only O(items) work is a (re)load ([`RootState::begin_load`] .. [`RootState::finish_load`]), the
+//! export of the claimed items for a reclaim plan or the periodic figures
+//! ([`RootState::for_each_claimed`], in chunks, never the whole list at once), the removal of a dir
+//! that holds items, and, rarely, [`RootState::refresh_tops`] after one of a producer's largest
+//! items shrank or went away.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::inventory::{Captures, Item, Measure, RootScan, ScanIssue};
+use crate::inventory::{Item, Measure, ScanIssue};
 use crate::roots::Root;
 use crate::snapshot::WatchMode;
 
 use super::map::ancestors_of;
 
+mod codec;
 mod export;
 mod groups;
+mod load;
+mod poll;
+mod slot;
+mod store;
 
 use groups::{shift, sub};
-pub use groups::{DirEntryStat, Entry, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
+pub use groups::{DirEntryStat, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
+pub use poll::PollReport;
+use slot::{Extra, Slot, FREE};
+use store::{Names, ROOT_DIR};
 
 /// One root as the watcher keeps it.
 #[derive(Debug, Clone)]
 pub struct RootState {
     /// The root.
     pub root: Root,
-    /// Items (claimed items and unattributed top-level entries) by path relative to the root.
-    entries: BTreeMap<Box<Path>, Entry>,
+    /// Interned names and dirs, and the index of the slots.
+    names: Names,
+    /// One per item; removed items leave a free slot ([`slot::FREE`]) for the next one.
+    slots: Vec<Slot>,
+    /// Free slot ids.
+    free: Vec<u32>,
+    /// What did not fit in a slot, by slot id.
+    extra: HashMap<u32, Box<Extra>>,
+    /// Producer ids by slot index.
+    ids: Vec<Arc<str>>,
+    /// Bundle names by slot index - 1, and their indices.
+    bundles: Vec<Box<str>>,
+    bundle_ids: HashMap<Box<str>, u16>,
+    /// The device of the root dir (items on it keep their `dev` implicit).
+    root_dev: u64,
     /// Per producer id: totals and largest items, kept by deltas.
     producers: BTreeMap<Arc<str>, Group>,
     /// The unattributed top-level entries: totals and largest ones.
     unattributed: Group,
     /// Totals of the root: the root dir's own entry plus every item, updated by deltas.
     pub total: Measure,
-    /// The own entries of the root dir (key `""`) and of the dirs between it and claimed items.
-    pub dirs: HashMap<Box<Path>, DirEntryStat>,
     /// What the last scan could not read.
     pub issues: Vec<ScanIssue>,
     /// How the root is watched.
     pub mode: WatchMode,
     /// Why it is not watched by events, if so.
     pub watch_error: Option<String>,
+    /// Paths below the root that are not watched by events although the rest of the root is (their
+    /// watch failed, e.g. unreadable): each is re-listed and its changed items re-measured at every
+    /// poll ([`RootState::poll_dirs`]).
+    pub unwatched: Vec<PathBuf>,
     /// True while the root dir does not exist (removed; waiting for it to come back).
     pub gone: bool,
     /// When the last full scan of this root finished.
@@ -59,14 +89,21 @@ impl RootState {
     pub fn new(root: Root) -> RootState {
         RootState {
             root,
-            entries: BTreeMap::new(),
+            names: Names::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            extra: HashMap::new(),
+            ids: Vec::new(),
+            bundles: Vec::new(),
+            bundle_ids: HashMap::new(),
+            root_dev: 0,
             producers: BTreeMap::new(),
             unattributed: Group::default(),
             total: Measure::default(),
-            dirs: HashMap::new(),
             issues: Vec::new(),
             mode: WatchMode::Events,
             watch_error: None,
+            unwatched: Vec::new(),
             gone: false,
             scanned_at: None,
             scans: 0,
@@ -75,17 +112,7 @@ impl RootState {
 
     /// Number of items (claimed + unattributed).
     pub fn item_count(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Items by path relative to the root, in path order.
-    pub fn entries(&self) -> impl Iterator<Item = (&Path, &Entry)> {
-        self.entries.iter().map(|(p, e)| (&**p, e))
-    }
-
-    /// The item at `rel` (relative to the root).
-    pub fn entry(&self, rel: &Path) -> Option<&Entry> {
-        self.entries.get(rel)
+        self.names.items()
     }
 
     /// Per producer id: totals and largest items (run [`RootState::refresh_tops`] first for exact
@@ -99,196 +126,145 @@ impl RootState {
         &self.unattributed
     }
 
-    /// The item at `rel` as an [`Item`] (absolute path).
-    pub fn item_at(&self, rel: &Path, e: &Entry) -> Item {
-        Item {
-            path: self.root.canonical.join(rel),
-            producer: e.producer.as_deref().map(str::to_owned),
-            captures: e.captures.as_deref().cloned().unwrap_or_default(),
-            measure: e.measure,
-            is_symlink: e.is_symlink,
-            dev: e.dev,
-            ino: e.ino,
-        }
+    /// The slot of the item at `rel` (relative to the root).
+    fn find(&self, rel: &Path) -> Option<u32> {
+        let (dir, name) = self.names.find_split(rel)?;
+        self.names.find_item(&self.slots, dir, name)
     }
 
-    /// The compact form of `item`, sharing the producer id with the items already held.
-    fn entry_of(&mut self, item: Item) -> Entry {
-        let producer = item
-            .producer
-            .map(|id| match self.producers.get_key_value(id.as_str()) {
-                Some((k, _)) => k.clone(),
-                None => Arc::from(id),
-            });
-        Entry {
-            producer,
-            captures: (item.captures != Captures::default()).then(|| Box::new(item.captures)),
-            measure: item.measure,
-            is_symlink: item.is_symlink,
-            dev: item.dev,
-            ino: item.ino,
+    /// The item at `rel` (relative to the root), with its absolute path.
+    pub fn item_at(&self, rel: &Path) -> Option<Item> {
+        self.find(rel).map(|id| self.item_of(id))
+    }
+
+    /// The sizes of the item at `rel` (relative to the root).
+    pub fn measure_at(&self, rel: &Path) -> Option<Measure> {
+        self.find(rel).map(|id| self.measure_of(id))
+    }
+
+    /// The own entry last recorded for the dir at `rel` (`""`: the root dir).
+    pub fn dir_stat(&self, rel: &Path) -> Option<DirEntryStat> {
+        let id = self.names.find_dir_path(rel)?;
+        self.names.dirs[id as usize].stat
+    }
+
+    /// Records `stat` as the own entry of the dir at `rel` (the baseline later changes below it are
+    /// compared with, see [`RootState::restat_ancestors`]).
+    pub fn set_dir_stat(&mut self, rel: &Path, stat: Option<DirEntryStat>) {
+        if let Some(id) = self.names.make_dir_path(rel) {
+            self.names.dirs[id as usize].stat = stat;
         }
     }
 
     /// The path of `path` relative to the root (either spelling); `None` outside it.
-    fn rel_of(&self, path: &Path) -> Option<Box<Path>> {
-        self.root.relative(path).map(Box::from)
-    }
-
-    /// Replaces the items and totals with a fresh scan, and records the own entries of the root dir
-    /// and of every dir between it and a claimed item (one `lstat` per distinct dir).
-    pub fn load_scan(&mut self, scan: RootScan, now: SystemTime) {
-        self.entries.clear();
-        self.producers.clear();
-        self.unattributed = Group::default();
-        for item in scan.items {
-            let Some(rel) = self.rel_of(&item.path) else {
-                tracing::warn!(path = %item.path.display(), "scanned item outside its root; left out");
-                continue;
-            };
-            let e = self.entry_of(item);
-            let g = match &e.producer {
-                Some(id) => self.producers.entry(id.clone()).or_default(),
-                None => &mut self.unattributed,
-            };
-            g.totals.items += 1;
-            g.totals.measure.add(&e.measure);
-            self.entries.insert(rel, e);
-        }
-        for g in self.producers.values_mut() {
-            g.top.stale = true;
-        }
-        self.unattributed.top.stale = true;
-        self.refresh_tops();
-        self.total = scan.total;
-        self.issues = scan.issues;
-        self.dirs.clear();
-        self.dirs.insert(
-            Box::from(Path::new("")),
-            DirEntryStat::of(&self.root.canonical).unwrap_or_default(),
-        );
-        let mut wanted: Vec<PathBuf> = Vec::new();
-        for (rel, e) in &self.entries {
-            if e.producer.is_some() {
-                wanted.extend(ancestors_of(rel).into_iter().skip(1));
-            }
-        }
-        wanted.sort();
-        wanted.dedup();
-        for rel in wanted {
-            let stat = DirEntryStat::of(&self.root.canonical.join(&rel)).unwrap_or_default();
-            self.dirs.insert(rel.into_boxed_path(), stat);
-        }
-        self.scanned_at = Some(now);
-        self.scans += 1;
-        self.gone = !self.root.canonical.is_dir();
-    }
-
-    /// Recomputes the largest-item lists marked stale (one pass over the items, only when some
-    /// list is stale).
-    pub fn refresh_tops(&mut self) {
-        let any = self.unattributed.top.stale || self.producers.values().any(|g| g.top.stale);
-        if !any {
-            return;
-        }
-        let mut fresh: HashMap<Option<&str>, Vec<(u64, Box<Path>)>> = HashMap::new();
-        for (rel, e) in &self.entries {
-            let stale = match &e.producer {
-                Some(id) => self.producers.get(id).is_some_and(|g| g.top.stale),
-                None => self.unattributed.top.stale,
-            };
-            if !stale {
-                continue;
-            }
-            let cap = if e.producer.is_some() {
-                TOP_ITEMS
-            } else {
-                TOP_UNATTRIBUTED
-            };
-            let list = fresh.entry(e.producer.as_deref()).or_default();
-            list.push((e.measure.allocated_bytes, rel.clone()));
-            // Keep the buffer small: cut back to the largest `cap` now and then.
-            if list.len() >= cap * 64 {
-                list.select_nth_unstable_by(cap - 1, TopList::rank);
-                list.truncate(cap);
-            }
-        }
-        let mut fresh: HashMap<Option<String>, Vec<(u64, Box<Path>)>> = fresh
-            .into_iter()
-            .map(|(k, mut v)| {
-                v.sort_by(TopList::rank);
-                v.truncate(if k.is_some() {
-                    TOP_ITEMS
-                } else {
-                    TOP_UNATTRIBUTED
-                });
-                (k.map(str::to_owned), v)
-            })
-            .collect();
-        for (id, g) in self.producers.iter_mut().filter(|(_, g)| g.top.stale) {
-            g.top = TopList {
-                items: fresh.remove(&Some(id.to_string())).unwrap_or_default(),
-                stale: false,
-            };
-        }
-        if self.unattributed.top.stale {
-            self.unattributed.top = TopList {
-                items: fresh.remove(&None).unwrap_or_default(),
-                stale: false,
-            };
-        }
+    fn rel_of(&self, path: &Path) -> Option<PathBuf> {
+        self.root.relative(path).map(Path::to_path_buf)
     }
 
     /// Sets the item at `rel` to `new` (`None`: removes it), keeping the totals of the root, of
-    /// the producers and the largest-item lists. Returns the entry it replaced.
-    fn set(&mut self, rel: &Path, new: Option<Entry>) -> Option<Entry> {
-        let old = self.entries.remove(rel);
-        let new_key = new.as_ref().map(|e| e.producer.clone());
-        if let Some(old) = &old {
-            sub(&mut self.total, &old.measure);
-            let same_group = new_key.as_ref() == Some(&old.producer);
+    /// the producers and the largest-item lists.
+    fn set(&mut self, rel: &Path, new: Option<&Item>) {
+        let old_id = self.find(rel);
+        let old = old_id.map(|id| (self.producer_of(id), self.measure_of(id)));
+        let new_key = new.map(|it| it.producer.as_deref());
+        if let Some((old_producer, old_measure)) = &old {
+            sub(&mut self.total, old_measure);
+            let same_group = new_key == Some(old_producer.as_deref());
             let new_bytes = new
-                .as_ref()
                 .filter(|_| same_group)
                 .map(|e| e.measure.allocated_bytes);
-            let (g, cap) = self.group_mut(&old.producer);
+            let (g, cap) = self.group_mut(old_producer.as_deref());
             if let Some(g) = g {
                 g.totals.items = g.totals.items.saturating_sub(1);
-                sub(&mut g.totals.measure, &old.measure);
+                sub(&mut g.totals.measure, old_measure);
                 g.top.update(rel, new_bytes, cap);
             }
-            if let Some(id) = &old.producer {
+            if let Some(id) = old_producer {
                 if self.producers.get(id).is_some_and(|g| g.totals.items == 0) {
                     self.producers.remove(id);
                 }
             }
         }
-        if let Some(new) = new {
-            self.total.add(&new.measure);
-            let same_group = old.as_ref().is_some_and(|o| o.producer == new.producer);
-            let g = match &new.producer {
-                Some(id) => self.producers.entry(id.clone()).or_default(),
-                None => &mut self.unattributed,
-            };
-            g.totals.items += 1;
-            g.totals.measure.add(&new.measure);
-            if !same_group {
-                let cap = if new.producer.is_some() {
-                    TOP_ITEMS
-                } else {
-                    TOP_UNATTRIBUTED
-                };
-                g.top.update(rel, Some(new.measure.allocated_bytes), cap);
+        let Some(new) = new else {
+            if let Some(id) = old_id {
+                self.free_slot(id);
             }
-            self.entries.insert(Box::from(rel), new);
+            return;
+        };
+        self.total.add(&new.measure);
+        let same_group = old
+            .as_ref()
+            .is_some_and(|(p, _)| p.as_deref() == new.producer.as_deref());
+        let (g, cap) = self.group_or_insert(new.producer.as_deref());
+        g.totals.items += 1;
+        g.totals.measure.add(&new.measure);
+        if !same_group {
+            g.top.update(rel, Some(new.measure.allocated_bytes), cap);
         }
-        old
+        match old_id {
+            Some(id) => {
+                let s = self.slots[id as usize];
+                self.write_slot(id, new, s.dir, s.name);
+            }
+            None => {
+                if let Some((dir, name)) = self.names.make_split(rel) {
+                    let off = self.names.arena.push(name);
+                    self.insert_slot(new, dir, off);
+                }
+            }
+        }
     }
 
-    fn group_mut(&mut self, producer: &Option<Arc<str>>) -> (Option<&mut Group>, usize) {
+    /// Writes `item` into slot `id` under `(dir, name)`.
+    fn write_slot(&mut self, id: u32, item: &Item, dir: u32, name: u32) {
+        let (slot, extra) = self.encode(item, dir, name);
+        self.slots[id as usize] = slot;
+        match extra {
+            Some(e) => self.extra.insert(id, Box::new(e)),
+            None => self.extra.remove(&id),
+        };
+    }
+
+    /// Puts `item` into a new (or free) slot under `(dir, name offset)` and indexes it.
+    fn insert_slot(&mut self, item: &Item, dir: u32, name: u32) {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.write_slot(id, item, dir, name);
+        self.names.index_item(&self.slots, id);
+    }
+
+    /// Frees slot `id`; compacts the name arena when half of it is garbage.
+    fn free_slot(&mut self, id: u32) {
+        self.names.unindex_item(&self.slots, id);
+        self.slots[id as usize].flags = FREE;
+        self.extra.remove(&id);
+        self.free.push(id);
+        self.names
+            .compact(&mut self.slots, |s| !s.is_free(), |s, n| s.name = n);
+    }
+
+    fn group_mut(&mut self, producer: Option<&str>) -> (Option<&mut Group>, usize) {
         match producer {
             Some(id) => (self.producers.get_mut(id), TOP_ITEMS),
             None => (Some(&mut self.unattributed), TOP_UNATTRIBUTED),
+        }
+    }
+
+    fn group_or_insert(&mut self, producer: Option<&str>) -> (&mut Group, usize) {
+        match producer {
+            Some(id) => {
+                let key = match self.ids.iter().find(|x| &***x == id) {
+                    Some(k) => k.clone(),
+                    None => Arc::from(id),
+                };
+                (self.producers.entry(key).or_default(), TOP_ITEMS)
+            }
+            None => (&mut self.unattributed, TOP_UNATTRIBUTED),
         }
     }
 
@@ -303,20 +279,20 @@ impl RootState {
         };
         match item {
             None => {
-                let below: Vec<Box<Path>> = self
-                    .entries
-                    .range::<Path, _>((Bound::Included(&*rel), Bound::Unbounded))
-                    .take_while(|(p, _)| p.starts_with(&rel))
-                    .map(|(p, _)| p.clone())
-                    .collect();
-                for p in below {
-                    self.set(&p, None);
+                self.set(&rel, None);
+                if let Some(dir) = self.names.find_dir_path(&rel).filter(|&d| d != ROOT_DIR) {
+                    // A dir holding items went away: every item below it goes too (O(items)).
+                    let below: Vec<PathBuf> = self
+                        .live()
+                        .filter(|&id| self.names.is_under(self.slots[id as usize].dir, dir))
+                        .map(|id| self.rel_path_of(id))
+                        .collect();
+                    for p in below {
+                        self.set(&p, None);
+                    }
                 }
             }
-            Some(item) => {
-                let e = self.entry_of(item);
-                self.set(&rel, Some(e));
-            }
+            Some(item) => self.set(&rel, Some(&item)),
         }
         self.total.allocated_bytes as i64 - before
     }
@@ -328,50 +304,57 @@ impl RootState {
     pub fn restat_ancestors(&mut self, rel: &Path) {
         for dir in ancestors_of(rel) {
             let now = DirEntryStat::of(&self.root.canonical.join(&dir));
-            let old = self.dirs.get(dir.as_path()).copied();
+            let old = self.dir_stat(&dir);
             let (now, old) = match (now, old) {
                 (Some(now), Some(old)) => (now, old),
-                (Some(now), None) => {
-                    // New since the last scan: its own entry was counted when the item holding
-                    // it was measured.
-                    self.dirs.insert(dir.into_boxed_path(), now);
-                    continue;
-                }
-                (None, _) => {
-                    self.dirs.remove(dir.as_path());
+                (now, _) => {
+                    // New since the last scan (its own entry was counted when the item holding it
+                    // was measured), or gone.
+                    self.set_dir_stat(&dir, now);
                     continue;
                 }
             };
             if now == old {
                 continue;
             }
-            let d_alloc = now.allocated_bytes as i64 - old.allocated_bytes as i64;
-            let d_apparent = now.apparent_bytes as i64 - old.apparent_bytes as i64;
-            shift(&mut self.total, d_alloc, d_apparent);
-            if let Some(first) = dir.components().next() {
-                let top = Path::new(first.as_os_str());
-                if let Some(mut e) = self.entries.get(top).cloned() {
-                    if e.producer.is_none() {
-                        // `set` moves the item's old sizes out of the root total and its new
-                        // ones in; the shift above already counted the change there.
-                        shift(&mut self.total, -d_alloc, -d_apparent);
-                        shift(&mut e.measure, d_alloc, d_apparent);
-                        self.set(top, Some(e));
-                    }
+            self.move_dir_change(&dir, old, now);
+        }
+    }
+
+    /// The own entry of the dir at `dir` went from `old` to `now`: the change goes into the root
+    /// total and into the unattributed top-level item holding it.
+    fn move_dir_change(&mut self, dir: &Path, old: DirEntryStat, now: DirEntryStat) {
+        let d_alloc = now.allocated_bytes as i64 - old.allocated_bytes as i64;
+        let d_apparent = now.apparent_bytes as i64 - old.apparent_bytes as i64;
+        shift(&mut self.total, d_alloc, d_apparent);
+        if let Some(first) = dir.components().next() {
+            let top = Path::new(first.as_os_str());
+            if let Some(mut item) = self.item_at(top) {
+                if item.producer.is_none() {
+                    // `set` moves the item's old sizes out of the root total and its new ones
+                    // in; the shift above already counted the change there.
+                    shift(&mut self.total, -d_alloc, -d_apparent);
+                    shift(&mut item.measure, d_alloc, d_apparent);
+                    self.set(top, Some(&item));
                 }
             }
-            self.dirs.insert(dir.into_boxed_path(), now);
         }
+        self.set_dir_stat(dir, Some(now));
     }
 
     /// Forgets every item and total (the root was removed).
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.names = Names::default();
+        self.slots = Vec::new();
+        self.free = Vec::new();
+        self.extra = HashMap::new();
+        self.bundles.clear();
+        self.bundle_ids.clear();
         self.producers.clear();
         self.unattributed = Group::default();
         self.total = Measure::default();
-        self.dirs.clear();
         self.issues.clear();
+        self.unwatched.clear();
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use tokio::time::Instant;
 
 use crate::snapshot::{MonitorState, WatchMode};
+use crate::watch::state::RootState;
 
 use super::super::build;
 use super::super::debounce::Dirty;
@@ -39,25 +40,41 @@ impl Actor {
         self.after_update(true).await;
     }
 
-    /// Scans root `i` afresh and replaces its state; a failed scan is logged and kept as an error
-    /// line, and the root keeps its last state.
+    /// Scans root `i` afresh and replaces its state. The scan streams ([`crate::scan::scan_root_each`]):
+    /// each item goes into the compact state as soon as it is measured, so the scan's item list is
+    /// never held. The state moves into the blocking job and back; a scan that panicked is logged
+    /// and kept as an error line, and the root starts empty until its next scan.
     pub(super) async fn rescan_root(&mut self, i: usize) {
         let root = self.roots[i].root.clone();
         let catalogue = self.opts.catalogue.clone();
         let started = Instant::now();
-        let res =
-            tokio::task::spawn_blocking(move || crate::scan::scan_root(&root, &catalogue)).await;
-        match res {
-            Ok(scan) => {
-                let now = self.opts.clock.now();
-                self.roots[i].load_scan(scan, now);
+        let now = self.opts.clock.now();
+        let mut st = std::mem::replace(&mut self.roots[i], RootState::new(root.clone()));
+        let res = tokio::task::spawn_blocking(move || {
+            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                st.begin_load();
+                let progress = crate::scan::ScanProgress::new();
+                let summary =
+                    crate::scan::scan_root_each(&st.root.clone(), &*catalogue, &progress, |item| {
+                        st.load_item(&item)
+                    });
+                st.finish_load(summary.total, summary.issues, now);
+            }));
+            // The scan's buffers are freed: return their pages to the OS.
+            crate::platform::release_free_memory();
+            (st, done)
+        })
+        .await;
+        let failed = match res {
+            Ok((st, done)) => {
+                self.roots[i] = st;
+                done.err().map(|_| "the scan panicked".to_owned())
+            }
+            Err(e) => Some(e.to_string()),
+        };
+        match failed {
+            None => {
                 self.last_poll[i] = Instant::now();
-                // The scan's buffers are freed: return their pages to the OS.
-                if let Err(e) =
-                    tokio::task::spawn_blocking(crate::platform::release_free_memory).await
-                {
-                    tracing::debug!(error = %e, "releasing free memory failed");
-                }
                 tracing::info!(
                     root = %self.roots[i].root.canonical.display(),
                     items = self.roots[i].item_count(),
@@ -66,8 +83,9 @@ impl Actor {
                     "scanned root"
                 );
             }
-            Err(e) => {
+            Some(e) => {
                 tracing::error!(root = %self.roots[i].root.canonical.display(), error = %e, "scan of root failed");
+                self.roots[i].clear();
                 self.recorder
                     .error(format!("scan of {:?} failed: {e}", self.roots[i].root.path));
             }
@@ -111,7 +129,7 @@ impl Actor {
             // The own entry that the measure of a top-level dir counted becomes the baseline that
             // later changes below it are compared with (see `restat_ancestors`).
             if let (true, Some(own), Some(rel)) = (is_dir, own, st.root.relative(&path)) {
-                st.dirs.insert(rel.into(), own);
+                st.set_dir_stat(rel, Some(own));
             }
         }
     }

@@ -1,30 +1,64 @@
-//! A root's live inventory turned back into a [`RootScan`], for reclaim plans and figures.
+//! A root's live inventory handed out as [`Item`]s: whole (a reclaim plan, tests) or in chunks
+//! (the periodic figures), so the whole list of items with their paths is never built for them.
 
-use crate::inventory::RootScan;
+use std::path::PathBuf;
 
-use super::{Entry, RootState};
+use crate::inventory::{Item, RootScan};
+
+use super::RootState;
 
 impl RootState {
-    /// The whole root as a [`RootScan`] (for a dry reclaim plan or a one-off summary). O(items).
-    pub fn to_root_scan(&self) -> RootScan {
-        self.to_root_scan_where(|_| true)
-    }
-
-    /// The root as a [`RootScan`] holding only the items `keep` accepts. O(items).
-    pub fn to_root_scan_where(&self, keep: impl Fn(&Entry) -> bool) -> RootScan {
+    /// The root as a [`RootScan`] holding only the items whose producer `keep` accepts (`None`:
+    /// unattributed), in path order. O(items).
+    pub fn to_root_scan_where(&self, keep: impl Fn(Option<&str>) -> bool) -> RootScan {
+        let mut items: Vec<Item> = self
+            .live()
+            .filter(|&id| keep(self.producer_of(id).as_deref()))
+            .map(|id| self.item_of(id))
+            .collect();
+        items.sort_by(|a, b| a.path.cmp(&b.path));
         RootScan {
             root: self.root.clone(),
             total: self.total,
-            items: self
-                .entries
-                .iter()
-                .filter(|(_, e)| keep(e))
-                .map(|(rel, e)| self.item_at(rel, e))
-                .collect(),
+            items,
             issues: self.issues.clone(),
             vanished: 0,
             non_utf8_names: 0,
             other_device: 0,
         }
+    }
+
+    /// The whole root as a [`RootScan`] (for a dry reclaim plan or a one-off summary). O(items).
+    pub fn to_root_scan(&self) -> RootScan {
+        self.to_root_scan_where(|_| true)
+    }
+
+    /// Calls `f` with the claimed items in chunks of at most `chunk` (in slot order, not path
+    /// order): O(items) time, O(chunk) memory.
+    pub fn for_each_claimed(&self, chunk: usize, mut f: impl FnMut(Vec<Item>)) {
+        let mut buf = Vec::with_capacity(chunk.min(self.item_count()));
+        for id in self.live() {
+            if self.slots[id as usize].producer == super::slot::NO_PRODUCER {
+                continue;
+            }
+            buf.push(self.item_of(id));
+            if buf.len() >= chunk {
+                f(std::mem::take(&mut buf));
+            }
+        }
+        if !buf.is_empty() {
+            f(buf);
+        }
+    }
+
+    /// Every item with its path relative to the root, in path order. O(items): for tests and
+    /// one-off summaries.
+    pub fn items(&self) -> Vec<(PathBuf, Item)> {
+        let mut v: Vec<(PathBuf, Item)> = self
+            .live()
+            .map(|id| (self.rel_path_of(id), self.item_of(id)))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
     }
 }

@@ -1,11 +1,10 @@
-//! The pieces of a root's live inventory: an item's entry, the totals and largest items of a
+//! The pieces of a root's live inventory: the totals and largest items of a
 //! group (a producer, or the unattributed entries), and a dir's own entry between root and item.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::inventory::{Captures, Measure};
+use crate::inventory::Measure;
 
 /// The own entry of a directory between the root and an item (its `lstat` sizes), kept so that a
 /// change below it updates the totals without walking its siblings.
@@ -32,23 +31,6 @@ impl DirEntryStat {
 pub const TOP_ITEMS: usize = 10;
 /// Unattributed entries listed in a snapshot (and kept per root).
 pub const TOP_UNATTRIBUTED: usize = 20;
-
-/// One item as the state keeps it (its path is the key of [`RootState::entries`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// The id of the rule that claims it; `None` for an unattributed top-level entry.
-    pub producer: Option<Arc<str>>,
-    /// What the rule's regex captured, when it captured anything.
-    pub captures: Option<Box<Captures>>,
-    /// Sizes of the subtree.
-    pub measure: Measure,
-    /// True when the item itself is a symlink.
-    pub is_symlink: bool,
-    /// Device id (`st_dev`).
-    pub dev: u64,
-    /// Inode number (`st_ino`).
-    pub ino: u64,
-}
 
 /// Item count and summed sizes of a group of items. Times in `measure` are not kept by deltas.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,5 +1,7 @@
 use super::*;
+use crate::inventory::Captures;
 use crate::roots::RootKind;
+use std::time::SystemTime;
 
 fn item(path: &Path, producer: Option<&str>, allocated_bytes: u64, files: u64) -> Item {
     Item {
@@ -67,13 +69,11 @@ fn groups_follow_updates_like_a_recount() {
         }
         st.refresh_tops();
         let mut want: BTreeMap<Option<String>, Recount> = BTreeMap::new();
-        for (rel, e) in st.entries() {
-            let w = want
-                .entry(e.producer.as_deref().map(str::to_owned))
-                .or_default();
+        for (rel, e) in st.items() {
+            let w = want.entry(e.producer.clone()).or_default();
             w.0 += 1;
             w.1 += e.measure.allocated_bytes;
-            w.2.push((e.measure.allocated_bytes, rel.to_path_buf()));
+            w.2.push((e.measure.allocated_bytes, rel));
         }
         let mut got: BTreeMap<Option<String>, Recount> = st
             .producers()
@@ -102,7 +102,105 @@ fn groups_follow_updates_like_a_recount() {
         }
         got.retain(|_, g| g.0 > 0);
         assert_eq!(got, want, "after step {step}");
-        let sum: u64 = st.entries().map(|(_, e)| e.measure.allocated_bytes).sum();
+        let sum: u64 = st
+            .items()
+            .iter()
+            .map(|(_, e)| e.measure.allocated_bytes)
+            .sum();
         assert_eq!(st.total.allocated_bytes, sum, "after step {step}");
     }
+}
+
+/// Sets the mtime of `path` (a file or a dir) to `t`.
+fn set_mtime(path: &Path, t: SystemTime) {
+    std::fs::File::open(path).unwrap().set_modified(t).unwrap();
+}
+
+/// A poll reports the items whose top entry moved, the items gone and the new entries of a dir
+/// whose mtime moved, and nothing else (here, with every mtime set back to 2020 before the load).
+#[test]
+fn a_poll_reports_only_what_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let gpu = root
+        .canonical
+        .join("com.example.runner/com.apple.gpuarchiver");
+    std::fs::create_dir_all(&gpu).unwrap();
+    let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    for n in ["a", "b", "c", "d"] {
+        let d = gpu.join(format!("gpuarchiver-{n}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("PersistentState"), n.repeat(5000)).unwrap();
+        set_mtime(&d.join("PersistentState"), old);
+        set_mtime(&d, old);
+    }
+    for d in [&gpu, gpu.parent().unwrap(), &root.canonical] {
+        set_mtime(d, old);
+    }
+    let catalogue = crate::catalogue::Catalogue::builtin();
+    let mut st = RootState::new(root.clone());
+    st.load_scan(crate::scan::scan_root(&root, &catalogue), SystemTime::now());
+    assert_eq!(st.item_count(), 5, "{:?}", st.items()); // 4 archives + com.example.runner
+    let quiet = st.poll_dirs();
+    assert_eq!(quiet.changed, Vec::<PathBuf>::new());
+    // Items and the dirs between the root and them (root, com.example.runner, gpuarchiver dir).
+    assert_eq!(quiet.stats, 5 + 3);
+    assert_eq!(quiet.listed, 0);
+
+    std::fs::write(gpu.join("gpuarchiver-a/more"), b"x").unwrap();
+    std::fs::remove_dir_all(gpu.join("gpuarchiver-b")).unwrap();
+    std::fs::create_dir(gpu.join("gpuarchiver-e")).unwrap();
+    let mut got = st.poll_dirs().changed;
+    got.sort();
+    let want: Vec<PathBuf> = ["a", "b", "e"]
+        .iter()
+        .map(|n| gpu.join(format!("gpuarchiver-{n}")))
+        .collect();
+    assert_eq!(got, want);
+    // The dir's new mtime is the baseline now: only the items that still differ come back.
+    let mut again = st.poll_dirs().changed;
+    again.sort();
+    assert_eq!(again, want[..2].to_vec());
+}
+
+/// What does not fit in a slot (freeable below allocated, another device, a `ts` capture, a time
+/// before 1970) comes back exactly, and so does what fits.
+#[test]
+fn items_come_back_exactly_as_they_went_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    st.begin_load();
+    let t = |s: u64, n: u32| Some(SystemTime::UNIX_EPOCH + std::time::Duration::new(s, n));
+    let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(&root.canonical).unwrap());
+    let mut items = Vec::new();
+    for (i, name) in ["plain", "shared", "otherdev", "ts", "old", "bundle"]
+        .iter()
+        .enumerate()
+    {
+        let path = root.canonical.join(format!("x/{name}"));
+        let mut it = item(&path, Some("p"), 8192 * (i as u64 + 1), 3);
+        it.measure.newest_mtime = t(1_700_000_000 + i as u64, 999_999_999);
+        it.measure.birth_time = t(1_600_000_000, 1);
+        it.ino = 1000 + i as u64;
+        it.dev = dev;
+        it.captures.pid = Some(4242);
+        match *name {
+            "shared" => it.measure.freeable_bytes = 4096,
+            "otherdev" => it.dev = 77,
+            "ts" => it.captures.ts = t(1_650_000_000, 0),
+            "old" => {
+                it.measure.birth_time =
+                    Some(SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(5))
+            }
+            "bundle" => it.captures.bundle = Some("com.example.runner".into()),
+            _ => {}
+        }
+        st.load_item(&it);
+        items.push(it);
+    }
+    let got: Vec<Item> = st.items().into_iter().map(|(_, i)| i).collect();
+    let mut want = items.clone();
+    want.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(got, want);
 }

@@ -1,0 +1,129 @@
+//! The streaming scan: [`scan_root_each`] hands each finished item to a visitor and keeps only the
+//! root's summary, so memory does not grow with the number of items.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use super::stat::{birth_time, stat_path, Stat};
+use super::walk::{Acc, Walker};
+use super::{in_pool, private_bytes_from, Classify, ScanProgress};
+use crate::inventory::{IssueKind, Item, Measure, RootScan, ScanIssue};
+use crate::roots::Root;
+
+/// The scan of one root without its items: what [`scan_root_each`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootSummary {
+    /// The root scanned.
+    pub root: Root,
+    /// Totals of the whole root, the root dir itself included (equal to `du -s -x` of the root
+    /// when the scan was not cancelled).
+    pub total: Measure,
+    /// Number of items handed to the visitor.
+    pub items: u64,
+    /// What could not be read (the totals leave it out), in path order.
+    pub issues: Vec<ScanIssue>,
+    /// Entries that vanished between listing and stat (a count).
+    pub vanished: u64,
+    /// Entries whose name is not valid UTF-8 (a count).
+    pub non_utf8_names: u64,
+    /// Entries on another device that were not crossed into (a count).
+    pub other_device: u64,
+    /// True when [`ScanProgress::cancel`] stopped the walk: totals and items are then partial.
+    pub cancelled: bool,
+}
+
+impl RootSummary {
+    /// The [`RootScan`] of this summary with `items` (expected in path order) as its items.
+    pub fn with_items(self, items: Vec<Item>) -> RootScan {
+        RootScan {
+            root: self.root,
+            total: self.total,
+            items,
+            issues: self.issues,
+            vanished: self.vanished,
+            non_utf8_names: self.non_utf8_names,
+            other_device: self.other_device,
+        }
+    }
+}
+
+/// Scans one root, calling `visit` once per finished item (a claimed item, or an unattributed
+/// top-level entry), in no particular order, and returns the root's summary: totals (equal to
+/// `du -s -x` of the root, allocated and apparent), the item count, issues and counters. Items
+/// are measured exactly as by [`super::scan_root_with`], which is this function collecting them.
+///
+/// Memory stays flat in the number of items: nothing of an item is kept once `visit` returned.
+/// `visit` runs on the walk's threads, one call at a time (serialized by a lock), so a slow visitor
+/// slows the walk. `progress` counts entries and items as they go (also inside a big root) and is
+/// checked for a cancel before each dir is listed ([`ScanProgress`]).
+///
+/// Never fails: a root that vanished gives an empty summary with one issue.
+pub fn scan_root_each<C, F>(
+    root: &Root,
+    rules: &C,
+    progress: &ScanProgress,
+    visit: F,
+) -> RootSummary
+where
+    C: Classify + ?Sized,
+    F: FnMut(Item) + Send,
+{
+    let mut summary = RootSummary {
+        root: root.clone(),
+        total: Measure::default(),
+        items: 0,
+        issues: Vec::new(),
+        vanished: 0,
+        non_utf8_names: 0,
+        other_device: 0,
+        cancelled: false,
+    };
+    let md = match stat_path(&root.canonical) {
+        Stat::Found(md) => md,
+        Stat::Vanished => {
+            summary.issues.push(ScanIssue {
+                path: root.canonical.clone(),
+                kind: IssueKind::Io,
+                message: "root vanished: lstat: no such file or directory".to_owned(),
+            });
+            return summary;
+        }
+        Stat::Failed(issue) => {
+            summary.issues.push(issue);
+            return summary;
+        }
+    };
+    let visit = Mutex::new(visit);
+    let sink = |item: Item| (visit.lock().unwrap_or_else(|p| p.into_inner()))(item);
+    let walker = Walker::new(
+        root.kind,
+        rules,
+        md.dev(),
+        private_bytes_from(root),
+        &sink,
+        progress,
+        root.container_bundle(),
+    );
+    let own = walker.own(&md, || root.canonical.clone());
+    let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
+    let loose = if md.is_dir() {
+        in_pool(|| walker.children(&root.canonical, top_rel, 0))
+    } else {
+        Acc::default()
+    };
+    summary.vanished = walker.vanished.load(Ordering::Relaxed);
+    summary.non_utf8_names = walker.non_utf8_names.load(Ordering::Relaxed);
+    summary.other_device = walker.other_device.load(Ordering::Relaxed);
+    summary.items = walker.items.load(Ordering::Relaxed);
+    let (items_total, mut issues) = walker.into_found();
+    issues.sort_by(|a, b| a.path.cmp(&b.path));
+    summary.total = own
+        .merge(items_total)
+        .merge(loose)
+        .into_measure(birth_time(&md));
+    summary.issues = issues;
+    summary.cancelled = progress.is_cancelled();
+    summary
+}

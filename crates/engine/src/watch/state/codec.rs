@@ -1,0 +1,158 @@
+//! An [`Item`] into a [`Slot`] (interning its producer id and bundle name) and back.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::inventory::{Captures, Item, Measure};
+
+use super::slot::{Extra, Slot, EXTRA, FREE, HAS_PID, NO_PRODUCER, SYMLINK};
+use super::RootState;
+
+/// `producer` of a slot whose producer id is in its [`Extra`] (the id table is full).
+const PRODUCER_IN_EXTRA: u8 = NO_PRODUCER - 1;
+
+impl RootState {
+    /// The index of producer `id` in the root's table, added if new; `None` when the table is full.
+    fn producer_index(&mut self, id: &str) -> Option<u8> {
+        if let Some(i) = self.ids.iter().position(|x| &**x == id) {
+            return Some(i as u8);
+        }
+        if self.ids.len() >= PRODUCER_IN_EXTRA as usize {
+            return None;
+        }
+        let arc = match self.producers.get_key_value(id) {
+            Some((k, _)) => k.clone(),
+            None => Arc::from(id),
+        };
+        self.ids.push(arc);
+        Some((self.ids.len() - 1) as u8)
+    }
+
+    /// The index + 1 of bundle name `b`, added if new; `None` when the table is full.
+    fn bundle_index(&mut self, b: &str) -> Option<u16> {
+        if let Some(&i) = self.bundle_ids.get(b) {
+            return Some(i);
+        }
+        if self.bundles.len() >= u16::MAX as usize {
+            return None;
+        }
+        self.bundles.push(Box::from(b));
+        let i = self.bundles.len() as u16;
+        self.bundle_ids.insert(Box::from(b), i);
+        Some(i)
+    }
+
+    /// The slot for `item` in dir `dir` under name offset `name`, and what did not fit in it.
+    pub(super) fn encode(&mut self, item: &Item, dir: u32, name: u32) -> (Slot, Option<Extra>) {
+        let mut s = Slot {
+            dir,
+            name,
+            ino: item.ino,
+            flags: if item.is_symlink { SYMLINK } else { 0 },
+            producer: NO_PRODUCER,
+            ..Slot::default()
+        };
+        let mut fits =
+            s.set_measure(&item.measure) && item.dev == self.root_dev && item.captures.ts.is_none();
+        let mut producer = None;
+        if let Some(id) = item.producer.as_deref() {
+            match self.producer_index(id) {
+                Some(i) => s.producer = i,
+                None => {
+                    s.producer = PRODUCER_IN_EXTRA;
+                    producer = Some(Arc::from(id));
+                    fits = false;
+                }
+            }
+        }
+        if let Some(pid) = item.captures.pid {
+            s.pid = pid;
+            s.flags |= HAS_PID;
+        }
+        if let Some(b) = item.captures.bundle.as_deref() {
+            match self.bundle_index(b) {
+                Some(i) => s.bundle = i,
+                None => fits = false,
+            }
+        }
+        if fits {
+            return (s, None);
+        }
+        s.flags |= EXTRA;
+        let extra = Extra {
+            measure: item.measure,
+            dev: item.dev,
+            captures: item.captures.clone(),
+            producer,
+        };
+        (s, Some(extra))
+    }
+
+    /// The producer id of slot `id`.
+    pub(super) fn producer_of(&self, id: u32) -> Option<Arc<str>> {
+        let s = &self.slots[id as usize];
+        match s.producer {
+            NO_PRODUCER => None,
+            PRODUCER_IN_EXTRA => self.extra.get(&id).and_then(|e| e.producer.clone()),
+            i => self.ids.get(i as usize).cloned(),
+        }
+    }
+
+    /// The measure of slot `id`.
+    pub(super) fn measure_of(&self, id: u32) -> Measure {
+        let s = &self.slots[id as usize];
+        if s.flags & EXTRA != 0 {
+            if let Some(e) = self.extra.get(&id) {
+                return e.measure;
+            }
+        }
+        s.inline_measure()
+    }
+
+    /// The path of slot `id` relative to the root.
+    pub(super) fn rel_path_of(&self, id: u32) -> PathBuf {
+        let s = &self.slots[id as usize];
+        self.names.item_path(s.dir, s.name)
+    }
+
+    /// Slot `id` as an [`Item`] (absolute path).
+    pub(super) fn item_of(&self, id: u32) -> Item {
+        let s = &self.slots[id as usize];
+        let extra = (s.flags & EXTRA != 0)
+            .then(|| self.extra.get(&id))
+            .flatten();
+        let (measure, dev, captures) = match extra {
+            Some(e) => (e.measure, e.dev, e.captures.clone()),
+            None => (
+                s.inline_measure(),
+                self.root_dev,
+                Captures {
+                    pid: (s.flags & HAS_PID != 0).then_some(s.pid),
+                    ts: None,
+                    bundle: (s.bundle > 0)
+                        .then(|| self.bundles.get(s.bundle as usize - 1))
+                        .flatten()
+                        .map(|b| b.to_string()),
+                },
+            ),
+        };
+        Item {
+            path: self.root.canonical.join(self.rel_path_of(id)),
+            producer: self.producer_of(id).map(|p| p.to_string()),
+            captures,
+            measure,
+            is_symlink: s.flags & SYMLINK != 0,
+            dev,
+            ino: s.ino,
+        }
+    }
+
+    /// Ids of the live slots.
+    pub(super) fn live(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.flags & FREE == 0)
+            .map(|(i, _)| i as u32)
+    }
+}

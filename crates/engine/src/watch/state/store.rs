@@ -1,0 +1,311 @@
+//! The compact item store of a root: names interned in one arena, the dirs between the root and
+//! the items as ids (parent id + name), and one fixed-size [`Slot`] per item, found by a hash table
+//! of slot ids keyed by (parent dir id, name).
+//!
+//! Per item this costs the slot (64 bytes), its name in the arena (its length + 1 or 2 bytes) and
+//! about 6 bytes of hash table: about 90 bytes for a `gpuarchiver-XXXXXX` dir, against about 400
+//! for a `BTreeMap<Box<Path>, Entry>` with a full `Measure` and an owned path.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use hashbrown::HashTable;
+
+use super::groups::DirEntryStat;
+
+/// The root dir's id.
+pub(super) const ROOT_DIR: u32 = 0;
+
+/// Every name once, each as a length (1 byte below 128, else 2 bytes) followed by its bytes.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Arena {
+    bytes: Vec<u8>,
+    /// Bytes of names no longer referenced (removed items), reclaimed by a compaction.
+    pub(super) garbage: usize,
+}
+
+impl Arena {
+    /// Appends `name`; returns its offset.
+    pub(super) fn push(&mut self, name: &[u8]) -> u32 {
+        let at = self.bytes.len() as u32;
+        let len = name.len().min(0x7fff);
+        if len < 0x80 {
+            self.bytes.push(len as u8);
+        } else {
+            self.bytes.push(0x80 | (len >> 8) as u8);
+            self.bytes.push(len as u8);
+        }
+        self.bytes.extend_from_slice(&name[..len]);
+        at
+    }
+
+    /// The name at `at`.
+    pub(super) fn get(&self, at: u32) -> &[u8] {
+        let at = at as usize;
+        let b0 = self.bytes[at] as usize;
+        let (len, start) = if b0 < 0x80 {
+            (b0, at + 1)
+        } else {
+            (((b0 & 0x7f) << 8) | self.bytes[at + 1] as usize, at + 2)
+        };
+        &self.bytes[start..start + len]
+    }
+
+    /// Bytes the name at `at` takes (to count it as garbage).
+    pub(super) fn size_of(&self, at: u32) -> usize {
+        let n = self.get(at).len();
+        n + if n < 0x80 { 1 } else { 2 }
+    }
+
+    /// Bytes held.
+    pub(super) fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(super) fn shrink(&mut self) {
+        self.bytes.shrink_to_fit();
+    }
+}
+
+/// A dir between the root and its items (or a top-level item dir whose own entry is a baseline).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct DirNode {
+    /// Parent dir id ([`ROOT_DIR`] for a top-level dir; the root dir is its own parent).
+    pub(super) parent: u32,
+    /// Name offset in the arena.
+    pub(super) name: u32,
+    /// Its own entry as last read; `None` when unknown (not recorded, or gone).
+    pub(super) stat: Option<DirEntryStat>,
+    /// Its mtime as last polled (see [`super::slot::encode_time`]); 0 when unknown.
+    pub(super) mtime: u64,
+}
+
+/// Names, dirs and the two hash tables. Items live in the caller's slot vector; this only finds
+/// them.
+#[derive(Debug, Clone)]
+pub(super) struct Names {
+    pub(super) arena: Arena,
+    pub(super) dirs: Vec<DirNode>,
+    dir_index: HashTable<u32>,
+    item_index: HashTable<u32>,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+impl Default for Names {
+    fn default() -> Names {
+        let mut arena = Arena::default();
+        let name = arena.push(b"");
+        Names {
+            arena,
+            dirs: vec![DirNode {
+                parent: ROOT_DIR,
+                name,
+                stat: None,
+                mtime: 0,
+            }],
+            dir_index: HashTable::new(),
+            item_index: HashTable::new(),
+            hasher: Default::default(),
+        }
+    }
+}
+
+/// What the item index needs to know of a slot: its parent dir and name offset.
+pub(super) trait Keyed {
+    /// `(parent dir id, name offset)`.
+    fn key(&self) -> (u32, u32);
+}
+
+fn hash(h: &hashbrown::DefaultHashBuilder, dir: u32, name: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    h.hash_one((dir, name))
+}
+
+/// The normal components of `rel`; `None` when it has any other (`..`, a root).
+fn components(rel: &Path) -> Option<Vec<&OsStr>> {
+    rel.components()
+        .map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Names {
+    /// The id of the dir `name` in `parent`, if known.
+    fn find_dir(&self, parent: u32, name: &[u8]) -> Option<u32> {
+        let h = hash(&self.hasher, parent, name);
+        self.dir_index
+            .find(h, |&id| {
+                let d = &self.dirs[id as usize];
+                d.parent == parent && self.arena.get(d.name) == name
+            })
+            .copied()
+    }
+
+    /// The id of the dir `name` in `parent`, made if new.
+    fn intern_dir(&mut self, parent: u32, name: &[u8]) -> u32 {
+        if let Some(id) = self.find_dir(parent, name) {
+            return id;
+        }
+        let id = self.dirs.len() as u32;
+        let off = self.arena.push(name);
+        self.dirs.push(DirNode {
+            parent,
+            name: off,
+            stat: None,
+            mtime: 0,
+        });
+        let h = hash(&self.hasher, parent, name);
+        let (dirs, arena, hasher) = (&self.dirs, &self.arena, &self.hasher);
+        self.dir_index.insert_unique(h, id, |&i| {
+            let d = &dirs[i as usize];
+            hash(hasher, d.parent, arena.get(d.name))
+        });
+        id
+    }
+
+    /// The id of the dir at `rel` (`""` is the root dir), if known.
+    pub(super) fn find_dir_path(&self, rel: &Path) -> Option<u32> {
+        let mut id = ROOT_DIR;
+        for c in components(rel)? {
+            id = self.find_dir(id, c.as_bytes())?;
+        }
+        Some(id)
+    }
+
+    /// The id of the dir at `rel`, made (with its parents) if new; `None` for a path with `..`.
+    pub(super) fn make_dir_path(&mut self, rel: &Path) -> Option<u32> {
+        let mut id = ROOT_DIR;
+        for c in components(rel)? {
+            id = self.intern_dir(id, c.as_bytes());
+        }
+        Some(id)
+    }
+
+    /// The dir id of an item's parent (if known) and the item's name.
+    pub(super) fn find_split<'a>(&self, rel: &'a Path) -> Option<(u32, &'a [u8])> {
+        let name = rel.file_name()?.as_bytes();
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        Some((self.find_dir_path(parent)?, name))
+    }
+
+    /// The dir id of an item's parent (made if new) and the item's name.
+    pub(super) fn make_split<'a>(&mut self, rel: &'a Path) -> Option<(u32, &'a [u8])> {
+        let name = rel.file_name()?.as_bytes();
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        Some((self.make_dir_path(parent)?, name))
+    }
+
+    /// The slot of the item `name` in dir `dir`.
+    pub(super) fn find_item<S: Keyed>(&self, slots: &[S], dir: u32, name: &[u8]) -> Option<u32> {
+        let h = hash(&self.hasher, dir, name);
+        self.item_index
+            .find(h, |&i| {
+                let (d, n) = slots[i as usize].key();
+                d == dir && self.arena.get(n) == name
+            })
+            .copied()
+    }
+
+    /// Indexes slot `id` (its key must be set and new).
+    pub(super) fn index_item<S: Keyed>(&mut self, slots: &[S], id: u32) {
+        let (dir, name) = slots[id as usize].key();
+        let h = hash(&self.hasher, dir, self.arena.get(name));
+        let (arena, hasher) = (&self.arena, &self.hasher);
+        self.item_index.insert_unique(h, id, |&i| {
+            let (d, n) = slots[i as usize].key();
+            hash(hasher, d, arena.get(n))
+        });
+    }
+
+    /// Takes slot `id` out of the index and counts its name as garbage.
+    pub(super) fn unindex_item<S: Keyed>(&mut self, slots: &[S], id: u32) {
+        let (dir, name) = slots[id as usize].key();
+        let h = hash(&self.hasher, dir, self.arena.get(name));
+        if let Ok(e) = self.item_index.find_entry(h, |&i| i == id) {
+            e.remove();
+        }
+        self.arena.garbage += self.arena.size_of(name);
+    }
+
+    /// The path of dir `id` relative to the root.
+    pub(super) fn dir_path(&self, id: u32) -> PathBuf {
+        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut at = id;
+        while at != ROOT_DIR {
+            let d = &self.dirs[at as usize];
+            parts.push(self.arena.get(d.name));
+            at = d.parent;
+        }
+        let mut out = PathBuf::new();
+        for p in parts.iter().rev() {
+            out.push(OsStr::from_bytes(p));
+        }
+        out
+    }
+
+    /// The path of the item `(dir, name)` relative to the root.
+    pub(super) fn item_path(&self, dir: u32, name: u32) -> PathBuf {
+        let mut out = self.dir_path(dir);
+        out.push(OsStr::from_bytes(self.arena.get(name)));
+        out
+    }
+
+    /// True when dir `id` is `ancestor` or below it.
+    pub(super) fn is_under(&self, mut id: u32, ancestor: u32) -> bool {
+        loop {
+            if id == ancestor {
+                return true;
+            }
+            if id == ROOT_DIR {
+                return false;
+            }
+            id = self.dirs[id as usize].parent;
+        }
+    }
+
+    /// Number of items indexed.
+    pub(super) fn items(&self) -> usize {
+        self.item_index.len()
+    }
+
+    /// Rewrites the arena with only the names in use (dirs and `slots`), when at least half of it
+    /// is garbage. `set_name` moves a slot's name offset.
+    pub(super) fn compact<S: Keyed>(
+        &mut self,
+        slots: &mut [S],
+        live: impl Fn(&S) -> bool,
+        set_name: impl Fn(&mut S, u32),
+    ) {
+        if self.arena.garbage * 2 < self.arena.len() || self.arena.len() < 1 << 16 {
+            return;
+        }
+        let mut fresh = Arena::default();
+        for d in &mut self.dirs {
+            d.name = fresh.push(self.arena.get(d.name));
+        }
+        for s in slots.iter_mut().filter(|s| live(s)) {
+            let (_, n) = s.key();
+            set_name(s, fresh.push(self.arena.get(n)));
+        }
+        fresh.shrink();
+        self.arena = fresh;
+    }
+
+    /// Frees the tables' spare capacity (after a full load).
+    pub(super) fn shrink<S: Keyed>(&mut self, slots: &[S]) {
+        let (dirs, arena, hasher) = (&self.dirs, &self.arena, &self.hasher);
+        self.dir_index.shrink_to_fit(|&i| {
+            let d = &dirs[i as usize];
+            hash(hasher, d.parent, arena.get(d.name))
+        });
+        self.item_index.shrink_to_fit(|&i| {
+            let (d, n) = slots[i as usize].key();
+            hash(hasher, d, arena.get(n))
+        });
+        self.arena.shrink();
+        self.dirs.shrink_to_fit();
+    }
+}
