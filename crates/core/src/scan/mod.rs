@@ -29,6 +29,7 @@ mod each;
 mod order;
 mod progress;
 mod stat;
+mod tally;
 mod walk;
 
 use std::io;
@@ -45,6 +46,7 @@ use crate::roots::{Root, RootKind};
 pub use self::each::{scan_root_each, RootSummary};
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
+pub use self::tally::{Tally, Unattributed};
 use self::walk::Walker;
 
 /// A rule's claim on a path: which producer, and what its name regex captured.
