@@ -27,6 +27,9 @@ mod measure;
 pub mod path_text;
 mod plan;
 mod rules;
+mod run;
+mod spool;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -39,12 +42,15 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ReclaimError;
 pub use execute::{
-    execute, Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor,
-    DEFAULT_BATCH_SIZE, DEFAULT_LOCK_WAIT,
+    Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor, DEFAULT_BATCH_SIZE,
+    DEFAULT_LOCK_WAIT,
 };
 pub use keep::KeepReason;
-pub use plan::plan;
+pub use plan::{plan, Planner};
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
+pub use run::execute;
+pub use spool::{Record, Spool, MEMORY_RECORDS};
+pub use stream::{plan_streamed, reason_kind, KeptGroup, PlanSummary, ProducerPlan, StreamedPlan};
 
 /// What the user asked to reclaim.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
