@@ -1,6 +1,6 @@
 //! Executing a [`ReclaimPlan`] in batches: an [`Executor`] opens and locks the plan's roots once,
 //! then each batch re-reads the open-file table and re-checks and deletes its items in parallel.
-//! [`execute`] is the one-call wrapper.
+//! [`execute`](super::execute) is the one-call wrapper.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -45,10 +45,10 @@ pub struct ExecuteOptions<'a> {
     pub checkpoint: Option<&'a CheckpointFn<'a>>,
 }
 
-/// Items per batch of [`execute`].
+/// Items per batch of [`execute`](super::execute).
 pub const DEFAULT_BATCH_SIZE: usize = 1024;
 
-/// How long [`execute`] waits for another reclaim of the same root.
+/// How long [`execute`](super::execute) waits for another reclaim of the same root.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
 impl Default for ExecuteOptions<'_> {
@@ -236,7 +236,7 @@ impl<'a> Executor<'a> {
     }
 
     /// Re-reads the open-file table (`probe.refresh_open_files()`), then re-checks and deletes
-    /// the batch's items in parallel (rayon); see [`execute`] for the checks.
+    /// the batch's items in parallel (rayon); see [`execute`](super::execute) for the checks.
     pub fn run_batch(&mut self, batch: Batch<'_>) -> BatchOutcome {
         let started = Instant::now();
         self.probe.refresh_open_files();

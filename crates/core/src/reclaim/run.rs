@@ -7,7 +7,7 @@ use super::{AuditRecord, ExecuteOptions, Executor, ReclaimError, ReclaimPlan, Re
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
 
-/// Executes `plan` with [`ExecuteOptions::default`]: batches of [`DEFAULT_BATCH_SIZE`] items,
+/// Executes `plan` with [`ExecuteOptions::default`]: batches of [`DEFAULT_BATCH_SIZE`](super::DEFAULT_BATCH_SIZE) items,
 /// `audit` called once per item attempted (on the calling thread, in plan order, after its batch).
 ///
 /// The re-check, per item: the path is absolute, plain and strictly inside its root; it is not
