@@ -12,14 +12,16 @@ use cachewatch::api::{self, Session};
 use cachewatch::history::History;
 use cachewatch::process::SystemProbe;
 use cachewatch::reclaim::{
-    self, DeletedItem, KeptItem, PlannedItem, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
+    self, DeletedItem, ReclaimErrorEntry, ReclaimReport, Spool, StreamedPlan,
 };
+use cachewatch::scan::ScanProgress;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
 
 use super::format::bytes;
 use super::{Context, Outcome, RootArgs};
 
+mod json;
+mod listing;
 mod print;
 mod rules;
 
@@ -57,36 +59,14 @@ pub struct Args {
     pub list: bool,
 }
 
-/// The JSON document of `cachewatch reclaim --json`.
-#[derive(Debug, Serialize)]
-pub struct ReclaimJson<'a> {
-    /// True when asked for a dry run.
-    pub dry_run: bool,
-    /// True when the plan was executed (`--yes` or a "y" answer).
-    pub executed: bool,
-    /// The age threshold used, seconds.
-    pub older_than_secs: u64,
-    /// What the plan would delete.
-    pub planned: &'a [PlannedItem],
-    /// Deleted items (empty unless executed).
-    pub deleted: &'a [DeletedItem],
-    /// Kept items with the reason: at planning, then at the re-check before deleting.
-    pub kept: Vec<&'a KeptItem>,
-    /// Items gone before they could be deleted (not an error).
-    #[serde(serialize_with = "reclaim::path_text::many::serialize")]
-    pub already_gone: &'a [PathBuf],
-    /// Allocated bytes freed.
-    pub freed_bytes: u64,
-    /// Items that could not be deleted, and audit rows that could not be written.
-    pub errors: Vec<ReclaimErrorEntry>,
-}
-
-/// Runs `cachewatch reclaim`.
+/// Runs `cachewatch reclaim`: the roots scanned and planned as the items stream past (the plan's
+/// items spooled, its summary summed), then executed in audited batches read back from the spool,
+/// so memory stays flat in the number of items.
 ///
 /// # Errors
-/// Bad roots or config, an unknown producer id, the history database cannot be opened or the
-/// audit rows cannot be written to it before deleting (then nothing is deleted), or a failed
-/// write to stdout.
+/// Bad roots or config, an unknown producer id, the plan's temp file cannot be written, the
+/// history database cannot be opened or the audit rows cannot be written to it before deleting
+/// (then nothing is deleted), or a failed write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     if args.rules {
         return rules::run(ctx, args);
@@ -96,27 +76,28 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Session::check_producers(&catalogue, &args.producers)?;
     let older_than = args.older_than.unwrap_or(ctx.default_threshold());
     let now = SystemTime::now();
-    let inv = cachewatch::scan::scan(&roots, &catalogue, now);
     let probe = SystemProbe::snapshot();
-    let plan = api::reclaim::plan(
-        &inv,
+    let plan = api::reclaim::plan_streamed(
+        &roots,
         &catalogue,
         args.producers.clone(),
         older_than,
         ctx.protected_paths(),
         &probe,
         now,
-    );
+        &ScanProgress::new(),
+    )
+    .context("planning: writing the plan's temp file")?;
 
     let mut out = std::io::stdout().lock();
     if !args.json {
         print::plan(&plan, args.list, &mut out).context("writing to stdout")?;
     }
 
-    let mut report = ReclaimReport::default();
-    let mut audit_errors = Vec::new();
+    let planned = plan.summary.planned_items;
+    let mut done = Done::default();
     let mut interrupted = false;
-    let execute = !plan.items.is_empty() && !args.dry_run && (args.yes || confirm(&plan)?);
+    let execute = planned > 0 && !args.dry_run && (args.yes || confirm(&plan)?);
     if execute {
         let db = ctx.db_path()?;
         let history = Mutex::new(
@@ -124,8 +105,10 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
                 .with_context(|| format!("opening the history database {}", db.display()))?,
         );
         let stop = stop_on_ctrl_c();
-        let bar = progress_bar(plan.items.len() as u64, args.json);
-        let audited = api::reclaim::execute_audited_batches(
+        let bar = progress_bar(planned, args.json);
+        let keep_list = args.json;
+        let mut spool_error = None;
+        let audited = api::reclaim::execute_streamed_batches(
             &plan,
             &catalogue,
             &probe,
@@ -133,8 +116,17 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             &db,
             SystemTime::now(),
             reclaim::DEFAULT_BATCH_SIZE,
-            &mut |p| {
+            &mut |p, batch| {
                 bar.set_position(p.items_done);
+                done.deleted_items = p.deleted_items;
+                if keep_list && spool_error.is_none() {
+                    for d in &batch.deleted {
+                        if let Err(e) = done.deleted.push(d.clone()) {
+                            spool_error = Some(e);
+                            break;
+                        }
+                    }
+                }
                 if stop.load(Ordering::SeqCst) {
                     ControlFlow::Break(())
                 } else {
@@ -144,29 +136,43 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         )?;
         bar.finish_and_clear();
         interrupted = stop.load(Ordering::SeqCst);
-        report = audited.report;
-        audit_errors = audited.audit_errors;
+        done.report = audited.report;
+        done.audit_errors = audited.audit_errors;
+        if let Some(e) = spool_error {
+            done.audit_errors.push(ReclaimErrorEntry {
+                path: PathBuf::new(),
+                message: format!("the list of deleted items is incomplete: {e}"),
+            });
+        }
+        done.deleted
+            .flush()
+            .context("writing the deleted items' temp file")?;
     }
-    let problems = !report.errors.is_empty() || !audit_errors.is_empty() || interrupted;
+    let report = &done.report;
+    let problems = !report.errors.is_empty() || !done.audit_errors.is_empty() || interrupted;
 
     if args.json {
-        let doc = ReclaimJson {
+        let doc = json::ReclaimJson {
             dry_run: args.dry_run,
             executed: execute,
             older_than_secs: older_than.as_secs(),
-            planned: &plan.items,
-            deleted: &report.deleted,
-            kept: plan.kept.iter().chain(&report.kept).collect(),
+            planned: json::Planned(&plan),
+            deleted: json::Deleted(&done.deleted),
+            kept: json::Kept(&plan, &report.kept),
             already_gone: &report.already_gone,
             freed_bytes: report.freed_bytes,
-            errors: report.errors.iter().chain(&audit_errors).cloned().collect(),
+            errors: report
+                .errors
+                .iter()
+                .chain(&done.audit_errors)
+                .cloned()
+                .collect(),
         };
         serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON to stdout")?;
         writeln!(out).context("writing to stdout")?;
     } else if execute {
-        print::report(&report, &audit_errors, args.list, interrupted, &mut out)
-            .context("writing to stdout")?;
-    } else if !plan.items.is_empty() {
+        print::report(&done, args.list, interrupted, &mut out).context("writing to stdout")?;
+    } else if planned > 0 {
         let how = if args.dry_run {
             "Dry run: nothing deleted."
         } else {
@@ -177,12 +183,26 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(problems))
 }
 
+/// What an execute did, as the CLI prints it: the report (no deleted items listed), the deleted
+/// items spooled (only with `--json`), their count, and the audit problems.
+#[derive(Default)]
+pub struct Done {
+    /// The engine's report.
+    pub report: ReclaimReport,
+    /// Items deleted (a count).
+    pub deleted_items: u64,
+    /// The deleted items, when they are to be listed.
+    pub deleted: Spool<DeletedItem>,
+    /// Audit problems after deleting began.
+    pub audit_errors: Vec<ReclaimErrorEntry>,
+}
+
 /// Asks on the terminal; `false` without one (stdin or stderr not a terminal).
-fn confirm(plan: &ReclaimPlan) -> anyhow::Result<bool> {
+fn confirm(plan: &StreamedPlan) -> anyhow::Result<bool> {
     confirm_text(&format!(
         "Delete {} item(s), {}?",
-        super::format::count(plan.items.len() as u64),
-        bytes(plan.planned_bytes)
+        super::format::count(plan.summary.planned_items),
+        bytes(plan.summary.planned_bytes)
     ))
 }
 

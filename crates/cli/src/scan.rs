@@ -2,11 +2,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
 
 use anyhow::Context as _;
 use cachewatch::catalogue::Catalogue;
-use cachewatch::inventory::{Inventory, IssueKind};
+use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
+use cachewatch::roots::Root;
+use cachewatch::scan::{scan_root_each, RootSummary, ScanProgress, Tally};
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};
@@ -115,15 +116,21 @@ pub struct ErrorJson {
     pub message: String,
 }
 
-/// Runs `cachewatch scan`.
+/// Runs `cachewatch scan`: each root streamed through the scanner, producers and the largest
+/// unattributed entries summed on the fly (no item list is held).
 ///
 /// # Errors
 /// Bad roots, bad config, or a failed write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let roots = args.roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
-    let inv = cachewatch::scan::scan(&roots, &catalogue, SystemTime::now());
-    let report = report(&inv, &catalogue, args.top);
+    let progress = ScanProgress::new();
+    let mut tally = Tally::new(args.top);
+    let summaries: Vec<RootSummary> = roots
+        .iter()
+        .map(|root| scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item)))
+        .collect();
+    let report = streamed_report(&summaries, &tally, &catalogue);
     if args.textfile.openmetrics {
         return openmetrics::emit(&args.textfile, &report);
     }
@@ -137,26 +144,53 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(!report.errors.is_empty()))
 }
 
-/// Builds the JSON document from an inventory; `top` bounds the unattributed list.
-pub fn report(inv: &Inventory, catalogue: &Catalogue, top: usize) -> ScanReport {
-    let roots = inv
-        .roots
+/// Builds the JSON document from streamed scans and what was tallied while they ran.
+pub fn streamed_report(
+    summaries: &[RootSummary],
+    tally: &Tally,
+    catalogue: &Catalogue,
+) -> ScanReport {
+    let roots = summaries
         .iter()
-        .map(|r| RootJson {
-            kind: r.root.kind.to_string(),
-            path: r.root.path.display().to_string(),
-            canonical: r.root.canonical.display().to_string(),
-            allocated_bytes: r.total.allocated_bytes,
-            apparent_bytes: r.total.apparent_bytes,
-            items: r.items.len() as u64,
-            files: r.total.files,
-            dirs: r.total.dirs,
-            unreadable: r.issues.len() as u64,
-            vanished: r.vanished,
-            bundle: r.root.container_bundle(),
-        })
+        .map(|r| root_json(&r.root, &r.total, r.items, &r.issues, r.vanished))
         .collect();
-    let producers = inv
+    assemble(
+        roots,
+        tally,
+        catalogue,
+        summaries.iter().flat_map(|r| &r.issues),
+    )
+}
+
+fn root_json(
+    root: &Root,
+    total: &Measure,
+    items: u64,
+    issues: &[ScanIssue],
+    vanished: u64,
+) -> RootJson {
+    RootJson {
+        kind: root.kind.to_string(),
+        path: root.path.display().to_string(),
+        canonical: root.canonical.display().to_string(),
+        allocated_bytes: total.allocated_bytes,
+        apparent_bytes: total.apparent_bytes,
+        items,
+        files: total.files,
+        dirs: total.dirs,
+        unreadable: issues.len() as u64,
+        vanished,
+        bundle: root.container_bundle(),
+    }
+}
+
+fn assemble<'a>(
+    roots: Vec<RootJson>,
+    tally: &Tally,
+    catalogue: &Catalogue,
+    issues: impl Iterator<Item = &'a ScanIssue>,
+) -> ScanReport {
+    let producers = tally
         .producers()
         .into_iter()
         .map(|p| {
@@ -172,21 +206,17 @@ pub fn report(inv: &Inventory, catalogue: &Catalogue, top: usize) -> ScanReport 
             }
         })
         .collect();
-    let unattributed = inv
+    let unattributed = tally
         .unattributed()
         .into_iter()
-        .take(top)
-        .map(|(root, item)| UnattributedJson {
-            path: item.path.display().to_string(),
-            root_kind: root.kind.to_string(),
-            allocated_bytes: item.measure.allocated_bytes,
-            apparent_bytes: item.measure.apparent_bytes,
+        .map(|u| UnattributedJson {
+            path: u.path.display().to_string(),
+            root_kind: u.root_kind.to_string(),
+            allocated_bytes: u.measure.allocated_bytes,
+            apparent_bytes: u.measure.apparent_bytes,
         })
         .collect();
-    let errors = inv
-        .roots
-        .iter()
-        .flat_map(|r| &r.issues)
+    let errors = issues
         .map(|i| ErrorJson {
             path: i.path.display().to_string(),
             kind: i.kind,

@@ -18,6 +18,12 @@
 //! Age is `now − max(newest mtime in the item, the name's `ts` capture)`: the younger reading wins,
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
 //! recent write protects an item whose name says it is old.
+//!
+//! Two forms of plan: [`plan`] holds every item of an [`crate::inventory::Inventory`] (the app and
+//! the monitor keep plans by id), and [`plan_streamed`] decides each item while the scan streams
+//! it ([`Planner`]), sums a [`PlanSummary`] and spools the items ([`Spool`]: memory up to
+//! [`MEMORY_RECORDS`], then an unlinked temp file with exact records), so the CLI plans and
+//! executes 700k items in flat memory. Both execute through [`Executor`] in audited batches.
 
 mod attempt;
 mod error;
@@ -27,6 +33,9 @@ mod measure;
 pub mod path_text;
 mod plan;
 mod rules;
+mod run;
+mod spool;
+mod stream;
 #[cfg(test)]
 mod tests;
 mod tree;
@@ -39,12 +48,15 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ReclaimError;
 pub use execute::{
-    execute, Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor,
-    DEFAULT_BATCH_SIZE, DEFAULT_LOCK_WAIT,
+    Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor, DEFAULT_BATCH_SIZE,
+    DEFAULT_LOCK_WAIT,
 };
-pub use keep::KeepReason;
-pub use plan::plan;
+pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
+pub use plan::{plan, Planner};
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
+pub use run::execute;
+pub use spool::{Record, Spool, MEMORY_RECORDS};
+pub use stream::{plan_streamed, reason_kind, KeptGroup, PlanSummary, ProducerPlan, StreamedPlan};
 
 /// What the user asked to reclaim.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

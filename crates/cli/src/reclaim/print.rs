@@ -1,104 +1,127 @@
 //! What `cachewatch reclaim` prints for humans: the plan and the report, item by item when short
 //! (or with `--list`), else one row per producer and the kept items counted by reason, so a
-//! backlog of 700k items prints a dozen lines, not 700k.
+//! backlog of 700k items prints a dozen lines, not 700k. Listings are read back from the plan's
+//! spools, never held.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use cachewatch::reclaim::{KeptItem, ReclaimErrorEntry, ReclaimPlan, ReclaimReport};
+use cachewatch::reclaim::{reason_kind, KeptItem, StreamedPlan};
 
+use super::{listing, Done};
 use crate::format::{age, bytes, count, Align, Table};
 
 /// More items than this print as a summary unless `--list` is given.
 pub const LIST_LIMIT: usize = 40;
 
+const KEEP_COLUMNS: [(&str, Align); 3] = [
+    ("KEEP", Align::Left),
+    ("PRODUCER", Align::Left),
+    ("WHY", Align::Left),
+];
+
+fn keep_row(k: &KeptItem) -> Vec<String> {
+    vec![
+        k.path.display().to_string(),
+        k.producer.clone(),
+        k.reason.to_string(),
+    ]
+}
+
 /// Prints the plan: every item when `list` or when there are at most [`LIST_LIMIT`], else a
 /// per-producer summary; then the kept items (listed, or counted by reason).
-pub fn plan(plan: &ReclaimPlan, list: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    if plan.items.is_empty() {
+pub fn plan(plan: &StreamedPlan, list: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let s = &plan.summary;
+    let listed = list || s.planned_items <= LIST_LIMIT as u64;
+    if s.planned_items == 0 {
         writeln!(out, "Nothing to reclaim.")?;
-    } else if list || plan.items.len() <= LIST_LIMIT {
-        let mut t = Table::new(&[
+    } else if listed {
+        let columns = [
             ("DELETE", Align::Left),
             ("PRODUCER", Align::Left),
             ("AGE", Align::Right),
             ("ALLOCATED", Align::Right),
-        ]);
-        for i in &plan.items {
-            t.row(vec![
-                i.path.display().to_string(),
-                i.producer.clone(),
-                age(i.age_secs),
-                bytes(i.allocated_bytes),
-            ]);
-        }
-        t.write(out)?;
+        ];
+        let rows = || {
+            plan.planned().map(|i| {
+                i.map(|i| {
+                    vec![
+                        i.path.display().to_string(),
+                        i.producer.clone(),
+                        age(i.age_secs),
+                        bytes(i.allocated_bytes),
+                    ]
+                })
+            })
+        };
+        listing::write(&columns, rows, out)?;
     } else {
-        // producer -> (items, allocated bytes, oldest age)
-        let mut by: BTreeMap<&str, (u64, u64, u64)> = BTreeMap::new();
-        for i in &plan.items {
-            let e = by.entry(i.producer.as_str()).or_default();
-            e.0 += 1;
-            e.1 += i.allocated_bytes;
-            e.2 = e.2.max(i.age_secs);
-        }
         let mut t = Table::new(&[
             ("DELETE FROM", Align::Left),
             ("ITEMS", Align::Right),
             ("ALLOCATED", Align::Right),
             ("OLDEST", Align::Right),
         ]);
-        for (producer, (n, b, oldest)) in by {
-            t.row(vec![producer.to_owned(), count(n), bytes(b), age(oldest)]);
+        for (producer, p) in &s.producers {
+            t.row(vec![
+                producer.clone(),
+                count(p.items),
+                bytes(p.allocated_bytes),
+                age(p.oldest_age_secs),
+            ]);
         }
         t.write(out)?;
     }
-    if !plan.items.is_empty() {
+    if s.planned_items > 0 {
         writeln!(
             out,
             "{} item(s), {} allocated{}.",
-            count(plan.items.len() as u64),
-            bytes(plan.planned_bytes),
-            if list || plan.items.len() <= LIST_LIMIT {
+            count(s.planned_items),
+            bytes(s.planned_bytes),
+            if listed {
                 ""
             } else {
                 " (--list shows every item)"
             }
         )?;
     }
-    if !plan.kept.is_empty() {
-        writeln!(out)?;
-        kept(&plan.kept, list, out)?;
+    if s.kept_items == 0 {
+        return Ok(());
     }
-    Ok(())
+    writeln!(out)?;
+    if list || s.kept_items <= LIST_LIMIT as u64 {
+        let rows = || plan.kept().map(|k| k.map(|k| keep_row(&k)));
+        return listing::write(&KEEP_COLUMNS, rows, out);
+    }
+    let mut t = Table::new(&[
+        ("KEEP", Align::Left),
+        ("ITEMS", Align::Right),
+        ("WHY (FOR EXAMPLE)", Align::Left),
+    ]);
+    for ((producer, _), g) in &s.kept {
+        t.row(vec![
+            producer.clone(),
+            count(g.items),
+            g.example.to_string(),
+        ]);
+    }
+    t.write(out)
 }
 
 /// Prints kept items: each with its reason when `list` or few, else counted by reason.
 fn kept(items: &[KeptItem], list: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if list || items.len() <= LIST_LIMIT {
-        let mut t = Table::new(&[
-            ("KEEP", Align::Left),
-            ("PRODUCER", Align::Left),
-            ("WHY", Align::Left),
-        ]);
+        let mut t = Table::new(&KEEP_COLUMNS);
         for k in items {
-            t.row(vec![
-                k.path.display().to_string(),
-                k.producer.clone(),
-                k.reason.to_string(),
-            ]);
+            t.row(keep_row(k));
         }
         return t.write(out);
     }
     // (producer, reason kind) -> (items, one example reason)
     let mut by: BTreeMap<(&str, String), (u64, String)> = BTreeMap::new();
     for k in items {
-        let kind = serde_json::to_value(&k.reason)
-            .ok()
-            .and_then(|v| v["reason"].as_str().map(str::to_owned))
-            .unwrap_or_default();
         let e = by
-            .entry((k.producer.as_str(), kind))
+            .entry((k.producer.as_str(), reason_kind(&k.reason)))
             .or_insert_with(|| (0, k.reason.to_string()));
         e.0 += 1;
     }
@@ -114,13 +137,8 @@ fn kept(items: &[KeptItem], list: bool, out: &mut dyn Write) -> std::io::Result<
 }
 
 /// Prints what an execute did: counts, freed bytes, what was kept at the re-check, failures.
-pub fn report(
-    r: &ReclaimReport,
-    audit_errors: &[ReclaimErrorEntry],
-    list: bool,
-    interrupted: bool,
-    out: &mut dyn Write,
-) -> std::io::Result<()> {
+pub fn report(d: &Done, list: bool, interrupted: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    let r = &d.report;
     writeln!(
         out,
         "\n{}Deleted {} item(s), freed {}.",
@@ -129,7 +147,7 @@ pub fn report(
         } else {
             ""
         },
-        count(r.deleted.len() as u64),
+        count(d.deleted_items),
         bytes(r.freed_bytes)
     )?;
     if !r.already_gone.is_empty() {
@@ -143,7 +161,7 @@ pub fn report(
         writeln!(out, "Kept at the re-check just before deleting:")?;
         kept(&r.kept, list, out)?;
     }
-    for e in r.errors.iter().chain(audit_errors) {
+    for e in r.errors.iter().chain(&d.audit_errors) {
         writeln!(
             out,
             "failed {}: {}",

@@ -11,7 +11,7 @@ use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::tree::{self, ChildDir, RootDir, Walk};
 use super::{
     age_secs, held_protected, held_root, needed_secs, rule_forbids, KeepReason, PlannedItem,
-    ReclaimError, ReclaimPlan,
+    Policy, ReclaimError,
 };
 use crate::catalogue::Catalogue;
 use crate::platform::FileKind;
@@ -27,7 +27,10 @@ pub(super) enum Outcome {
 
 /// What every attempt of one execute shares.
 pub(super) struct Context<'a> {
-    pub plan: &'a ReclaimPlan,
+    /// The plan's policy (its protected list complete).
+    pub policy: &'a Policy,
+    /// Every root of the plan: no item may be or hold one.
+    pub plan_roots: &'a [PathBuf],
     pub protected: &'a [PathBuf],
     pub catalogue: &'a Catalogue,
     pub probe: &'a dyn ProcessProbe,
@@ -60,7 +63,7 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
         Ok(rel) => rel,
         Err(e) => return Outcome::Failed(e),
     };
-    if let Some(root) = held_root(&item.path, &cx.plan.roots) {
+    if let Some(root) = held_root(&item.path, cx.plan_roots) {
         return Outcome::Kept(KeepReason::HoldsRoot { root: root.clone() });
     }
     if let Some(p) = held_protected(&[item.path.as_path()], cx.protected) {
@@ -140,7 +143,7 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
         }
     }
     let age = age_secs(m.newest_mtime, item.name_ts, cx.now);
-    let needed = needed_secs(&cx.plan.policy, rule);
+    let needed = needed_secs(cx.policy, rule);
     if age < needed {
         return Outcome::Kept(KeepReason::TooYoung {
             age_secs: age,

@@ -1,20 +1,20 @@
 //! Executing a [`ReclaimPlan`] in batches: an [`Executor`] opens and locks the plan's roots once,
 //! then each batch re-reads the open-file table and re-checks and deletes its items in parallel.
-//! [`execute`] is the one-call wrapper.
+//! [`execute`](super::execute) is the one-call wrapper.
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use rayon::prelude::*;
 
 use super::attempt::{attempt, Context, Outcome};
-use super::measure::{LinkSeen, LinkedInodes};
+use super::measure::{add_freed_links, LinkSeen, LinkedInodes};
 use super::plan::plan_id;
 use super::tree::RootDir;
 use super::{
-    protected_paths, AuditRecord, DeletedItem, KeptItem, PlannedItem, ReclaimError, ReclaimPlan,
-    ReclaimReport,
+    protected_paths, AuditRecord, DeletedItem, KeptItem, PlannedItem, Policy, ReclaimError,
+    ReclaimPlan, ReclaimReport,
 };
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
@@ -45,10 +45,10 @@ pub struct ExecuteOptions<'a> {
     pub checkpoint: Option<&'a CheckpointFn<'a>>,
 }
 
-/// Items per batch of [`execute`].
+/// Items per batch of [`execute`](super::execute).
 pub const DEFAULT_BATCH_SIZE: usize = 1024;
 
-/// How long [`execute`] waits for another reclaim of the same root.
+/// How long [`execute`](super::execute) waits for another reclaim of the same root.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(10);
 
 impl Default for ExecuteOptions<'_> {
@@ -86,6 +86,10 @@ pub struct BatchOutcome {
     /// One audit record per item of the batch, in plan order, outcome filled (`deleted`,
     /// `already-gone`, `skipped: <reason>`, `error: <message>`).
     pub records: Vec<AuditRecord>,
+    /// The items of the batch deleted, in plan order, with their re-measured allocated bytes
+    /// (bytes of inodes hard-linked from several deleted items are settled in the report's
+    /// `freed_bytes` only).
+    pub deleted: Vec<DeletedItem>,
     /// Time spent re-reading the open-file table before the batch.
     pub open_files_read: Duration,
 }
@@ -109,7 +113,13 @@ pub struct BatchOutcome {
 ///
 /// The roots stay open (and locked with `flock`) until the executor is dropped.
 pub struct Executor<'a> {
-    plan: &'a ReclaimPlan,
+    policy: &'a Policy,
+    plan_roots: &'a [PathBuf],
+    /// The held plan's items ([`Executor::next_batch`]); empty for a streamed plan.
+    items: &'a [PlannedItem],
+    /// False for a streamed plan: deleted items go out in each [`BatchOutcome`] only.
+    keep_deleted: bool,
+    deleted_items: u64,
     catalogue: &'a Catalogue,
     probe: &'a dyn ProcessProbe,
     now: SystemTime,
@@ -146,7 +156,40 @@ impl<'a> Executor<'a> {
                 expected,
             });
         }
-        let mut paths: Vec<&PathBuf> = plan.items.iter().map(|i| &i.root).collect();
+        let mut exec = Executor::streamed(
+            &plan.policy,
+            &plan.roots,
+            plan.items.iter().map(|i| &i.root),
+            catalogue,
+            probe,
+            now,
+            opts,
+        )?;
+        exec.items = &plan.items;
+        exec.keep_deleted = true;
+        Ok(exec)
+    }
+
+    /// An executor for a plan whose items are not held in one list (a plan streamed to a spool,
+    /// [`super::StreamedPlan`]): the caller hands batches to [`Executor::run_batch`] itself
+    /// ([`Executor::next_batch`] gives none). `policy` and `plan_roots` are the plan's (its
+    /// protected list complete, every root); `item_roots` the roots the items lie in (repeats
+    /// allowed), each opened and locked as by [`Executor::new`]. The report of
+    /// [`Executor::finish`] then lists no deleted items (each batch's
+    /// [`BatchOutcome::deleted`] does); its `freed_bytes` is still the whole execute's.
+    ///
+    /// # Errors
+    /// As [`Executor::new`], but no plan id is checked: the caller made the plan.
+    pub fn streamed<'r>(
+        policy: &'a Policy,
+        plan_roots: &'a [PathBuf],
+        item_roots: impl IntoIterator<Item = &'r PathBuf>,
+        catalogue: &'a Catalogue,
+        probe: &'a dyn ProcessProbe,
+        now: SystemTime,
+        opts: ExecuteOptions<'a>,
+    ) -> Result<Executor<'a>, ReclaimError> {
+        let mut paths: Vec<&PathBuf> = item_roots.into_iter().collect();
         paths.sort();
         paths.dedup();
         let mut roots = HashMap::new();
@@ -159,13 +202,17 @@ impl<'a> Executor<'a> {
         }
         probe.refresh();
         Ok(Executor {
-            plan,
+            policy,
+            plan_roots,
+            items: &[],
+            keep_deleted: false,
+            deleted_items: 0,
             catalogue,
             probe,
             now,
             opts,
             roots,
-            protected: protected_paths(&plan.policy.protected),
+            protected: protected_paths(&policy.protected),
             linked: LinkedInodes::default(),
             next: 0,
             report: ReclaimReport::default(),
@@ -175,7 +222,7 @@ impl<'a> Executor<'a> {
 
     /// The next batch of at most `opts.batch_size` items, `None` when every item was handed out.
     pub fn next_batch(&mut self) -> Option<Batch<'a>> {
-        let items = &self.plan.items;
+        let items = self.items;
         if self.next >= items.len() {
             return None;
         }
@@ -189,13 +236,14 @@ impl<'a> Executor<'a> {
     }
 
     /// Re-reads the open-file table (`probe.refresh_open_files()`), then re-checks and deletes
-    /// the batch's items in parallel (rayon); see [`execute`] for the checks.
-    pub fn run_batch(&mut self, batch: Batch<'a>) -> BatchOutcome {
+    /// the batch's items in parallel (rayon); see [`execute`](super::execute) for the checks.
+    pub fn run_batch(&mut self, batch: Batch<'_>) -> BatchOutcome {
         let started = Instant::now();
         self.probe.refresh_open_files();
         let open_files_read = started.elapsed();
         let cx = Context {
-            plan: self.plan,
+            policy: self.policy,
+            plan_roots: self.plan_roots,
             protected: &self.protected,
             catalogue: self.catalogue,
             probe: self.probe,
@@ -206,24 +254,33 @@ impl<'a> Executor<'a> {
         };
         let outcomes: Vec<Outcome> = batch.items.par_iter().map(|i| attempt(i, &cx)).collect();
         let mut records = Vec::with_capacity(outcomes.len());
+        let mut deleted = Vec::new();
         for (k, outcome) in outcomes.into_iter().enumerate() {
             let item = &batch.items[k];
+            let outcome = self.note(batch.first + k, item, outcome, &mut deleted);
             records.push(AuditRecord {
                 time: self.now,
                 path: item.path.clone(),
                 producer: item.producer.clone(),
                 allocated_bytes: item.allocated_bytes,
-                outcome: self.note(batch.first + k, item, outcome),
+                outcome,
             });
         }
         BatchOutcome {
             records,
+            deleted,
             open_files_read,
         }
     }
 
     /// Adds one outcome to the report; returns its audit text.
-    fn note(&mut self, index: usize, item: &PlannedItem, outcome: Outcome) -> String {
+    fn note(
+        &mut self,
+        index: usize,
+        item: &PlannedItem,
+        outcome: Outcome,
+        batch_deleted: &mut Vec<DeletedItem>,
+    ) -> String {
         let report = &mut self.report;
         match outcome {
             Outcome::Deleted(m) => {
@@ -232,7 +289,22 @@ impl<'a> Executor<'a> {
                     producer: item.producer.clone(),
                     allocated_bytes: m.single_link_bytes,
                 };
-                self.deleted.push((index, d, m.multi_link));
+                self.deleted_items += 1;
+                if self.keep_deleted {
+                    self.deleted.push((index, d.clone(), m.multi_link));
+                } else {
+                    // Only what settling hard links at the end needs: its path stays out.
+                    report.freed_bytes += m.single_link_bytes;
+                    if !m.multi_link.is_empty() {
+                        let stub = DeletedItem {
+                            path: PathBuf::new(),
+                            producer: String::new(),
+                            allocated_bytes: 0,
+                        };
+                        self.deleted.push((index, stub, m.multi_link));
+                    }
+                }
+                batch_deleted.push(d);
                 "deleted".to_owned()
             }
             Outcome::Kept(reason) => {
@@ -255,97 +327,27 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// Items deleted so far (a count).
+    pub fn deleted_items(&self) -> u64 {
+        self.deleted_items
+    }
+
     /// The report of every batch run (freed bytes with hard links settled across batches).
     pub fn finish(mut self) -> ReclaimReport {
         let mut deleted = std::mem::take(&mut self.deleted);
         deleted.sort_by_key(|(i, _, _)| *i);
         add_freed_links(&mut deleted);
         let mut report = std::mem::take(&mut self.report);
-        report.freed_bytes = deleted.iter().map(|(_, d, _)| d.allocated_bytes).sum();
-        report.deleted = deleted.into_iter().map(|(_, d, _)| d).collect();
+        let settled: u64 = deleted.iter().map(|(_, d, _)| d.allocated_bytes).sum();
+        if self.keep_deleted {
+            report.freed_bytes = settled;
+            report.deleted = deleted.into_iter().map(|(_, d, _)| d).collect();
+        } else {
+            report.freed_bytes += settled;
+        }
         report.kept.sort_by(|a, b| a.path.cmp(&b.path));
         report.already_gone.sort();
         report.errors.sort_by(|a, b| a.path.cmp(&b.path));
         report
-    }
-}
-
-/// Executes `plan` with [`ExecuteOptions::default`]: batches of [`DEFAULT_BATCH_SIZE`] items,
-/// `audit` called once per item attempted (on the calling thread, in plan order, after its batch).
-///
-/// The re-check, per item: the path is absolute, plain and strictly inside its root; it is not
-/// and does not hold any of the plan's roots nor any protected path (the plan's
-/// `policy.protected` and the user's home dir read again now); the rule still exists and allows
-/// deletion. The item is then reached from its root's fd (opened once, never through a symlink)
-/// one dir at a time, never following a symlink nor crossing a mount; its `lstat` through its
-/// parent's fd gives the planned device, inode, birth time and symlink-ness; the owner pid is
-/// still not a live owner, the rule's processes still do not run, and no open or mapped file lies
-/// under it (the open files re-read before each batch). One walk through the item's own fd finds
-/// no mount inside (else [`KeepReason::HoldsMount`](super::KeepReason::HoldsMount)), nothing
-/// modified after the plan's newest mtime, and an age still at least max(threshold, rule floor).
-/// Then its contents go with `unlinkat` relative to each parent fd, and the item itself relative
-/// to its parent's fd once its name still names the same inode (a symlink: the link goes, the
-/// target stays). `NotFound` at any step means already gone (`already_gone`, audit outcome
-/// `already-gone`, never `deleted`).
-///
-/// Freed bytes are the re-measured allocated bytes of what was deleted. An inode with several
-/// links counts only when all its links were deleted within this execute (the links met in
-/// deleted items reach the highest `st_nlink` seen), and then once, in the first deleted item
-/// (plan order) that held one of them; a file hard-linked from outside the deleted items frees
-/// nothing.
-///
-/// A plan refused whole ([`Executor::new`]'s errors: id mismatch, a root that cannot be opened,
-/// another reclaim holding a root) deletes nothing: the report carries that one error with an
-/// empty path (the root's path for a root error) and no audit call is made.
-pub fn execute(
-    plan: &ReclaimPlan,
-    catalogue: &Catalogue,
-    probe: &dyn ProcessProbe,
-    now: SystemTime,
-    audit: &mut dyn FnMut(&AuditRecord),
-) -> ReclaimReport {
-    let mut exec = match Executor::new(plan, catalogue, probe, now, ExecuteOptions::default()) {
-        Ok(exec) => exec,
-        Err(e) => {
-            let path = match &e {
-                ReclaimError::OpenRoot { root, .. }
-                | ReclaimError::Busy { root, .. }
-                | ReclaimError::Lock { root, .. } => root.clone(),
-                _ => PathBuf::new(),
-            };
-            let mut report = ReclaimReport::default();
-            report.errors.push(e.entry(Path::new(&path)));
-            return report;
-        }
-    };
-    while let Some(batch) = exec.next_batch() {
-        for rec in exec.run_batch(batch).records {
-            audit(&rec);
-        }
-    }
-    exec.finish()
-}
-
-/// Adds to each deleted item the bytes of the multi-link inodes it freed: an inode whose links
-/// met in deleted items number at least the highest `st_nlink` any walk saw (the first walk of it
-/// ran before any of those links went), counted in the first item (in `deleted`'s order) holding
-/// one of its links.
-fn add_freed_links(deleted: &mut [(usize, DeletedItem, Vec<LinkSeen>)]) {
-    // (dev, ino) -> (links met, highest nlink seen)
-    let mut links: HashMap<(u64, u64), (u64, u64)> = HashMap::new();
-    for l in deleted.iter().flat_map(|(_, _, ls)| ls) {
-        let e = links.entry((l.dev, l.ino)).or_insert((0, 0));
-        e.0 += 1;
-        e.1 = e.1.max(l.nlink);
-    }
-    let mut counted: HashSet<(u64, u64)> = HashSet::new();
-    for (_, d, ls) in deleted.iter_mut() {
-        for l in ls.iter() {
-            let key = (l.dev, l.ino);
-            let all_met = links.get(&key).is_some_and(|(met, nlink)| met >= nlink);
-            if all_met && counted.insert(key) {
-                d.allocated_bytes += l.allocated_bytes;
-            }
-        }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::path_text;
 use crate::inventory::{Inventory, Item};
 use crate::process::ProcessProbe;
-use crate::roots::RootKind;
+use crate::roots::{Root, RootKind};
 
 /// Why an item was kept.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -158,21 +158,44 @@ pub struct PlanGuards {
 impl PlanGuards {
     /// Reads the mount table once and gathers the scan's unreadable paths of `inv`.
     pub fn new(inv: &Inventory, probe: &dyn ProcessProbe) -> PlanGuards {
+        PlanGuards::mounts().with_scan(
+            inv.roots
+                .iter()
+                .flat_map(|r| r.issues.iter().map(|i| i.path.clone())),
+            inv.items(),
+            probe,
+        )
+    }
+
+    /// Only the mount-table guard (read once now): what can be known before a scan.
+    pub fn mounts() -> PlanGuards {
         let mut mounts = crate::platform::mount_points();
         mounts.sort();
         mounts.dedup();
-        let mut unreadable: Vec<PathBuf> = inv
-            .roots
-            .iter()
-            .flat_map(|r| r.issues.iter().map(|i| i.path.clone()))
-            .collect();
-        unreadable.sort();
-        unreadable.dedup();
         PlanGuards {
-            newest: NewestCloneGuard::new(inv, probe),
             mounts,
-            unreadable,
+            ..PlanGuards::default()
         }
+    }
+
+    /// These guards plus what a scan found: the paths it could not read (`unreadable`) and its
+    /// items, of which only those of `code-sign-clones` roots are looked at (newest clones).
+    pub fn with_scan<'i>(
+        mut self,
+        unreadable: impl IntoIterator<Item = PathBuf>,
+        items: impl IntoIterator<Item = (&'i Root, &'i Item)>,
+        probe: &dyn ProcessProbe,
+    ) -> PlanGuards {
+        self.unreadable.extend(unreadable);
+        self.unreadable.sort();
+        self.unreadable.dedup();
+        self.newest = NewestCloneGuard::of_items(items, probe);
+        self
+    }
+
+    /// True when only the mount guard can keep anything (no unreadable path, no newest clone).
+    pub fn mounts_only(&self) -> bool {
+        self.unreadable.is_empty() && self.newest.newest.is_empty()
     }
 
     /// Why the item at `path` (absolute, as the inventory has it) must be kept, if it must.
@@ -217,8 +240,17 @@ pub struct NewestCloneGuard {
 impl NewestCloneGuard {
     /// Finds the newest clone of every running app in `inv`, asking `probe` (already refreshed).
     pub fn new(inv: &Inventory, probe: &dyn ProcessProbe) -> NewestCloneGuard {
+        NewestCloneGuard::of_items(inv.items(), probe)
+    }
+
+    /// [`NewestCloneGuard::new`] over any items with their roots (those of other roots than
+    /// `code-sign-clones` are skipped).
+    pub fn of_items<'i>(
+        items: impl IntoIterator<Item = (&'i Root, &'i Item)>,
+        probe: &dyn ProcessProbe,
+    ) -> NewestCloneGuard {
         let mut groups: BTreeMap<(&str, &str), Vec<&Item>> = BTreeMap::new();
-        for (root, item) in inv.items() {
+        for (root, item) in items {
             if root.kind != RootKind::CodeSignClones {
                 continue;
             }

@@ -2,14 +2,14 @@
 //! fd, that yields its allocated bytes and its newest mtime, never following symlinks and never
 //! descending into a mount.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
 use super::tree::{list_dir, open_child, ChildDir};
-use super::ReclaimError;
+use super::{DeletedItem, ReclaimError};
 use crate::platform::{EntryStat, FileKind, MountId};
 
 /// What one walk of an item found.
@@ -171,4 +171,28 @@ fn walk_dir(
         }
     }
     Ok(())
+}
+
+/// Adds to each deleted item the bytes of the multi-link inodes it freed: an inode whose links
+/// met in deleted items number at least the highest `st_nlink` any walk saw (the first walk of it
+/// ran before any of those links went), counted in the first item (in `deleted`'s order) holding
+/// one of its links.
+pub(super) fn add_freed_links(deleted: &mut [(usize, DeletedItem, Vec<LinkSeen>)]) {
+    // (dev, ino) -> (links met, highest nlink seen)
+    let mut links: HashMap<(u64, u64), (u64, u64)> = HashMap::new();
+    for l in deleted.iter().flat_map(|(_, _, ls)| ls) {
+        let e = links.entry((l.dev, l.ino)).or_insert((0, 0));
+        e.0 += 1;
+        e.1 = e.1.max(l.nlink);
+    }
+    let mut counted: HashSet<(u64, u64)> = HashSet::new();
+    for (_, d, ls) in deleted.iter_mut() {
+        for l in ls.iter() {
+            let key = (l.dev, l.ino);
+            let all_met = links.get(&key).is_some_and(|(met, nlink)| met >= nlink);
+            if all_met && counted.insert(key) {
+                d.allocated_bytes += l.allocated_bytes;
+            }
+        }
+    }
 }

@@ -13,6 +13,8 @@ use crate::owner;
 use crate::process::ProcessProbe;
 use crate::roots::Root;
 
+use super::keep::PlanGuards;
+
 /// Plans a reclaim of `inv` under `policy`, at time `now`.
 ///
 /// Candidates are claimed items only (unattributed entries are never planned) of the rules the
@@ -42,39 +44,129 @@ pub fn plan(
     probe: &dyn ProcessProbe,
     now: SystemTime,
 ) -> ReclaimPlan {
-    probe.refresh();
-    let policy = &Policy {
-        protected: protected_paths(&policy.protected),
-        ..policy.clone()
-    };
-    let mut roots: Vec<PathBuf> = inv
-        .roots
-        .iter()
-        .flat_map(|r| [r.root.canonical.clone(), r.root.path.clone()])
-        .filter(|p| p.is_absolute())
-        .collect();
-    roots.sort();
-    roots.dedup();
-    let guards = super::keep::PlanGuards::new(inv, probe);
+    let planner = Planner::new(
+        inv.roots.iter().map(|r| &r.root),
+        catalogue,
+        policy,
+        probe,
+        now,
+    )
+    .with_guards(PlanGuards::new(inv, probe));
     let mut items = Vec::new();
     let mut kept = Vec::new();
     for (root, item) in inv.items() {
-        let Some(id) = item.producer.as_deref() else {
-            continue;
+        match planner.decide(root, item) {
+            Some(Ok(p)) => items.push(p),
+            Some(Err(k)) => kept.push(k),
+            None => {}
+        }
+    }
+    items.sort_by(|a, b| a.path.cmp(&b.path));
+    kept.sort_by(|a, b| a.path.cmp(&b.path));
+    // A root given twice (or once more through a symlink) lists its items twice: one entry per
+    // device and inode, one kept entry per path.
+    let mut seen = std::collections::HashSet::new();
+    items.retain(|i| seen.insert((i.dev, i.ino)));
+    kept.dedup_by(|a, b| a.path == b.path);
+    let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
+    let planned_freeable_bytes = items.iter().map(|i| i.freeable_bytes).sum();
+    let Planner { policy, roots, .. } = planner;
+    ReclaimPlan {
+        id: plan_id(&policy, &roots, &items),
+        created: now,
+        policy,
+        items,
+        kept,
+        roots,
+        planned_bytes,
+        planned_freeable_bytes,
+    }
+}
+
+/// The decision of [`plan`] for one item at a time, so a plan can be built while a scan streams
+/// its items ([`super::plan_streamed`]) instead of from a held inventory.
+pub struct Planner<'a> {
+    catalogue: &'a Catalogue,
+    probe: &'a dyn ProcessProbe,
+    now: SystemTime,
+    /// The policy with its full protected list (the home dir and canonical forms added).
+    pub(super) policy: Policy,
+    /// Every root (canonical and as given, sorted, deduplicated).
+    pub(super) roots: Vec<PathBuf>,
+    /// The keep rules that look past one item (mounts, unreadable parts, newest clones).
+    guards: PlanGuards,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner for items of `roots` under `policy` at `now`. Calls `probe.refresh()` once; each
+    /// decision then only looks the snapshot up.
+    pub fn new<'r>(
+        roots: impl IntoIterator<Item = &'r Root>,
+        catalogue: &'a Catalogue,
+        policy: &Policy,
+        probe: &'a dyn ProcessProbe,
+        now: SystemTime,
+    ) -> Planner<'a> {
+        probe.refresh();
+        let policy = Policy {
+            protected: protected_paths(&policy.protected),
+            ..policy.clone()
         };
+        let mut roots: Vec<PathBuf> = roots
+            .into_iter()
+            .flat_map(|r| [r.canonical.clone(), r.path.clone()])
+            .filter(|p| p.is_absolute())
+            .collect();
+        roots.sort();
+        roots.dedup();
+        Planner {
+            catalogue,
+            probe,
+            now,
+            policy,
+            roots,
+            guards: PlanGuards::mounts(),
+        }
+    }
+
+    /// This planner with `guards` in place of the mount-table-only ones [`Planner::new`] reads:
+    /// give it [`PlanGuards::new`] of the inventory when the whole inventory is at hand.
+    pub fn with_guards(mut self, guards: PlanGuards) -> Planner<'a> {
+        self.guards = guards;
+        self
+    }
+
+    /// The policy the plan is made under, its protected list complete.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Every root (canonical and as given, sorted, deduplicated).
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// The decision on one item of `root` (see [`plan`]): `None` when it is no candidate
+    /// (unattributed, outside the root, or of a producer the policy does not select),
+    /// `Some(Ok(_))` to delete it, `Some(Err(_))` to keep it with the reason. Does not
+    /// deduplicate: an item met twice is decided twice.
+    pub fn decide(&self, root: &Root, item: &Item) -> Option<Result<PlannedItem, KeptItem>> {
+        let policy = &self.policy;
+        let catalogue = self.catalogue;
+        let id = item.producer.as_deref()?;
         if !root.contains(&item.path) {
-            continue;
+            return None;
         }
         let named = policy.producers.iter().any(|p| p == id);
         if !policy.producers.is_empty() && !named {
-            continue;
+            return None;
         }
         let resolved = item
             .path
             .strip_prefix(&root.path)
             .map_or_else(|_| item.path.clone(), |rel| root.canonical.join(rel));
         let forms = [item.path.as_path(), resolved.as_path()];
-        let held = held_root(&item.path, &roots)
+        let held = held_root(&item.path, &self.roots)
             .map(|r| KeepReason::HoldsRoot { root: r.clone() })
             .or_else(|| {
                 held_protected(&forms, &policy.protected)
@@ -88,36 +180,14 @@ pub fn plan(
             (Some(reason), _) => Err(reason),
             (None, None) => Err(KeepReason::UnknownProducer),
             (None, Some(_)) if structure => Err(KeepReason::Structure),
-            (None, Some(rule)) => decide(root, item, rule, named, policy, probe, now),
+            (None, Some(rule)) => decide(root, item, rule, named, policy, self.probe, self.now),
         }
-        .and_then(|p| guards.keep_reason(&p.path).map_or(Ok(p), Err));
-        match decision {
-            Ok(p) => items.push(p),
-            Err(reason) => kept.push(KeptItem {
-                path: item.path.clone(),
-                producer: id.to_owned(),
-                reason,
-            }),
-        }
-    }
-    items.sort_by(|a, b| a.path.cmp(&b.path));
-    kept.sort_by(|a, b| a.path.cmp(&b.path));
-    // A root given twice (or once more through a symlink) lists its items twice: one entry per
-    // device and inode, one kept entry per path.
-    let mut seen = std::collections::HashSet::new();
-    items.retain(|i| seen.insert((i.dev, i.ino)));
-    kept.dedup_by(|a, b| a.path == b.path);
-    let planned_bytes = items.iter().map(|i| i.allocated_bytes).sum();
-    let planned_freeable_bytes = items.iter().map(|i| i.freeable_bytes).sum();
-    ReclaimPlan {
-        id: plan_id(policy, &roots, &items),
-        created: now,
-        policy: policy.clone(),
-        items,
-        kept,
-        roots,
-        planned_bytes,
-        planned_freeable_bytes,
+        .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err));
+        Some(decision.map_err(|reason| KeptItem {
+            path: item.path.clone(),
+            producer: id.to_owned(),
+            reason,
+        }))
     }
 }
 

@@ -23,12 +23,20 @@
 //! attributed to that rule (a dir its items live in, never an item to reclaim). So a root's total
 //! is the sum of its items plus the root dir's own entry. In a `container-temp` root every item's
 //! `captures.bundle` is the container's bundle id ([`Root::container_bundle`]).
+//!
+//! Memory: [`scan_root_each`] hands each finished item to a visitor and keeps only the root's
+//! summary, and a big dir is listed and walked 4096 entries at a time, so a scan
+//! of 700k items runs in about 22 MiB (measured on the seed tree); [`Tally`] sums what a report
+//! needs on the fly. [`scan_root_with`] and [`scan`] collect and sort the items (about 350 bytes
+//! each) for callers that need the list. [`ScanProgress`] counts entries inside a root and
+//! carries a cancel.
 
 mod acc;
 mod each;
 mod order;
 mod progress;
 mod stat;
+mod tally;
 mod walk;
 
 use std::io;
@@ -45,6 +53,7 @@ use crate::roots::{Root, RootKind};
 pub use self::each::{scan_root_each, RootSummary};
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
+pub use self::tally::{Tally, Unattributed};
 use self::walk::Walker;
 
 /// A rule's claim on a path: which producer, and what its name regex captured.

@@ -216,3 +216,39 @@ fn a_cancelled_scan_stops_before_the_next_dir_and_says_so() {
     assert_eq!(progress.entries(), 0);
     assert_eq!(summary.total.dirs, 1);
 }
+
+/// The tally's producers and top unattributed entries equal the inventory's own lists (which sort
+/// every item), ties included.
+#[test]
+fn tally_keeps_the_same_producers_and_largest_unattributed_as_the_full_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().canonicalize().unwrap();
+    for i in 0..120 {
+        write(&r.join(format!("big/g-{i:03}/a")), i * 7);
+    }
+    for i in 0..60 {
+        // Sizes repeat every 9 entries: ties broken by path.
+        write(&r.join(format!("t-{i:02}")), (i % 9) * 5000);
+    }
+    let root = Root::new(RootKind::Cache, &r).unwrap();
+    let inv = Inventory {
+        roots: vec![scan_root_with(&root, &BigRule)],
+        scanned_at: SystemTime::UNIX_EPOCH,
+    };
+    for top in [0, 1, 5, 7, 61, 100] {
+        let mut tally = Tally::new(top);
+        for (root, item) in inv.items() {
+            tally.add(root, item);
+        }
+        assert_eq!(tally.producers(), inv.producers());
+        let want: Vec<&PathBuf> = inv
+            .unattributed()
+            .into_iter()
+            .take(top)
+            .map(|(_, i)| &i.path)
+            .collect();
+        let got = tally.unattributed();
+        let got: Vec<&PathBuf> = got.iter().map(|u| &u.path).collect();
+        assert_eq!(got, want, "top {top}");
+    }
+}

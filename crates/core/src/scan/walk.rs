@@ -20,6 +20,10 @@ use crate::roots::RootKind;
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
 const SERIAL_ENTRIES: usize = 64;
 
+/// Entries of a big dir listed (and `lstat`ed, and their subdirs walked) per batch: bounds the
+/// walk's buffers (about 0.5 KiB per queued subdir) whatever the dir's size.
+const BATCH_ENTRIES: usize = 4096;
+
 /// Entries per parallel `lstat` task of a big dir.
 const STAT_CHUNK: usize = 256;
 
@@ -125,24 +129,28 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// Claimed entries and top-level entries become items and are left out of the returned sum.
     ///
     /// The first [`SERIAL_ENTRIES`] entries are `lstat`ed (and classified) as they are listed; the
-    /// rest of a big dir is `lstat`ed in parallel chunks, so one huge dir does not serialize the
-    /// walk. Only subdirs are kept (as small [`Sub`]s) and walked once the listing is closed (so open
-    /// dir fds do not grow with the tree's depth), in parallel when there are several.
+    /// rest of a big dir is listed [`BATCH_ENTRIES`] at a time, each batch `lstat`ed in parallel
+    /// chunks and its subdirs walked (in parallel) before the next batch is listed, so one huge dir
+    /// neither serializes the walk nor holds its whole listing: the walk's buffers are bounded by
+    /// the batch, not by the dir. Only subdirs are kept (as small [`Sub`]s). A dir whose listing
+    /// ends within its first batch is closed before its subdirs are walked, so open dir fds grow
+    /// only with the number of nested dirs of more than [`BATCH_ENTRIES`] entries.
     pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
         if self.progress.is_cancelled() {
             return Acc::default();
         }
-        let mut listing = match std::fs::read_dir(dir) {
+        let listing = match std::fs::read_dir(dir) {
             Ok(l) => l,
             Err(e) => {
                 self.report(failure(dir, "read dir", e));
                 return Acc::default();
             }
         };
+        let mut listing = Some(listing);
         let mut acc = Acc::default();
         let mut subs = Vec::new();
         let mut listed = 0u64;
-        for entry in listing.by_ref().take(SERIAL_ENTRIES) {
+        for entry in listing.iter_mut().flatten().take(SERIAL_ENTRIES) {
             listed += 1;
             match entry {
                 Ok(e) => self.entry(&e, rel, depth + 1, &mut acc, &mut subs),
@@ -150,50 +158,71 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             }
         }
         self.progress.add_entries(listed);
-        let rest: Vec<DirEntry> = listing
-            .filter_map(|entry| {
-                entry
-                    .map_err(|e| self.report(failure(dir, "read dir", e)))
-                    .ok()
-            })
-            .collect();
-        // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
-        let mut groups: Vec<Vec<Sub>> = Vec::new();
-        if !rest.is_empty() {
-            let chunks: Vec<(Acc, Vec<Sub>)> = rest
-                .par_chunks(STAT_CHUNK)
-                .map(|chunk| {
-                    let mut acc = Acc::default();
-                    let mut subs = Vec::new();
-                    for e in chunk {
-                        self.entry(e, rel, depth + 1, &mut acc, &mut subs);
+        if listed < SERIAL_ENTRIES as u64 {
+            listing = None;
+        }
+        loop {
+            let mut batch: Vec<DirEntry> = Vec::new();
+            let mut taken = 0;
+            if let Some(l) = listing.as_mut() {
+                batch.reserve(BATCH_ENTRIES);
+                for entry in l.by_ref().take(BATCH_ENTRIES) {
+                    taken += 1;
+                    match entry {
+                        Ok(e) => batch.push(e),
+                        Err(e) => self.report(failure(dir, "read dir", e)),
                     }
-                    self.progress.add_entries(chunk.len() as u64);
-                    (acc, subs)
-                })
-                .collect();
-            drop(rest);
-            groups.reserve(chunks.len() + 1);
-            for (more, more_subs) in chunks {
-                acc = acc.merge(more);
-                groups.push(more_subs);
+                }
+            }
+            if taken < BATCH_ENTRIES {
+                listing = None;
+            }
+            // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
+            let mut groups: Vec<Vec<Sub>> = Vec::new();
+            if !batch.is_empty() {
+                let chunks: Vec<(Acc, Vec<Sub>)> = batch
+                    .par_chunks(STAT_CHUNK)
+                    .map(|chunk| {
+                        let mut acc = Acc::default();
+                        let mut subs = Vec::new();
+                        for e in chunk {
+                            self.entry(e, rel, depth + 1, &mut acc, &mut subs);
+                        }
+                        self.progress.add_entries(chunk.len() as u64);
+                        (acc, subs)
+                    })
+                    .collect();
+                drop(batch);
+                groups.reserve(chunks.len() + 1);
+                for (more, more_subs) in chunks {
+                    acc = acc.merge(more);
+                    groups.push(more_subs);
+                }
+            }
+            acc = acc.merge(self.descend_all(std::mem::take(&mut subs), groups, depth + 1));
+            if listing.is_none() || self.progress.is_cancelled() {
+                return acc;
             }
         }
-        let walked = match (subs.len(), groups.is_empty()) {
+    }
+
+    /// Walks the queued subdirs `subs` and `groups` (at `depth`), in parallel when there are
+    /// several: the sum to add to their parent.
+    fn descend_all(&self, mut subs: Vec<Sub>, mut groups: Vec<Vec<Sub>>, depth: usize) -> Acc {
+        match (subs.len(), groups.is_empty()) {
             (0, true) => Acc::default(),
             (1, true) => subs
                 .pop()
-                .map_or_else(Acc::default, |s| self.descend(s, depth + 1)),
+                .map_or_else(Acc::default, |s| self.descend(s, depth)),
             _ => {
                 groups.push(subs);
                 groups
                     .into_par_iter()
                     .flat_map(Vec::into_par_iter)
-                    .map(|s| self.descend(s, depth + 1))
+                    .map(|s| self.descend(s, depth))
                     .reduce(Acc::default, Acc::merge)
             }
-        };
-        acc.merge(walked)
+        }
     }
 
     /// One listed entry at `depth`: classified, turned into an item, summed into `acc`, or queued in

@@ -1,6 +1,7 @@
 //! Reclaim as every front end runs it: a plan with the session's protected paths, then an execute
 //! whose audit rows are in the history database before anything is deleted (safety rule 7).
 
+use std::borrow::Cow;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -37,6 +38,31 @@ pub fn plan(
         protected,
     };
     reclaim::plan(inv, catalogue, &policy, probe, now)
+}
+
+/// [`plan`] made while `roots` are scanned ([`reclaim::plan_streamed`]): the items go to the
+/// plan's spools and only the summary is held, so memory stays flat in the number of items.
+/// `progress` is the scan's (entries so far, cancel). Blocking.
+///
+/// # Errors
+/// Creating, writing or reading the plan's temp file (in the temp dir).
+#[allow(clippy::too_many_arguments)]
+pub fn plan_streamed(
+    roots: &[crate::roots::Root],
+    catalogue: &Catalogue,
+    producers: Vec<String>,
+    older_than: Duration,
+    protected: Vec<PathBuf>,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+    progress: &crate::scan::ScanProgress,
+) -> std::io::Result<reclaim::StreamedPlan> {
+    let policy = Policy {
+        older_than,
+        producers,
+        protected,
+    };
+    reclaim::plan_streamed(roots, catalogue, &policy, probe, now, progress)
 }
 
 /// What an audited execute did.
@@ -115,39 +141,161 @@ pub fn execute_audited_batches(
     batch_size: usize,
     on_batch: &mut dyn FnMut(&BatchProgress) -> ControlFlow<()>,
 ) -> Result<AuditedReport, ApiError> {
-    let lock = || history.lock().unwrap_or_else(|e| e.into_inner());
     let opts = reclaim::ExecuteOptions {
         batch_size: batch_size.max(1),
         ..reclaim::ExecuteOptions::default()
     };
     let mut exec = match reclaim::Executor::new(plan, catalogue, probe, now, opts) {
         Ok(exec) => exec,
-        Err(e) => {
-            // The root's path for a root that is busy or cannot be opened.
-            let path = match &e {
-                ReclaimError::OpenRoot { root, .. }
-                | ReclaimError::Busy { root, .. }
-                | ReclaimError::Lock { root, .. } => root.clone(),
-                _ => PathBuf::new(),
-            };
-            let report = ReclaimReport {
-                errors: vec![e.entry(&path)],
-                ..ReclaimReport::default()
-            };
-            return Ok(AuditedReport {
-                report,
-                audit_errors: Vec::new(),
-            });
-        }
+        Err(e) => return Ok(refused(e)),
     };
+    let total = plan.items.len() as u64;
+    let audit_errors = audited_loop(
+        &mut exec,
+        &mut held_next,
+        total,
+        history,
+        db_path,
+        now,
+        &mut |p, _| on_batch(p),
+    )?;
+    Ok(AuditedReport {
+        report: exec.finish(),
+        audit_errors,
+    })
+}
+
+/// [`execute_audited_batches`] for a plan made while scanning ([`reclaim::plan_streamed`]): its
+/// planned items are read back from the plan's spool `batch_size` at a time, so memory stays
+/// flat however many items there are. Each batch's `attempt` rows are written before any of its
+/// items is deleted, as for a held plan; `on_batch` also gets the batch's outcome (its deleted
+/// items, its audit records), since the report lists no deleted item (see
+/// [`reclaim::Executor::streamed`]). A spool that cannot be read back stops the run before the
+/// batch it could not read (an `audit_errors` entry says so).
+///
+/// # Errors
+/// As [`execute_audited_batches`].
+#[allow(clippy::too_many_arguments)]
+pub fn execute_streamed_batches(
+    plan: &reclaim::StreamedPlan,
+    catalogue: &Catalogue,
+    probe: &dyn ProcessProbe,
+    history: &Mutex<History>,
+    db_path: &Path,
+    now: SystemTime,
+    batch_size: usize,
+    on_batch: &mut dyn FnMut(&BatchProgress, &reclaim::BatchOutcome) -> ControlFlow<()>,
+) -> Result<AuditedReport, ApiError> {
+    let opts = reclaim::ExecuteOptions {
+        batch_size: batch_size.max(1),
+        ..reclaim::ExecuteOptions::default()
+    };
+    let exec = reclaim::Executor::streamed(
+        &plan.policy,
+        &plan.roots,
+        &plan.item_roots,
+        catalogue,
+        probe,
+        now,
+        opts,
+    );
+    let mut exec = match exec {
+        Ok(exec) => exec,
+        Err(e) => return Ok(refused(e)),
+    };
+    let mut items = plan.planned();
+    let mut first = 0;
+    let mut next = |_: &mut reclaim::Executor<'_>| {
+        let mut batch = Vec::with_capacity(batch_size.max(1));
+        for item in items.by_ref().take(batch_size.max(1)) {
+            match item {
+                Ok(i) => batch.push(i),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        if batch.is_empty() {
+            return None;
+        }
+        let at = first;
+        first += batch.len();
+        Some(Ok((at, Cow::Owned(batch))))
+    };
+    let audit_errors = audited_loop(
+        &mut exec,
+        &mut next,
+        plan.summary.planned_items,
+        history,
+        db_path,
+        now,
+        on_batch,
+    )?;
+    Ok(AuditedReport {
+        report: exec.finish(),
+        audit_errors,
+    })
+}
+
+/// The next batch of a held plan.
+fn held_next<'a>(
+    exec: &mut reclaim::Executor<'a>,
+) -> Option<std::io::Result<(usize, Cow<'a, [reclaim::PlannedItem]>)>> {
+    exec.next_batch()
+        .map(|b| Ok((b.first, Cow::Borrowed(b.items))))
+}
+
+/// The next batch of an execute: the index of its first item and its items.
+type NextBatch<'a> = dyn FnMut(
+        &mut reclaim::Executor<'a>,
+    ) -> Option<std::io::Result<(usize, Cow<'a, [reclaim::PlannedItem]>)>>
+    + 'a;
+
+/// A plan refused whole (a root busy or not openable, an edited plan): nothing deleted, the
+/// error (with the root's path for a root error) the report's one error.
+fn refused(e: ReclaimError) -> AuditedReport {
+    let path = match &e {
+        ReclaimError::OpenRoot { root, .. }
+        | ReclaimError::Busy { root, .. }
+        | ReclaimError::Lock { root, .. } => root.clone(),
+        _ => PathBuf::new(),
+    };
+    AuditedReport {
+        report: ReclaimReport {
+            errors: vec![e.entry(&path)],
+            ..ReclaimReport::default()
+        },
+        audit_errors: Vec::new(),
+    }
+}
+
+/// The audited batch loop: for each batch from `next`, its `attempt` rows, then its deletions,
+/// then its outcomes; `on_batch` after each. Returns the audit problems met after deleting began.
+fn audited_loop<'a>(
+    exec: &mut reclaim::Executor<'a>,
+    next: &mut NextBatch<'a>,
+    items_total: u64,
+    history: &Mutex<History>,
+    db_path: &Path,
+    now: SystemTime,
+    on_batch: &mut dyn FnMut(&BatchProgress, &reclaim::BatchOutcome) -> ControlFlow<()>,
+) -> Result<Vec<ReclaimErrorEntry>, ApiError> {
+    let lock = || history.lock().unwrap_or_else(|e| e.into_inner());
     let mut progress = BatchProgress {
-        items_total: plan.items.len() as u64,
+        items_total,
         ..BatchProgress::default()
     };
     let mut audit_errors = Vec::new();
-    while let Some(batch) = exec.next_batch() {
-        let attempts: Vec<AuditRecord> = batch
-            .items
+    while let Some(batch) = next(exec) {
+        let (first, items) = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                audit_errors.push(ReclaimErrorEntry {
+                    path: PathBuf::new(),
+                    message: format!("stopped: the plan's next items could not be read back: {e}"),
+                });
+                break;
+            }
+        };
+        let attempts: Vec<AuditRecord> = items
             .iter()
             .map(|i| AuditRecord {
                 time: now,
@@ -176,7 +324,11 @@ pub fn execute_audited_batches(
                 break;
             }
         };
-        let done = exec.run_batch(batch);
+        drop(attempts);
+        let done = exec.run_batch(reclaim::Batch {
+            first,
+            items: &items,
+        });
         let outcomes: Vec<(i64, String)> = ids
             .iter()
             .copied()
@@ -196,12 +348,9 @@ pub fn execute_audited_batches(
             progress.deleted_items += 1;
             progress.deleted_bytes += r.allocated_bytes;
         }
-        if on_batch(&progress).is_break() {
+        if on_batch(&progress, &done).is_break() {
             break;
         }
     }
-    Ok(AuditedReport {
-        report: exec.finish(),
-        audit_errors,
-    })
+    Ok(audit_errors)
 }
