@@ -147,7 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
-        Command::LaunchdPlist(a) => launchd::run(&ctx, a),
+        Command::LaunchdPlist(a) => launchd::run(&ctx, a, &cli.global),
         Command::Completions(_) | Command::Man => Ok(Outcome::Success),
     }
 }
