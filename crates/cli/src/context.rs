@@ -25,7 +25,8 @@ pub fn load(global: &GlobalArgs) -> anyhow::Result<Context> {
 pub struct RootArgs {
     /// A root to look at instead of the config's and the platform's (repeatable), e.g.
     /// `--root temp=/tmp`. KIND: temp, cache, library-caches, diagnostic-reports, container-temp
-    /// (PATH: the containers dir, e.g. ~/Library/Containers: every <bundle-id>/Data/tmp in it)
+    /// (PATH: the containers dir, e.g. ~/Library/Containers: every <bundle-id>/Data/tmp in it),
+    /// code-sign-clones (macOS: the X dir beside $TMPDIR's T), other (any dir; the same catalogue)
     #[arg(long = "root", value_name = "KIND=PATH")]
     pub roots: Vec<String>,
 }

@@ -34,11 +34,13 @@ pub const CI_RUNNER_RULES: &str = include_str!("../../../deploy/launchd/ci-runne
 /// Where `--auto-reclaim` serves /metrics unless `--metrics` says otherwise.
 pub const DEFAULT_METRICS_ADDR: &str = "127.0.0.1:9187";
 
-/// Prints the plist to stdout.
+/// Prints the plist to stdout. The agent runs with the `--config` and `--data-dir` given here
+/// (flag or environment variable, made absolute: launchd starts it in `/` with neither
+/// variable); without them, with the platform defaults.
 ///
 /// # Errors
 /// The current executable or the home directory cannot be found.
-pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+pub fn run(ctx: &Context, args: &Args, global: &crate::GlobalArgs) -> anyhow::Result<Outcome> {
     let program = match &args.program {
         Some(p) => p.clone(),
         None => std::env::current_exe().context("find the cachewatch binary (pass --program)")?,
@@ -47,18 +49,25 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         .context("find the home directory for the log path")?
         .home_dir()
         .to_path_buf();
+    let absolute = |p: &Path| {
+        std::path::absolute(p).with_context(|| format!("making {} absolute", p.display()))
+    };
     let (metrics, config) = if args.auto_reclaim {
         let metrics = args.metrics.as_deref().unwrap_or(DEFAULT_METRICS_ADDR);
         (Some(metrics), Some(install_rules(ctx)?))
     } else {
-        (args.metrics.as_deref(), None)
+        // A `--config` given here was left out of the plist: the agent ran on the default config.
+        let config = global.config.as_deref().map(absolute).transpose()?;
+        (args.metrics.as_deref(), config)
     };
+    let data_dir = global.data_dir.as_deref().map(absolute).transpose()?;
     let job = Job {
         label: &args.label,
         program: &program,
         home: &home,
         metrics,
         config: config.as_deref(),
+        data_dir: data_dir.as_deref(),
     };
     print!("{}", plist(&job));
     Ok(Outcome::Success)
@@ -140,9 +149,12 @@ pub struct Job<'a> {
     pub metrics: Option<&'a str>,
     /// `--config PATH`, when set.
     pub config: Option<&'a Path>,
+    /// `--data-dir PATH`, when set.
+    pub data_dir: Option<&'a Path>,
 }
 
-/// The LaunchAgent plist (XML): runs `<program> [--config PATH] watch [--metrics ADDR]` at login
+/// The LaunchAgent plist (XML): runs `<program> [--config PATH] [--data-dir PATH] watch
+/// [--metrics ADDR]` at login
 /// (`RunAtLoad`), restarts it when it exits (`KeepAlive`), logs stderr to
 /// `~/Library/Logs/cachewatch/<label>.log` and the alert lines (stdout) to
 /// `~/Library/Logs/cachewatch/<label>.alerts.log`.
@@ -153,12 +165,17 @@ pub fn plist(job: &Job<'_>) -> String {
         home,
         metrics,
         config,
+        data_dir,
     } = *job;
     let logs = home.join("Library/Logs/cachewatch");
     let mut argv = vec![program.to_string_lossy().into_owned()];
     if let Some(c) = config {
         argv.push("--config".to_owned());
         argv.push(c.to_string_lossy().into_owned());
+    }
+    if let Some(d) = data_dir {
+        argv.push("--data-dir".to_owned());
+        argv.push(d.to_string_lossy().into_owned());
     }
     argv.push("watch".to_owned());
     if let Some(m) = metrics {
@@ -221,6 +238,7 @@ mod tests {
             home,
             metrics: Some("127.0.0.1:9187"),
             config: None,
+            data_dir: None,
         });
         let v: plist::Value = plist::from_bytes(xml.as_bytes()).unwrap();
         let d = v.as_dictionary().unwrap();

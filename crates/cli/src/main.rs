@@ -147,7 +147,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Watch(a) => watch::run(&ctx, a),
         Command::Status(a) => status::run(&ctx, a),
         Command::History(a) => history::run(&ctx, a),
-        Command::LaunchdPlist(a) => launchd::run(&ctx, a),
+        Command::LaunchdPlist(a) => launchd::run(&ctx, a, &cli.global),
         Command::Completions(_) | Command::Man => Ok(Outcome::Success),
     }
 }
@@ -248,5 +248,25 @@ mod tests {
             error_line(&e),
             "bad.toml:7: regex parse error: (?P<pid> ^ error: unclosed group"
         );
+    }
+
+    /// `--root` help listed five kinds; `code-sign-clones` and `other` work but were not named.
+    #[test]
+    fn root_help_names_every_root_kind() {
+        use clap::CommandFactory as _;
+        let mut cmd = super::Cli::command();
+        let scan = cmd.find_subcommand_mut("scan").expect("scan");
+        let help = scan
+            .render_long_help()
+            .to_string()
+            .replace(char::is_whitespace, " ");
+        for kind in cachewatch::roots::RootKind::ALL {
+            assert!(
+                help.contains(&format!(" {},", kind.as_str()))
+                    || help.contains(&format!(" {} (", kind.as_str())),
+                "--root help misses {}: {help}",
+                kind.as_str()
+            );
+        }
     }
 }

@@ -165,10 +165,13 @@ fn launchd_plist_auto_reclaim_installs_the_ci_runner_rules_and_runs_watch_with_m
     let out = cachewatch(tmp.path(), &args);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), CI_RUNNER);
+    let data = tmp.path().join("data");
     let want = [
         "/opt/cw",
         "--config",
         config.to_str().unwrap(),
+        "--data-dir",
+        data.to_str().unwrap(),
         "watch",
         "--metrics",
         "127.0.0.1:9187",
@@ -182,7 +185,7 @@ fn launchd_plist_auto_reclaim_installs_the_ci_runner_rules_and_runs_watch_with_m
     );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_to_string(&config).unwrap(), CI_RUNNER);
-    assert_eq!(plist_argv(&out.stdout)[5], "0.0.0.0:9300");
+    assert_eq!(plist_argv(&out.stdout)[7], "0.0.0.0:9300");
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("ci-metal, ci-leaks"), "{err}");
 
@@ -238,4 +241,50 @@ fn the_ci_runner_set_is_the_readmes_and_bounds_every_auto_leak_of_the_catalogue(
             );
         }
     }
+}
+
+/// `cachewatch --config C --data-dir D launchd-plist` printed a plist without them: the agent
+/// (started by launchd in `/`, without CACHEWATCH_CONFIG) ran on the default config and data dir.
+#[test]
+fn launchd_plist_passes_the_config_and_data_dir_it_was_given_absolutely() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("config.toml"), "").unwrap();
+    let argv = |out: Output| -> Vec<String> {
+        assert!(out.status.success(), "{out:?}");
+        let v: plist::Value = plist::from_bytes(&out.stdout).unwrap();
+        v.as_dictionary().unwrap()["ProgramArguments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_string().unwrap().to_owned())
+            .collect()
+    };
+    let got = argv(cachewatch(
+        tmp.path(),
+        &["launchd-plist", "--program", "/bin/cw"],
+    ));
+    let config = tmp.path().join("config.toml").display().to_string();
+    let data = tmp.path().join("data").display().to_string();
+    assert_eq!(
+        got,
+        ["/bin/cw", "--config", &config, "--data-dir", &data, "watch"]
+    );
+    // Relative, from the environment: made absolute against the current dir.
+    let out = Command::new(env!("CARGO_BIN_EXE_cachewatch"))
+        .current_dir(tmp.path())
+        .env("CACHEWATCH_CONFIG", "config.toml")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .args(["launchd-plist", "--program", "/bin/cw"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let canon = tmp.path().canonicalize().unwrap();
+    let got = argv(out);
+    assert_eq!(got[..2], ["/bin/cw", "--config"]);
+    assert!(
+        Path::new(&got[2]) == tmp.path().join("config.toml")
+            || Path::new(&got[2]) == canon.join("config.toml"),
+        "{got:?}"
+    );
+    assert_eq!(got[3..], ["watch"]);
 }

@@ -37,7 +37,28 @@ pub fn emit(args: &TextfileArgs, report: &ScanReport) -> anyhow::Result<Outcome>
             .write_all(text.as_bytes())
             .context("writing to stdout")?,
     }
+    // Exit 3 alone tells a cron job nothing: say what was left out of the figures.
+    if let Some(line) = problem_line(report) {
+        eprintln!("{line}");
+    }
     Ok(Outcome::from_problems(!report.errors.is_empty()))
+}
+
+/// The stderr line for a scan that could not read every path (the figures leave those out).
+fn problem_line(report: &ScanReport) -> Option<String> {
+    let first = report.errors.first()?;
+    let more = report.errors.len() - 1;
+    Some(format!(
+        "cachewatch: {} path(s) could not be read and are left out of the figures: {}: {}{}",
+        report.errors.len(),
+        first.path,
+        first.message,
+        if more > 0 {
+            format!(" (and {more} more; `cachewatch scan --json` lists them)")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// The figures of the metrics from the scan report.
@@ -61,5 +82,41 @@ fn figures(report: &ScanReport) -> ScanFigures {
                 allocated_bytes: p.allocated_bytes,
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::ErrorJson;
+
+    /// `scan --openmetrics` with an unreadable dir exited 3 and printed nothing on stderr.
+    #[test]
+    fn unreadable_paths_are_named_on_stderr() {
+        let err = |p: &str| ErrorJson {
+            path: p.into(),
+            kind: cachewatch::inventory::IssueKind::PermissionDenied,
+            message: "Permission denied (os error 13)".into(),
+        };
+        let mut report = ScanReport {
+            roots: Vec::new(),
+            producers: Vec::new(),
+            unattributed: Vec::new(),
+            errors: Vec::new(),
+        };
+        assert_eq!(problem_line(&report), None);
+        report.errors.push(err("/t/locked"));
+        assert_eq!(
+            problem_line(&report).unwrap(),
+            "cachewatch: 1 path(s) could not be read and are left out of the figures: /t/locked: Permission denied (os error 13)"
+        );
+        report.errors.push(err("/t/b"));
+        report.errors.push(err("/t/c"));
+        let line = problem_line(&report).unwrap();
+        assert!(line.starts_with("cachewatch: 3 path(s)"), "{line}");
+        assert!(
+            line.ends_with("(and 2 more; `cachewatch scan --json` lists them)"),
+            "{line}"
+        );
     }
 }

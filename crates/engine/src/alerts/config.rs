@@ -65,6 +65,8 @@ pub struct AlertsConfig {
     /// too). `status`, the app and `/metrics` show the figure whatever this says.
     pub unexplained_growth_alert: bool,
     /// Growth outside the roots is worth saying from this many bytes (default 1 GiB) ...
+    #[serde(with = "crate::api::size_text::bytes")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_bytes: u64,
     /// ... and from this many times the watched dirs' own growth (default 1).
     pub unexplained_growth_min_ratio: u64,

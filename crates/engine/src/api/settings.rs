@@ -167,11 +167,10 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), ApiError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(err("create the dir of"))?;
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".cachewatch-new");
-    let tmp = std::path::PathBuf::from(tmp);
-    std::fs::write(&tmp, text).map_err(err("write"))?;
-    std::fs::rename(&tmp, path).map_err(err("write"))
+    // Through a symlinked config (dotfiles) to its target, keeping the file's mode.
+    crate::metrics::textfile::write_atomically(path, text).map_err(|e| match e {
+        crate::metrics::textfile::TextfileError::Write { source, .. } => err("write")(source),
+    })
 }
 
 #[cfg(test)]
@@ -253,5 +252,26 @@ id = \"zz-mine\" # my rule
             std::fs::read_to_string(&path).unwrap(),
             "[reclaim\nolder_than = 3"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn saving_through_a_symlinked_config_keeps_the_link_and_writes_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles/cachewatch.toml");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, USER_TEXT).unwrap();
+        let link = dir.path().join("config.toml");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let mut s = Settings::from_config(&Config::default());
+        s.alerts.producer_growth_items = 42;
+        save(&link, &s).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let text = std::fs::read_to_string(&real).unwrap();
+        assert!(text.contains("producer_growth_items = 42"), "{text}");
+        assert!(text.contains("# my cachewatch config"), "{text}");
     }
 }

@@ -49,7 +49,10 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
             "it does not start with a number"
         }));
     }
-    let value: f64 = number.parse().map_err(|_| bad("the number is malformed"))?;
+    let (whole, frac) = number.split_once('.').unwrap_or((number, ""));
+    if frac.contains('.') || (whole.is_empty() && frac.is_empty()) {
+        return Err(bad("the number is malformed"));
+    }
     let lower = unit.to_ascii_lowercase();
     let factor: u64 = match lower.as_str() {
         "" | "b" => 1,
@@ -62,11 +65,32 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
         }
         _ => return Err(bad("unknown unit")),
     };
-    let bytes = (value * factor as f64).round();
-    if !(0.0..=u64::MAX as f64).contains(&bytes) || bytes >= u64::MAX as f64 {
-        return Err(bad("it is larger than 16 EiB"));
+    // Exact decimal arithmetic (no f64: byte counts past 2^53 must read back unchanged).
+    let too_big = || bad("it is larger than 16 EiB");
+    let whole = whole.trim_start_matches('0');
+    if whole.len() > 20 {
+        return Err(too_big());
     }
-    Ok(bytes as u64)
+    let whole: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad("the number is malformed"))?
+    };
+    // 20 decimals are far finer than a byte of a TiB; more would overflow below.
+    let frac = &frac[..frac.len().min(20)];
+    let scale = 10u128.pow(frac.len() as u32);
+    let frac: u128 = if frac.is_empty() {
+        0
+    } else {
+        frac.parse().map_err(|_| bad("the number is malformed"))?
+    };
+    // frac / scale of a unit, rounded to the nearest byte.
+    let frac_bytes = (2 * frac * u128::from(factor) + scale) / (2 * scale);
+    let bytes = whole
+        .checked_mul(u128::from(factor))
+        .and_then(|b| b.checked_add(frac_bytes))
+        .ok_or_else(too_big)?;
+    u64::try_from(bytes).map_err(|_| too_big())
 }
 
 /// `bytes` in the largest binary unit that holds it a whole number of times (`52428800` →
@@ -135,11 +159,42 @@ pub mod opt_bytes {
     }
 }
 
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
+/// A byte count written as a number or as a size text. Not an untagged enum: a negative or
+/// fractional number must say why it is refused, not "data did not match any variant".
 enum BytesOrText {
     Bytes(u64),
     Text(String),
+}
+
+impl<'de> serde::Deserialize<'de> for BytesOrText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = BytesOrText;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a number of bytes or a size such as \"512 MiB\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                Ok(BytesOrText::Bytes(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Self::Value, E> {
+                u64::try_from(n).map(BytesOrText::Bytes).map_err(|_| {
+                    E::custom(format!(
+                        "bad size {n}: a size cannot be negative (write e.g. \"512 MiB\", \"20 GiB\" or a number of bytes)"
+                    ))
+                })
+            }
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Self::Value, E> {
+                Err(E::custom(format!(
+                    "bad size {n}: a number of bytes is whole; write a fraction of a unit as text, e.g. \"1.5 GiB\""
+                )))
+            }
+            fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<Self::Value, E> {
+                Ok(BytesOrText::Text(t.to_owned()))
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +250,53 @@ mod tests {
             .err()
             .expect("refused");
         assert!(e.to_string().contains("bad size \"50 MB\""), "{e}");
+    }
+
+    #[test]
+    fn byte_counts_past_2_pow_53_read_back_exactly() {
+        // f64 would give 9007199254740992 and refuse u64::MAX.
+        assert_eq!(parse_size("9007199254740993"), Ok((1 << 53) + 1));
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_size("0018446744073709551615 B"), Ok(u64::MAX));
+        assert_eq!(
+            parse_size("18446744073709551616").map_err(|e| e.why),
+            Err("it is larger than 16 EiB")
+        );
+        assert_eq!(
+            parse_size("16777216 TiB").map_err(|e| e.why),
+            Err("it is larger than 16 EiB")
+        );
+        assert_eq!(parse_size("16777215 TiB"), Ok(16_777_215 << 40));
+        // Fractions: hand-computed, rounded to the nearest byte.
+        assert_eq!(parse_size(".5 KiB"), Ok(512));
+        assert_eq!(parse_size("1. KiB"), Ok(1024));
+        assert_eq!(parse_size("0.001 KiB"), Ok(1)); // 1.024 B
+        assert_eq!(parse_size("0.0004 KiB"), Ok(0)); // 0.4096 B
+        assert_eq!(parse_size("1.000000000000000000000001 GiB"), Ok(1 << 30));
+        assert_eq!(
+            parse_size(".").map_err(|e| e.why),
+            Err("the number is malformed")
+        );
+        for n in [u64::MAX, (1 << 60) + 1, (1 << 53) + 1] {
+            assert_eq!(parse_size(&format_size(n)), Ok(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn a_negative_or_fractional_number_in_the_config_says_why() {
+        #[derive(Debug, serde::Deserialize)]
+        struct Limits {
+            #[serde(with = "bytes")]
+            _a: u64,
+        }
+        let e = toml::from_str::<Limits>("_a = -1")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("a size cannot be negative"), "{e}");
+        let e = toml::from_str::<Limits>("_a = 1.5")
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("a number of bytes is whole"), "{e}");
     }
 
     #[test]

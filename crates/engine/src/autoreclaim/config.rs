@@ -31,10 +31,10 @@ pub struct RuleConfig {
     #[serde(default)]
     pub when_items_over: Option<u64>,
     /// Run when the producers hold more allocated bytes than this.
-    #[serde(default)]
+    #[serde(default, with = "crate::api::size_text::opt_bytes")]
     pub when_bytes_over: Option<u64>,
     /// Run when a watched volume's free bytes fall below this.
-    #[serde(default)]
+    #[serde(default, with = "crate::api::size_text::opt_bytes")]
     pub when_free_below: Option<u64>,
 }
 
@@ -43,7 +43,8 @@ impl LoadedConfig {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming this file and the line: an id the catalogue does not know,
-    /// a rule with no producer or with no trigger, an `every` of zero.
+    /// a rule with no producer or with no trigger, an `every` of zero, an empty name, two rules
+    /// with one name.
     pub fn auto_reclaim(&self, catalogue: &Catalogue) -> Result<Vec<AutoRule>, ConfigError> {
         let invalid = |at: usize, message: String| ConfigError::Invalid {
             path: self.path.clone(),
@@ -104,8 +105,32 @@ impl LoadedConfig {
                 .iter()
                 .map(|s| s.get_ref().clone())
                 .collect();
+            let name = r.name.clone().unwrap_or_else(|| producers.join("+"));
+            if name.trim().is_empty() {
+                return Err(invalid(
+                    at,
+                    "[[auto_reclaim]] name = \"\": give the rule a name, or leave the key out"
+                        .into(),
+                ));
+            }
+            // The name labels the rule's metrics, status line and history rows: two rules with
+            // one name would print two `cachewatch_auto_reclaim_runs_total{rule=...}` series
+            // with the same labels, which Prometheus refuses.
+            if out.iter().any(|o: &AutoRule| o.name == name) {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "a second [[auto_reclaim]] rule is named {name:?}{}: give each rule its own name",
+                        if r.name.is_none() {
+                            " (the name of a rule without one: its producer ids joined with +)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
+            }
             out.push(AutoRule {
-                name: r.name.clone().unwrap_or_else(|| producers.join("+")),
+                name,
                 producers,
                 older_than: r.older_than,
                 every: r.every,
@@ -172,6 +197,46 @@ mod tests {
             .auto_reclaim(&Catalogue::builtin())
             .unwrap()
             .is_empty());
+    }
+
+    /// Two rules named "a" printed `cachewatch_auto_reclaim_runs_total{rule="a"}` twice on
+    /// /metrics (a scrape Prometheus refuses); two unnamed rules over the same producers too.
+    #[test]
+    fn two_rules_with_one_name_are_refused_naming_the_second_ones_line() {
+        let rule = |name: &str, older: &str| {
+            format!("[[auto_reclaim]]\n{name}producers = [\"metal-gpuarchiver\"]\nolder_than = \"{older}\"\nevery = \"1h\"\n")
+        };
+        for (text, line, what) in [
+            (
+                rule("name = \"a\"\n", "1h") + &rule("name = \"a\"\n", "2h"),
+                8,
+                "named \"a\"",
+            ),
+            (
+                rule("", "1h") + &rule("", "2h"),
+                6,
+                "named \"metal-gpuarchiver\" (the name of a rule without one",
+            ),
+            (rule("name = \" \"\n", "1h"), 3, "name = \"\""),
+        ] {
+            match loaded(&text).auto_reclaim(&Catalogue::builtin()) {
+                Err(ConfigError::Invalid {
+                    line: l, message, ..
+                }) => {
+                    assert_eq!(l, line, "{text}");
+                    assert!(message.contains(what), "{message}");
+                }
+                other => panic!("expected Invalid, got {other:?}"),
+            }
+        }
+        let ok = rule("name = \"a\"\n", "1h") + &rule("", "2h");
+        assert_eq!(
+            loaded(&ok)
+                .auto_reclaim(&Catalogue::builtin())
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]

@@ -128,6 +128,29 @@ fn alert_sizes_read_as_bytes_or_as_text_in_binary_units() {
     }
 }
 
+/// `unexplained_growth_min_bytes = "1 GiB"` was refused ("invalid type: string, expected u64")
+/// while every other `[alerts]` size took text; the `[[auto_reclaim]]` byte triggers too.
+#[test]
+fn every_size_key_reads_text() {
+    let text = "[alerts]\nunexplained_growth_min_bytes = \"1.5 GiB\"\n\n\
+        [[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1h\"\n\
+        when_bytes_over = \"512 MiB\"\nwhen_free_below = 21474836480\n";
+    let c = parse(text, Path::new("c.toml")).unwrap();
+    assert_eq!(c.alerts.unexplained_growth_min_bytes, 3 << 29);
+    assert_eq!(c.auto_reclaim[0].when_bytes_over, Some(512 << 20));
+    assert_eq!(c.auto_reclaim[0].when_free_below, Some(20 << 30));
+    match parse(
+        "[[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1h\"\nwhen_free_below = \"20 GB\"\n",
+        Path::new("c.toml"),
+    ) {
+        Err(ConfigError::Invalid { line, message, .. }) => {
+            assert_eq!(line, 4);
+            assert!(message.contains("bad size \"20 GB\""), "{message}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+}
+
 /// A relative root path in the config resolved against the current dir: `cd / && cachewatch
 /// --config /x/rel.toml scan` failed ("root cache \"c\" cannot be used"), so cron and launchd jobs
 /// (whose current dir is `/`) broke. It is relative to the config file's dir.

@@ -90,6 +90,11 @@ pub fn render(figures: &ScanFigures) -> String {
 /// `.prom`, so the collector never reads it half written), synced, then renamed over `path`, and
 /// the directory synced. A reader sees the old file or the new one, never a mix.
 ///
+/// When `path` is a symlink (a dotfiles-managed config, a textfile dir of links), the file it
+/// points to is replaced, not the link. The new file keeps the old one's permission bits. The
+/// temporary is created exclusively (`O_EXCL`, which does not follow a symlink): a link planted
+/// at its predictable name in a shared directory is removed, never written through.
+///
 /// # Errors
 /// [`TextfileError::Write`] when the directory is missing or not writable, or the disk is full;
 /// the temporary file is removed then.
@@ -98,6 +103,19 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), TextfileError> {
         path: path.to_path_buf(),
         source,
     };
+    // Replace what a symlink points to, not the link (a dangling link is replaced itself).
+    let resolved;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(target) => {
+                resolved = target;
+                resolved.as_path()
+            }
+            Err(_) => path,
+        },
+        _ => path,
+    };
+    let old_mode = std::fs::metadata(path).ok().map(|m| m.permissions());
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -111,11 +129,24 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), TextfileError> {
         std::process::id()
     ));
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
+        let create = || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+        };
+        let mut file = match create() {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // A stale temporary (same pid, an earlier run) or a planted link: remove it (a
+                // link is removed, not its target) and create ours.
+                std::fs::remove_file(&tmp)?;
+                create()?
+            }
+            other => other?,
+        };
+        if let Some(mode) = &old_mode {
+            file.set_permissions(mode.clone())?;
+        }
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)
