@@ -7,9 +7,9 @@
 #            cachewatch scan --json's allocated/apparent totals against du -B1 / du -b (MATCH).
 #   watch    cachewatch watch on the seed tree: resident (VmRSS) and peak (VmHWM) right after the
 #            first scan (seen on /metrics) and over IDLE s of idle, and the CPU used while idle.
-#   reclaim  two fresh copies of the seed tree: cachewatch reclaim --older-than 12h --yes on one,
-#            find ... -mmin +720 -exec rm -rf on the other; wall, CPU, peak RSS; then the young
-#            dirs must be exactly what is left in both. The copies are deleted.
+#   reclaim  two fresh copies of the seed tree, one after the other (each deleted after use):
+#            cachewatch reclaim --older-than 12h --yes on one, find ... -mmin +720 -exec rm -rf on
+#            the other; wall, CPU, peak RSS; then the young dirs must be exactly what is left.
 # Ends with a summary block (machine, date, figures) to paste into the README.
 #
 # usage: benches/bench.sh [options]
@@ -99,7 +99,7 @@ CW_REV=$(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$HERE" diff --quiet 2>/dev/null || CW_REV="$CW_REV+dirty"
 echo "cachewatch: $CW ($CW_REV)"
 for p in diskus pdu gdu du; do
-    if command -v "$p" >/dev/null; then echo "$p: $(command -v "$p"), $("$p" --version 2>&1 | head -1)"; fi
+    if command -v "$p" >/dev/null; then echo "$p: $(command -v "$p"), $("$p" --version 2>&1 | head -1 | sed 's/^Version:[[:space:]]*//')"; fi
 done
 
 # ---------------------------------------------------------------- trees
@@ -232,53 +232,52 @@ fi
 # ---------------------------------------------------------------- reclaim
 if has reclaim; then
     say "reclaim vs rm -rf on fresh copies of $SEED"
+    # One copy at a time (each deleted right after use): the disk is shared.
     need=$(du -s -x -B1 "$SEED" | cut -f1)
     avail=$(df -B1 --output=avail "$WORK" | tail -1)
-    if [ "$avail" -lt $(( 2 * need + (2 << 30) )) ]; then
-        echo "not enough free space for two copies: need $(( 2 * need >> 20 )) MiB + 2 GiB, $(( avail >> 20 )) MiB free: skipped"
+    if [ "$avail" -lt $(( need + (2 << 30) )) ]; then
+        echo "not enough free space for a copy: need $(( need >> 20 )) MiB + 2 GiB, $(( avail >> 20 )) MiB free: skipped"
         echo "|| reclaim | skipped: not enough free space | | | | | |" >> "$SUMMARY"
     else
-        CW_COPY="$WORK/copy-cw" RM_COPY="$WORK/copy-rm"
-        rm -rf "$CW_COPY" "$RM_COPY"
-        trap 'rm -rf "$CW_COPY" "$RM_COPY"' EXIT
-        for c in "$CW_COPY" "$RM_COPY"; do
-            t=$(date +%s); cp -a "$SEED" "$c"
-            python3 "$GEN" touch-young "$c" "$YOUNG"  # young again, however old the seed tree
-            echo "copied to $c in $(( $(date +%s) - t )) s"
-        done
-        python3 "$GEN" young "$CW_COPY" "$YOUNG" > "$RES/young.expected"
-        sync -f "$WORK"
         OLD=$(( SEED_DIRS - YOUNG ))
-        /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.cw" \
-            "$CW" reclaim --root "cache=$CW_COPY" --older-than 12h --yes >"$RES/reclaim.out" 2>&1 || true
-        sync -f "$WORK"
-        /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.rm" \
-            find "$RM_COPY" -mindepth 2 -maxdepth 3 -type d -name 'gpuarchiver-*' -mmin +720 -prune -exec rm -rf {} + || true
-        echo "cachewatch reclaim's summary:"; tail -8 "$RES/reclaim.out" | sed 's/^/  /'
         left() { (cd "$1" && find . -mindepth 2 -maxdepth 3 -type d -name 'gpuarchiver-*' | sed 's|^\./||' | LC_ALL=C sort); }
-        LC_ALL=C sort "$RES/young.expected" -o "$RES/young.expected"
         for who in cw rm; do
-            copy=$CW_COPY; [ $who = rm ] && copy=$RM_COPY
+            copy="$WORK/copy-$who"
+            rm -rf "$copy"
+            trap 'rm -rf "$copy"' EXIT
+            t=$(date +%s); cp -a "$SEED" "$copy"
+            python3 "$GEN" touch-young "$copy" "$YOUNG"  # young again, however old the seed tree
+            python3 "$GEN" young "$copy" "$YOUNG" | LC_ALL=C sort > "$RES/young.expected"
+            sync -f "$WORK"
+            echo "copied to $copy in $(( $(date +%s) - t )) s (synced)"
+            if [ $who = cw ]; then
+                name="cachewatch reclaim"
+                /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.$who" \
+                    "$CW" reclaim --root "cache=$copy" --older-than 12h --yes >"$RES/reclaim.out" 2>&1 || true
+                echo "cachewatch reclaim's summary:"; tail -8 "$RES/reclaim.out" | sed 's/^/  /'
+            else
+                name="find -exec rm -rf"
+                /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.$who" \
+                    find "$copy" -mindepth 2 -maxdepth 3 -type d -name 'gpuarchiver-*' -mmin +720 -prune -exec rm -rf {} + || true
+            fi
             left "$copy" > "$RES/left.$who"
             if cmp -s "$RES/left.$who" "$RES/young.expected"; then ok="OK: the $YOUNG young dirs are left"
             else ok="FAIL: $(wc -l < "$RES/left.$who") dirs left, $(comm -3 "$RES/left.$who" "$RES/young.expected" | wc -l) differ from the $YOUNG young ones"; fi
             read -r w u s m x < <(tail -1 "$RES/time.$who")
-            name="cachewatch reclaim"; [ $who = rm ] && name="find -exec rm -rf"
             printf '%-20s wall %8.2f s   user %7.2f s   sys %7.2f s   peak RSS %8.1f MiB   exit %s   %s\n' "$name" "$w" "$u" "$s" "$(mib "$m")" "$x" "$ok"
             echo "|| reclaim $OLD of $SEED_DIRS dirs | $name | $w s | $u s | $s s | $(mib "$m") MiB | $ok |" >> "$SUMMARY"
             eval "W_$who=$w"
+            rm -rf "$copy"; trap - EXIT
         done
         awk -v a="$W_cw" -v b="$W_rm" 'BEGIN{printf "reclaim wall / rm -rf wall: %.2f\n", a/b}'
-        t=$(date +%s); rm -rf "$CW_COPY" "$RM_COPY"; trap - EXIT
-        echo "copies deleted in $(( $(date +%s) - t )) s"
     fi
 fi
 
 # ---------------------------------------------------------------- summary
 say "summary (paste into the README)"
 cpu=$(lscpu 2>/dev/null | awk -F: '/^Model name/ {gsub(/^ +/, "", $2); print $2; exit}')
-echo "date: $(date -u +%Y-%m-%d) ($(date -u +%H:%M) UTC); machine: $(nproc) CPUs, ${cpu:-unknown CPU}, $(awk '{printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(findmnt -n -o FSTYPE -T "$WORK" 2>/dev/null || stat -f -c %T "$WORK") work dir; load average $LOAD0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
-echo "cachewatch $CW_REV; peers: $(for p in diskus pdu gdu du; do command -v "$p" >/dev/null && printf '%s ' "$("$p" --version 2>&1 | head -1)"; done)"
+echo "date: $(date -u +%Y-%m-%d) ($(date -u +%H:%M) UTC); machine: $(nproc) CPUs, ${cpu:-unknown CPU}, $(awk '/^MemTotal:/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(findmnt -n -o FSTYPE -T "$WORK" 2>/dev/null || stat -f -c %T "$WORK") work dir; load average $LOAD0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "cachewatch $CW_REV; peers: $(for p in diskus pdu gdu du; do command -v "$p" >/dev/null && printf '%s; ' "$("$p" --version 2>&1 | head -1 | sed "s/^Version:[[:space:]]*/gdu /")"; done)"
 echo "trees: seed $SEED_DIRS gpuarchiver dirs of one file ($YOUNG young), $SEED_ENTRIES entries${MIXED_TREE:+; mixed $MIXED_ENTRIES entries}; scan: median of $RUNS warm runs"
 echo "| what | tool | wall | user | sys | peak RSS | notes |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
