@@ -398,6 +398,8 @@ describe('the window', () => {
               producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: 52428800,
               free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
               crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
+              unexplained_growth_alert: false, unexplained_growth_min_bytes: 1073741824,
+              unexplained_growth_min_ratio: 1, unexplained_growth_window: '6h',
             },
           },
         },
