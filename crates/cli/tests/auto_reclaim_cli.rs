@@ -224,7 +224,7 @@ fn watch(
 
 fn metrics(addr: &str) -> String {
     let mut c = std::net::TcpStream::connect(addr).unwrap();
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let mut body = String::new();
     c.read_to_string(&mut body).unwrap();

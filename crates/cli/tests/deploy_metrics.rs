@@ -61,7 +61,7 @@ fn real_page() -> String {
     let start = Instant::now();
     loop {
         let mut c = std::net::TcpStream::connect(&addr).unwrap();
-        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .unwrap();
         let mut page = String::new();
         c.read_to_string(&mut page).unwrap();

@@ -2,7 +2,10 @@
 //! at most [`MAX_CONNECTIONS`] connections at once (more wait in the listen backlog), a request
 //! head of at most [`MAX_REQUEST_BYTES`] (431 past it) sent within [`REQUEST_TIMEOUT`], a whole
 //! exchange within [`CONNECTION_TIMEOUT`], one request per connection, `GET` and `HEAD` of
-//! `/metrics` only (404 for other paths, 405 for other methods).
+//! `/metrics` only (404 for other paths, 405 for other methods). On a loopback address only a
+//! loopback `Host` (`localhost`, `127.0.0.1`, `[::1]`, with any port) is answered (403 else): a web
+//! page the user visits could otherwise read the root paths (and the user name in them) through
+//! DNS rebinding. A request without `Host` (HTTP/1.0 tools) is answered.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -10,7 +13,7 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE as CONTENT_TYPE_HEADER};
+use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE as CONTENT_TYPE_HEADER, HOST};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpStream;
@@ -29,8 +32,9 @@ pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
 /// Serves one connection: one request, then close.
 pub(crate) async fn connection(stream: TcpStream, render: Render) {
+    let loopback = stream.local_addr().is_ok_and(|a| a.ip().is_loopback());
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-        let resp = respond(&req, &render);
+        let resp = respond(&req, &render, loopback);
         async move { Ok::<_, Infallible>(resp) }
     });
     let conn = hyper::server::conn::http1::Builder::new()
@@ -46,9 +50,15 @@ pub(crate) async fn connection(stream: TcpStream, render: Render) {
     }
 }
 
-fn respond(req: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
+fn respond(req: &Request<Incoming>, render: &Render, loopback: bool) -> Response<Full<Bytes>> {
     let get = matches!(*req.method(), Method::GET | Method::HEAD);
+    let host_ok = !loopback || req.headers().get(HOST).is_none_or(is_loopback_host);
     let (status, ctype, body) = match (get, req.uri().path()) {
+        _ if !host_ok => (
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            "forbidden: this /metrics listens on a loopback address and answers only Host localhost or a loopback address\n".to_owned(),
+        ),
         (true, "/metrics") => (StatusCode::OK, super::CONTENT_TYPE, render()),
         (true, _) => (
             StatusCode::NOT_FOUND,
@@ -70,4 +80,23 @@ fn respond(req: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
         headers.insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
     }
     resp
+}
+
+/// True for a `Host` header naming a loopback host: `localhost` or a loopback IP, with or without
+/// a port (`[::1]:9187`, `127.0.0.1:9187`, `localhost`).
+pub(crate) fn is_loopback_host(value: &HeaderValue) -> bool {
+    let Ok(host) = value.to_str() else {
+        return false;
+    };
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split_once(']').map_or(rest, |(ip, _)| ip)
+    } else {
+        host.rsplit_once(':')
+            .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(host, |(name, _)| name)
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }

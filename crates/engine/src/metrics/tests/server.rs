@@ -37,7 +37,7 @@ async fn get_metrics_with_a_query_is_the_openmetrics_page_and_the_connection_clo
     let (srv, _alerts) = server().await;
     let (status, head, body) = exchange(
         srv.local_addr(),
-        b"GET /metrics?name[]=x HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"GET /metrics?name[]=x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
     )
     .await;
     assert_eq!(status, "HTTP/1.1 200 OK");
@@ -57,7 +57,7 @@ async fn head_has_the_headers_and_no_body() {
     let (srv, _alerts) = server().await;
     let (status, head, body) = exchange(
         srv.local_addr(),
-        b"HEAD /metrics HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"HEAD /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
     )
     .await;
     assert_eq!(status, "HTTP/1.1 200 OK");
@@ -69,13 +69,16 @@ async fn head_has_the_headers_and_no_body() {
 #[tokio::test]
 async fn other_paths_are_404_and_other_methods_405() {
     let (srv, _alerts) = server().await;
-    let (status, _, body) =
-        exchange(srv.local_addr(), b"GET /nope HTTP/1.1\r\nHost: a\r\n\r\n").await;
+    let (status, _, body) = exchange(
+        srv.local_addr(),
+        b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    )
+    .await;
     assert_eq!(status, "HTTP/1.1 404 Not Found");
     assert_eq!(body, "not found: try /metrics\n");
     let (status, head, body) = exchange(
         srv.local_addr(),
-        b"POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+        b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
     )
     .await;
     assert_eq!(status, "HTTP/1.1 405 Method Not Allowed");
@@ -87,7 +90,7 @@ async fn other_paths_are_404_and_other_methods_405() {
 async fn a_request_head_over_8_kib_gets_no_page() {
     let (srv, _alerts) = server().await;
     let big = format!(
-        "GET /metrics HTTP/1.1\r\nHost: a\r\nX-Pad: {}\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: {}\r\n\r\n",
         "a".repeat(http::MAX_REQUEST_BYTES)
     );
     let (status, _, body) = exchange(srv.local_addr(), big.as_bytes()).await;
@@ -129,4 +132,21 @@ async fn a_port_in_use_is_a_bind_error_naming_the_address() {
     let addr = first.local_addr();
     let err = bind(addr).await.unwrap_err();
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
+}
+
+#[tokio::test]
+async fn a_loopback_server_refuses_a_foreign_host_header_dns_rebinding() {
+    let (srv, _tx) = server().await;
+    let (status, _, body) = exchange(
+        srv.local_addr(),
+        b"GET /metrics HTTP/1.1\r\nHost: evil.example:9187\r\n\r\n",
+    )
+    .await;
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    assert!(!body.contains("cachewatch_"), "{body}");
+    for host in ["localhost:9187", "[::1]:9187", "127.0.0.1", "LOCALHOST"] {
+        let req = format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        let (status, _, _) = exchange(srv.local_addr(), req.as_bytes()).await;
+        assert!(status.starts_with("HTTP/1.1 200"), "{host}: {status}");
+    }
 }
