@@ -110,6 +110,39 @@ async fn thousand_archives_reach_du_figures_then_drop_to_zero() {
     m.shutdown().await;
 }
 
+/// A structure dir below an app's dir, there but empty at the first scan (its own entry counted in
+/// the app dir's measure, with no baseline of its own: no item below it), grows by 1000 archives
+/// before its first re-stat (a single re-measure, at the flush: the debounce is long). Its growth
+/// was lost (the baseline was taken at that re-stat); the app dir is now measured again with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_structure_dir_grown_before_its_first_restat_keeps_its_growth() {
+    use std::os::unix::fs::MetadataExt;
+    let _serial = QUEUE_LIMIT.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let canonical = root.canonical.clone();
+    let parent = canonical.join("org.julialang.julia/com.apple.gpuarchiver");
+    std::fs::create_dir_all(&parent).unwrap();
+    let small = std::fs::symlink_metadata(&parent).unwrap().blocks();
+    let mut opts = MonitorOptions::new(vec![root], Arc::new(Catalogue::builtin()));
+    opts.debounce = Duration::from_secs(600);
+    let m = monitor::spawn(opts).unwrap();
+    m.flush().await.unwrap();
+    assert_eq!(m.snapshot().roots[0].allocated_bytes, du(&canonical));
+
+    let dirs = make_archives_in(&parent, 1000, "g");
+    let grown = std::fs::symlink_metadata(&parent).unwrap().blocks();
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(producer(&s, GPU), (1000, du_total(&dirs)));
+    assert_eq!(
+        s.roots[0].allocated_bytes,
+        du(&canonical),
+        "the structure dir went from {small} to {grown} blocks"
+    );
+    m.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_renamed_into_an_item_counts_and_out_of_it_stops_counting() {
     let _serial = QUEUE_LIMIT.read().await;

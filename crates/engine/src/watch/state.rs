@@ -15,7 +15,7 @@
 //! that holds items, and, rarely, [`RootState::refresh_tops`] after one of a producer's largest
 //! items shrank or went away.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -319,6 +319,31 @@ impl RootState {
             }
             self.move_dir_change(&dir, old, now);
         }
+    }
+
+    /// The unattributed top-level items (absolute paths) holding a dir, between them and a path of
+    /// `paths` (absolute), with no recorded own entry (new since the last scan): that entry was
+    /// counted by the last measure of the top-level item at a size no longer known, so the item is
+    /// measured again with it (`measure_batch` returns it as counted). O(depth) per path.
+    pub fn tops_to_rebase(&self, paths: &BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for path in paths {
+            let Some(rel) = self.rel_of(path) else {
+                continue;
+            };
+            // `""`, the top-level dir, then the dirs below it.
+            let dirs = ancestors_of(&rel);
+            if dirs.len() < 3 || dirs[2..].iter().all(|d| self.dir_stat(d).is_some()) {
+                continue;
+            }
+            if self
+                .find(&dirs[1])
+                .is_some_and(|id| self.producer_of(id).is_none())
+            {
+                out.push(self.root.canonical.join(&dirs[1]));
+            }
+        }
+        out
     }
 
     /// The own entry of the dir at `dir` went from `old` to `now`: the change goes into the root

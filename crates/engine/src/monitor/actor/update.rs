@@ -98,7 +98,10 @@ impl Actor {
     pub(super) async fn remeasure(&mut self, i: usize, dirty: Dirty) {
         let root = self.roots[i].root.clone();
         let catalogue = self.opts.catalogue.clone();
-        let items: Vec<PathBuf> = dirty.items.into_iter().collect();
+        let mut items = dirty.items;
+        let tops = self.roots[i].tops_to_rebase(&items);
+        items.extend(tops);
+        let items: Vec<PathBuf> = items.into_iter().collect();
         let discover: Vec<PathBuf> = dirty.discover.into_iter().collect();
         let res = tokio::task::spawn_blocking(move || {
             measure_batch(&root, &catalogue, &items, &discover)
@@ -126,10 +129,13 @@ impl Actor {
                 .as_ref()
                 .is_some_and(|it| it.measure.dirs > 0 && !it.is_symlink);
             st.apply(&path, item);
-            // The own entry that the measure of a top-level dir counted becomes the baseline that
-            // later changes below it are compared with (see `restat_ancestors`).
-            if let (true, Some(own), Some(rel)) = (is_dir, own, st.root.relative(&path)) {
-                st.set_dir_stat(rel, Some(own));
+            // The own entries that the measure of a top-level dir counted (its own, and those of
+            // the dirs below it on the way to claimed items) become the baselines that later
+            // changes below them are compared with (see `restat_ancestors`).
+            if is_dir {
+                for (rel, stat) in own {
+                    st.set_dir_stat(&rel, Some(stat));
+                }
             }
         }
     }
