@@ -408,3 +408,97 @@ async fn rescan_requests_in_a_burst_rescan_once_until_the_gap_or_a_flush() {
     );
     m.shutdown().await;
 }
+
+/// The allocated bytes of `paths` and everything below them, counted by hand (`lstat` of each
+/// entry, never following symlinks; every entry once, as du does for unshared files).
+fn hand_count(paths: &[PathBuf]) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    fn walk(p: &Path) -> u64 {
+        let md = std::fs::symlink_metadata(p).unwrap();
+        let mut n = md.blocks() * 512;
+        if md.is_dir() {
+            for e in std::fs::read_dir(p).unwrap() {
+                n += walk(&e.unwrap().path());
+            }
+        }
+        n
+    }
+    paths.iter().map(|p| walk(p)).sum()
+}
+
+/// Checks the producer's figures and the root total against du and a hand count.
+fn assert_archives_and_total(m: &MonitorHandle, canonical: &Path, dirs: &[PathBuf], when: &str) {
+    let s = m.snapshot();
+    let bytes = du_total(dirs);
+    assert_eq!(bytes, hand_count(dirs), "du and the hand count differ");
+    assert_eq!(producer(&s, GPU), (dirs.len() as u64, bytes), "{when}");
+    let total = du(canonical);
+    assert_eq!(total, hand_count(&[canonical.to_path_buf()]));
+    assert_eq!(s.roots[0].allocated_bytes, total, "{when}: root total");
+}
+
+/// A file created and removed directly inside a top-level `com.apple.gpuarchiver` holding only
+/// archives: that dir's measure finds no item (it is structure), and the state took that for
+/// "gone" and dropped every archive below it (300 archives went to 0 items, 0 bytes, the root
+/// total to 16384 against du 3559424). The structure dir is created after the first scan, so its
+/// own entry must also be counted in the root total when it appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_created_and_removed_in_a_top_level_structure_dir_keeps_its_archives() {
+    let _serial = QUEUE_LIMIT.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let canonical = root.canonical.clone();
+    let m = start(root);
+    m.flush().await.unwrap();
+    assert_eq!(m.snapshot().roots[0].allocated_bytes, du(&canonical));
+
+    let parent = canonical.join("com.apple.gpuarchiver");
+    let dirs = make_archives_in(&parent, 300, "s");
+    m.flush().await.unwrap();
+    assert_archives_and_total(
+        &m,
+        &canonical,
+        &dirs,
+        "structure dir created after the scan",
+    );
+
+    std::fs::write(parent.join("x"), vec![1u8; 50_000]).unwrap();
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &dirs, "a file x in the structure dir");
+    std::fs::remove_file(parent.join("x")).unwrap();
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &dirs, "x removed again");
+
+    // Removed as a whole: nothing of it stays counted.
+    std::fs::remove_dir_all(&parent).unwrap();
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &[], "structure dir removed");
+    m.shutdown().await;
+}
+
+/// The same with the structure dir and its archives there at the first scan (its own entry counted
+/// in the scan's total), and an empty structure dir there at the first scan that gets a file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_created_and_removed_in_a_scanned_structure_dir_keeps_its_archives() {
+    let _serial = QUEUE_LIMIT.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let canonical = root.canonical.clone();
+    let parent = canonical.join("com.apple.gpuarchiver");
+    let dirs = make_archives_in(&parent, 300, "t");
+    let empty = canonical.join("com.example.App/com.apple.gpuarchiver");
+    std::fs::create_dir_all(&empty).unwrap();
+    let m = start(root);
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &dirs, "first scan");
+
+    std::fs::write(parent.join("x"), vec![1u8; 50_000]).unwrap();
+    std::fs::write(empty.join("y"), vec![1u8; 9_000]).unwrap();
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &dirs, "files x and y");
+    std::fs::remove_file(parent.join("x")).unwrap();
+    std::fs::remove_file(empty.join("y")).unwrap();
+    m.flush().await.unwrap();
+    assert_archives_and_total(&m, &canonical, &dirs, "x and y removed");
+    m.shutdown().await;
+}

@@ -33,6 +33,7 @@ mod load;
 mod poll;
 mod slot;
 mod store;
+mod structure;
 
 use groups::{shift, sub};
 pub use groups::{DirEntryStat, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
@@ -279,9 +280,11 @@ impl RootState {
         };
         match item {
             None => {
+                self.uncount_direct_own(&rel);
                 self.set(&rel, None);
                 if let Some(dir) = self.names.find_dir_path(&rel).filter(|&d| d != ROOT_DIR) {
                     // A dir holding items went away: every item below it goes too (O(items)).
+                    self.forget_dir_stats(dir);
                     let below: Vec<PathBuf> = self
                         .live()
                         .filter(|&id| self.names.is_under(self.slots[id as usize].dir, dir))
@@ -292,7 +295,11 @@ impl RootState {
                     }
                 }
             }
-            Some(item) => self.set(&rel, Some(&item)),
+            Some(item) => {
+                // A structure dir counted directly now holds its entry in its measure.
+                self.uncount_direct_own(&rel);
+                self.set(&rel, Some(&item));
+            }
         }
         self.total.allocated_bytes as i64 - before
     }
@@ -307,9 +314,10 @@ impl RootState {
             let old = self.dir_stat(&dir);
             let (now, old) = match (now, old) {
                 (Some(now), Some(old)) => (now, old),
-                (now, _) => {
+                (now, old) => {
                     // New since the last scan (its own entry was counted when the item holding it
-                    // was measured), or gone.
+                    // was measured, or is counted now if no item holds it), or gone.
+                    self.count_new_or_gone_top(&dir, old, now);
                     self.set_dir_stat(&dir, now);
                     continue;
                 }

@@ -128,7 +128,18 @@ impl Actor {
             let is_dir = item
                 .as_ref()
                 .is_some_and(|it| it.measure.dirs > 0 && !it.is_symlink);
-            st.apply(&path, item);
+            match item {
+                Some(item) => {
+                    st.apply(&path, Some(item));
+                }
+                None => {
+                    // Gone, or a structure dir holding only claimed items: those are kept, and its
+                    // own entry is counted (as the measure saw it) in the root total.
+                    let rel = st.root.relative(&path).map(Path::to_path_buf);
+                    let top = own.iter().find(|(r, _)| Some(r) == rel.as_ref());
+                    st.apply_not_item(&path, top.map(|&(_, s)| s));
+                }
+            }
             // The own entries that the measure of a top-level dir counted (its own, and those of
             // the dirs below it on the way to claimed items) become the baselines that later
             // changes below them are compared with (see `restat_ancestors`).

@@ -57,6 +57,7 @@ impl RootState {
         self.refresh_tops();
         self.total = total;
         self.issues = issues;
+        self.intern_bare_top_dirs();
         for id in 0..self.names.dirs.len() {
             let rel = self.names.dir_path(id as u32);
             let stat = DirEntryStat::of(&self.root.canonical.join(&rel));

@@ -204,3 +204,33 @@ fn items_come_back_exactly_as_they_went_in() {
     want.sort_by(|a, b| a.path.cmp(&b.path));
     assert_eq!(got, want);
 }
+
+/// A top-level structure dir still there but measured as no item keeps the items below it, and its
+/// own entry is counted once: directly while it is no item, inside its measure while it is one.
+#[test]
+fn a_structure_dir_measured_as_no_item_keeps_its_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    let s = root.canonical.join("com.apple.gpuarchiver");
+    std::fs::create_dir(&s).unwrap();
+    let own = DirEntryStat {
+        allocated_bytes: 4096,
+        apparent_bytes: 4096,
+    };
+    let a = s.join("gpuarchiver-1");
+    st.apply(&a, Some(item(&a, Some("g"), 8192, 1)));
+    assert_eq!(st.apply_not_item(&s, Some(own)), 4096);
+    assert_eq!(st.apply_not_item(&s, Some(own)), 0);
+    assert_eq!(st.total.allocated_bytes, 8192 + 4096);
+    // Something unclaimed in it: an unattributed item whose measure holds the own entry.
+    assert_eq!(st.apply(&s, Some(item(&s, None, 4096 + 512, 1))), 512);
+    assert_eq!(st.apply_not_item(&s, Some(own)), -512);
+    assert_eq!(st.item_count(), 1);
+    assert_eq!(st.producers()["g"].totals.items, 1);
+    // Gone: its items and its own entry go.
+    std::fs::remove_dir(&s).unwrap();
+    assert_eq!(st.apply_not_item(&s, None), -(8192 + 4096));
+    assert_eq!(st.item_count(), 0);
+    assert_eq!(st.total.allocated_bytes, 0);
+}
