@@ -221,3 +221,39 @@ fn a_clone_with_a_file_open_in_it_is_kept_as_in_use_whether_newest_or_not() {
     );
     assert_eq!(p.items.len(), 3, "all of Chrome's: it is not running");
 }
+
+/// The streamed plan (the CLI's and the auto-reclaim drains') learns the newest clones only after
+/// the scan: it must keep and plan exactly what the held plan does, its sums included.
+#[test]
+fn a_streamed_plan_keeps_the_newest_clone_of_a_running_app_like_the_held_plan() {
+    use cachewatch_core::reclaim::plan_streamed;
+    use cachewatch_core::scan::ScanProgress;
+    let t = tree();
+    let probe = Fake {
+        running: vec!["Google Chrome"],
+        open: vec![],
+    };
+    let held = plan_with(&t, &probe);
+    let cat = Catalogue::builtin();
+    let policy = Policy {
+        older_than: Duration::from_secs(86_400),
+        producers: vec!["chromium-code-sign-clone".to_owned()],
+        protected: vec![],
+    };
+    let streamed = plan_streamed(
+        std::slice::from_ref(&t.root),
+        &cat,
+        &policy,
+        &probe,
+        SystemTime::now(),
+        &ScanProgress::new(),
+    )
+    .unwrap();
+    let items: Vec<PathBuf> = streamed.planned().map(|i| i.unwrap().path).collect();
+    assert_eq!(items, planned(&held));
+    let kept: Vec<_> = streamed.kept().map(|k| k.unwrap()).collect();
+    assert_eq!(kept, held.kept);
+    assert_eq!(streamed.summary.planned_items, 4);
+    assert_eq!(streamed.summary.kept_items, 1);
+    assert_eq!(streamed.summary.planned_bytes, held.planned_bytes);
+}
