@@ -30,6 +30,7 @@ mod error;
 mod execute;
 mod keep;
 mod measure;
+mod pass;
 pub mod path_text;
 mod plan;
 mod rules;
@@ -52,11 +53,14 @@ pub use execute::{
     DEFAULT_LOCK_WAIT,
 };
 pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
-pub use plan::{plan, Planner};
+pub use pass::{Decision, PlanPass};
+pub use plan::{plan, plan_id_of, Planner};
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};
-pub use stream::{plan_streamed, reason_kind, KeptGroup, PlanSummary, ProducerPlan, StreamedPlan};
+pub use stream::{
+    plan_streamed, reason_kind, KeptGroup, PlanSink, PlanSummary, ProducerPlan, StreamedPlan,
+};
 
 /// What the user asked to reclaim.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

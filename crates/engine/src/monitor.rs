@@ -23,10 +23,10 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::alerts::AlertsConfig;
+use crate::api::preview::{ReclaimPreview, ReclaimResult};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::procwatch::ProcessWatchConfig;
-use crate::reclaim::{ReclaimPlan, ReclaimReport};
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
@@ -131,6 +131,14 @@ pub enum MonitorError {
         /// The id given.
         id: String,
     },
+    /// A plan's items could not be written to or read back from its temp file (in `dir`).
+    #[error("reclaim plan: its temp file in {dir:?} could not be written or read: {source}")]
+    PlanSpool {
+        /// The temp dir.
+        dir: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// A producer id that the catalogue does not know.
     #[error("unknown producer {id:?}: see `cachewatch producers` for the ids")]
     UnknownProducer {
@@ -172,11 +180,11 @@ pub(crate) enum Command {
     PlanReclaim {
         producers: Vec<String>,
         threshold: Duration,
-        reply: oneshot::Sender<Result<ReclaimPlan, MonitorError>>,
+        reply: oneshot::Sender<Result<ReclaimPreview, MonitorError>>,
     },
     ExecuteReclaim {
         plan_id: String,
-        reply: oneshot::Sender<Result<ReclaimReport, MonitorError>>,
+        reply: oneshot::Sender<Result<ReclaimResult, MonitorError>>,
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
@@ -290,17 +298,20 @@ impl MonitorHandle {
     }
 
     /// Plans a reclaim of `producers` (empty: every `reclaim = "auto"` producer) for items older
-    /// than `threshold`, on the current inventory. The plan is kept by its id for
-    /// [`MonitorHandle::execute_reclaim`].
+    /// than `threshold`, on the current inventory, in chunks (memory flat in the number of
+    /// items: the planned items go to a spool, see [`crate::reclaim::PlanSink`]). The plan is kept
+    /// by its id for [`MonitorHandle::execute_reclaim`] (the last few plans are kept); the preview
+    /// returned is bounded: sums, kept counts by reason, the largest items.
     ///
     /// # Errors
     /// [`MonitorError::UnknownProducer`] for an id the catalogue does not know,
-    /// [`MonitorError::Stopped`], [`MonitorError::Job`].
+    /// [`MonitorError::PlanSpool`] when the plan's temp file fails, [`MonitorError::Stopped`],
+    /// [`MonitorError::Job`].
     pub async fn plan_reclaim(
         &self,
         producers: Vec<String>,
         threshold: Duration,
-    ) -> Result<ReclaimPlan, MonitorError> {
+    ) -> Result<ReclaimPreview, MonitorError> {
         self.ask(|reply| Command::PlanReclaim {
             producers,
             threshold,
@@ -309,17 +320,19 @@ impl MonitorHandle {
         .await
     }
 
-    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_audited`]: every
-    /// audit row is written before its deletion, the engine re-checks every item before deleting it,
-    /// then re-measures what changed and publishes a snapshot. Audit outcomes that could not be
-    /// written afterwards are in the report's errors.
+    /// Executes the kept plan `plan_id` through
+    /// [`crate::api::reclaim::execute_streamed_batches`]: its items are read back batch by batch,
+    /// every audit row is written before its deletion, the engine re-checks every item before
+    /// deleting it, then re-measures what changed and publishes a snapshot. Audit outcomes that
+    /// could not be written afterwards are in the result's errors. The result counts everything
+    /// and lists the first items of each kind.
     ///
     /// # Errors
     /// [`MonitorError::UnknownPlan`] for an id not returned by `plan_reclaim` (or already executed),
     /// [`MonitorError::NoAudit`] without a history database, [`MonitorError::Audit`] when the audit
     /// rows cannot be written (nothing is deleted then), [`MonitorError::Stopped`],
     /// [`MonitorError::Job`].
-    pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimReport, MonitorError> {
+    pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
         self.ask(|reply| Command::ExecuteReclaim { plan_id, reply })
             .await
     }
