@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
+use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::snapshot::{AlertDto, Snapshot};
 use ts_rs::{Config, TS};
 
@@ -48,6 +48,7 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     AlertDto::export_all(cfg)?;
     ReclaimPreview::export_all(cfg)?;
     ReclaimResult::export_all(cfg)?;
+    ReclaimEstimate::export_all(cfg)?;
     cachewatch::reclaim::KeepReason::export_all(cfg)?;
     cachewatch::api::settings::Settings::export_all(cfg)?;
     Settings::export_all(cfg)?;
@@ -128,6 +129,7 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
     vec![
         sig!(sync [_] get_snapshot() -> Snapshot),
         sig!(async [_] plan_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimPreview),
+        sig!(async [_] estimate_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimEstimate),
         sig!(async [_] execute_reclaim(plan_id: String) -> ReclaimResult),
         sig!(async [_] set_paused(paused: bool) -> ()),
         sig!(async [_] set_threshold(threshold_secs: u64) -> ()),

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
+use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
 use cachewatch::snapshot::Snapshot;
@@ -80,6 +80,22 @@ pub async fn plan_reclaim(
 ) -> Result<ReclaimPreview, IpcError> {
     Ok(monitor
         .plan_reclaim(producers, Duration::from_secs(threshold_secs))
+        .await?)
+}
+
+/// What a reclaim of `producers` (empty: every auto producer) older than `threshold_secs` would
+/// take now, from the engine's age histograms (no plan made): for the threshold control.
+///
+/// # Errors
+/// `unknown-producer`, `stopped`.
+#[tauri::command]
+pub async fn estimate_reclaim(
+    monitor: State<'_, MonitorHandle>,
+    producers: Vec<String>,
+    threshold_secs: u64,
+) -> Result<ReclaimEstimate, IpcError> {
+    Ok(monitor
+        .estimate_reclaim(producers, Duration::from_secs(threshold_secs))
         .await?)
 }
 

@@ -10,6 +10,7 @@ import type {
   CommandArgs,
   CommandResult,
   ProducerHistory,
+  ReclaimEstimate,
   ReclaimHistory,
   ReclaimPreview,
   ReclaimResult,
@@ -43,6 +44,15 @@ export function getSnapshot(): Promise<Snapshot> {
  */
 export function planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPreview> {
   return call('plan_reclaim', { producers, thresholdSecs });
+}
+
+/**
+ * `estimate_reclaim({producers, thresholdSecs}) -> ReclaimEstimate`: what a reclaim at that
+ * threshold would take now, from the engine's age histograms (no plan made; exact to a minute
+ * for items under a day old, an hour under 30 days, a day beyond).
+ */
+export function estimateReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimEstimate> {
+  return call('estimate_reclaim', { producers, thresholdSecs });
 }
 
 /** `execute_reclaim({planId}) -> ReclaimResult`: the engine re-checks the plan's items; counts and the first few. */

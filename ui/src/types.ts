@@ -29,6 +29,7 @@ export type {
   ProducerHistory,
   ProducerKind,
   ReclaimErrorEntry,
+  ReclaimEstimate,
   ReclaimHistory,
   ReclaimMode,
   ReclaimPreview,

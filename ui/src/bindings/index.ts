@@ -26,6 +26,7 @@ export type { ProducerFreed } from './ProducerFreed';
 export type { ProducerHistory } from './ProducerHistory';
 export type { ProducerKind } from './ProducerKind';
 export type { ReclaimErrorEntry } from './ReclaimErrorEntry';
+export type { ReclaimEstimate } from './ReclaimEstimate';
 export type { ReclaimHistory } from './ReclaimHistory';
 export type { ReclaimMode } from './ReclaimMode';
 export type { ReclaimPreview } from './ReclaimPreview';

@@ -122,6 +122,15 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
       plans.set(plan.id, plan);
       return plan;
     },
+    estimate_reclaim: ({ thresholdSecs }) => {
+      const taken = items.filter((i) => i.age_secs >= thresholdSecs);
+      const bytes = taken.reduce((sum, i) => sum + i.allocated_bytes, 0);
+      return {
+        threshold_secs: thresholdSecs, items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes,
+        producers: taken.length === 0 ? [] : [{ producer: 'metal-gpuarchiver', items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes, oldest_age_secs: 0 }],
+        as_of_unix_secs: 1_760_000_000,
+      };
+    },
     execute_reclaim: ({ planId }) =>
       new Promise((resolve, reject) => {
         const plan = plans.get(planId);

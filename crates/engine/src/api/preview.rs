@@ -226,3 +226,25 @@ pub struct ReclaimResult {
     /// The first errors (at most [`RESULT_ITEMS`]).
     pub errors: Vec<ReclaimErrorEntry>,
 }
+
+/// What a reclaim at a threshold would take now, read from the monitor's per-producer age
+/// histograms without walking the items: for a threshold control that moves often. Exact to the
+/// histograms' bucket width (a minute for items under a day old, an hour under 30 days, a day
+/// beyond, ages as of the last refresh of the figures); the confirm step still makes the real
+/// plan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReclaimEstimate {
+    /// The threshold asked about, seconds.
+    pub threshold_secs: u64,
+    /// Items it would take (a count).
+    pub items: u64,
+    /// Their allocated bytes.
+    pub allocated_bytes: u64,
+    /// Their freeable bytes (allocated less blocks shared with clones).
+    pub freeable_bytes: u64,
+    /// Per producer with something to take, by id (`oldest_age_secs` is 0: not tracked).
+    pub producers: Vec<PreviewProducer>,
+    /// When the histograms were last built, Unix seconds (items changed since are not in them).
+    pub as_of_unix_secs: u64,
+}

@@ -37,17 +37,27 @@ pub struct ProducerFigures {
     pub reclaimable_items: u64,
 }
 
-/// Reclaim figures of every producer.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Reclaim figures of every producer. Two are equal when what the snapshot shows of them is
+/// (the figures and the next crossing): the histograms and the time computed are left out, so a
+/// refresh that changed nothing publishes nothing.
+#[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// By producer id.
     pub producers: BTreeMap<String, ProducerFigures>,
     /// By producer id: the items a reclaim would take but for their age (planned at threshold
     /// zero), by age.
     pub histograms: BTreeMap<String, AgeHistogram>,
+    /// When these figures were computed (`None`: never).
+    pub computed_at: Option<SystemTime>,
     /// The earliest time an item kept only for being too young reaches its needed age (the
     /// figures are stale from then on, with no file event); `None` when no item waits for age.
     pub next_crossing: Option<SystemTime>,
+}
+
+impl PartialEq for Analysis {
+    fn eq(&self, other: &Analysis) -> bool {
+        self.producers == other.producers && self.next_crossing == other.next_crossing
+    }
 }
 
 /// Claimed items handed out at a time: bounds the memory of a refresh (the items of a chunk)
@@ -97,7 +107,10 @@ impl Analysis {
         probe: &dyn ProcessProbe,
         now: SystemTime,
     ) -> Analysis {
-        let mut out = Analysis::default();
+        let mut out = Analysis {
+            computed_at: Some(now),
+            ..Analysis::default()
+        };
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))
@@ -206,21 +219,32 @@ impl Analysis {
         }
     }
 
-    /// What a reclaim of `producers` (empty: every producer with a histogram) at `threshold`
-    /// would take at `now`, per producer, from the histograms (no walk over the items): exact to
-    /// the bucket width ([`AgeHistogram::take_at`]). Only what the last refresh saw: items
-    /// created, changed or removed since are not in it.
-    #[allow(dead_code)] // read by the threshold estimate, wired next
+    /// What a reclaim of `producers` (empty: every `reclaim = "auto"` producer, as a plan
+    /// selects them) at `threshold` would take at `now`, per producer with something to take,
+    /// from the histograms (no walk over the items): exact to the bucket width
+    /// ([`AgeHistogram::take_at`]). Only what the last refresh saw: items created, changed or
+    /// removed since are not in it.
     pub fn take_at(
         &self,
+        catalogue: &Catalogue,
         producers: &[String],
         threshold: Duration,
         now: SystemTime,
     ) -> BTreeMap<String, Take> {
+        let selected = |id: &str| {
+            if producers.is_empty() {
+                catalogue
+                    .rule(id)
+                    .is_some_and(|r| r.reclaim == crate::catalogue::ReclaimMode::Auto)
+            } else {
+                producers.iter().any(|p| p == id)
+            }
+        };
         self.histograms
             .iter()
-            .filter(|(id, _)| producers.is_empty() || producers.iter().any(|p| p == *id))
+            .filter(|(id, _)| selected(id))
             .map(|(id, h)| (id.clone(), h.take_at(threshold.as_secs(), now)))
+            .filter(|(_, t)| t.items > 0)
             .collect()
     }
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::api::preview::{ReclaimPreview, ReclaimResult, RESULT_ITEMS};
+use crate::api::preview::{
+    PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS,
+};
 use crate::reclaim::Policy;
 
 use super::super::analysis::plan_states;
@@ -66,6 +68,11 @@ impl Actor {
                 let res = self.plan(producers, threshold).await;
                 send(reply, res);
             }
+            Command::EstimateReclaim {
+                producers,
+                threshold,
+                reply,
+            } => send(reply, self.estimate(&producers, threshold)),
             Command::ExecuteReclaim { plan_id, reply } => {
                 let res = self.execute(plan_id).await;
                 send(reply, res);
@@ -141,6 +148,42 @@ impl Actor {
             self.plans.remove(0);
         }
         Ok(preview)
+    }
+
+    /// What a reclaim at `threshold` would take now, from the figures' age histograms.
+    fn estimate(
+        &self,
+        producers: &[String],
+        threshold: Duration,
+    ) -> Result<ReclaimEstimate, MonitorError> {
+        if let Some(id) = producers
+            .iter()
+            .find(|id| self.opts.catalogue.rule(id).is_none())
+        {
+            return Err(MonitorError::UnknownProducer { id: id.clone() });
+        }
+        let now = self.opts.clock.now();
+        let takes = self
+            .analysis
+            .take_at(&self.opts.catalogue, producers, threshold, now);
+        let mut out = ReclaimEstimate {
+            threshold_secs: threshold.as_secs(),
+            as_of_unix_secs: self.analysis.computed_at.map_or(0, unix_secs),
+            ..ReclaimEstimate::default()
+        };
+        for (id, t) in takes {
+            out.items += t.items;
+            out.allocated_bytes += t.allocated_bytes;
+            out.freeable_bytes += t.freeable_bytes;
+            out.producers.push(PreviewProducer {
+                producer: id,
+                items: t.items,
+                allocated_bytes: t.allocated_bytes,
+                freeable_bytes: t.freeable_bytes,
+                oldest_age_secs: 0,
+            });
+        }
+        Ok(out)
     }
 
     /// The roots' states were lost with a blocking job (only when the runtime shuts down):
@@ -262,6 +305,12 @@ impl Deleted {
             }
         }
     }
+}
+
+/// Whole seconds since the epoch (0 before it).
+fn unix_secs(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Answers a command; a caller that went away is only logged.

@@ -5,11 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-
 /// Items and bytes of a set of items.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Take {
     /// Items (a count).
     pub items: u64,
@@ -80,8 +77,9 @@ impl AgeHistogram {
     /// built, until the next refresh): the items at least max(threshold, floor) old. Exact to the
     /// bucket width: a bucket counts whole when its start is old enough, so items up to one bucket
     /// (a minute for items under a day old when built, an hour under 30 days, a day beyond)
-    /// younger than the threshold may be counted.
-    #[allow(dead_code)] // read by the threshold estimate, wired next
+    /// younger than the threshold may be counted. Items younger than the floor when the histogram
+    /// was built are not in it (their owner was not looked at): the figures are refreshed when the
+    /// first of them reaches its floor ([`super::Analysis::next_crossing`]).
     pub fn take_at(&self, threshold_secs: u64, now: SystemTime) -> Take {
         let needed = threshold_secs.max(self.floor_secs);
         let Some(cutoff) = unix_secs(now).checked_sub(needed) else {
