@@ -19,11 +19,13 @@
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
 //! recent write protects an item whose name says it is old.
 //!
-//! Two forms of plan: [`plan`] holds every item of an [`crate::inventory::Inventory`] (the app and
-//! the monitor keep plans by id), and [`plan_streamed`] decides each item while the scan streams
-//! it ([`Planner`]), sums a [`PlanSummary`] and spools the items ([`Spool`]: memory up to
-//! [`MEMORY_RECORDS`], then an unlinked temp file with exact records), so the CLI plans and
-//! executes 700k items in flat memory. Both execute through [`Executor`] in audited batches.
+//! Three forms of plan: [`plan`] holds every item of an [`crate::inventory::Inventory`];
+//! [`plan_streamed`] decides each item while the scan streams it ([`Planner`]), sums a
+//! [`PlanSummary`] and spools the items ([`Spool`]: memory up to [`MEMORY_RECORDS`], then an
+//! unlinked temp file with exact records), so the CLI plans and executes 700k items in flat
+//! memory; and [`PlanPass`] decides items handed in chunks (the live monitor's compact inventory)
+//! with one set of guards for the whole pass, into a [`PlanSink`] (the same sums and spools). All
+//! execute through [`Executor`] in audited batches.
 
 mod attempt;
 mod error;

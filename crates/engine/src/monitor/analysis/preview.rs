@@ -2,8 +2,8 @@
 //! claimed items in chunks (the mount table read once, the newest-clone guard over every clone at
 //! once), its decisions into a [`PlanSink`] (sums in memory, items in spools) and the preview's
 //! bounded lists collected on the way. Memory stays flat in the number of items: a chunk of
-//! [`super::CHUNK`] items, the spools' buffers, 16 bytes per planned item for the device and
-//! inode check.
+//! [`super::CHUNK`] items and the spools' buffers (plus 16 bytes per planned item for the device
+//! and inode check when roots overlap, so one item may be handed out twice).
 
 use std::io;
 use std::time::SystemTime;
@@ -40,7 +40,18 @@ pub(crate) fn plan_states(
             .iter()
             .flat_map(|st| st.issues.iter().map(|i| i.path.clone())),
     );
-    let mut sink = PlanSink::new();
+    // Roots that do not overlap cannot hand an item out twice: no set of the items seen.
+    let overlap = roots.iter().enumerate().any(|(i, a)| {
+        roots.iter().skip(i + 1).any(|b| {
+            let (a, b) = (&a.root.canonical, &b.root.canonical);
+            a.starts_with(b) || b.starts_with(a)
+        })
+    });
+    let mut sink = if overlap {
+        PlanSink::new()
+    } else {
+        PlanSink::distinct()
+    };
     let mut view = PreviewBuilder::new();
     let mut error: Option<io::Error> = None;
     let mut take = |d: Decision, sink: &mut PlanSink| {
