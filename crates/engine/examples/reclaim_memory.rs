@@ -36,9 +36,9 @@ fn reset_peak() {
     }
 }
 
-fn figures(step: &str, t: Instant) {
+fn figures(step: &str, t: Instant, before: f64) {
     println!(
-        "  {step}: {:.1?}, {:.0} MiB resident after, {:.0} MiB peak during",
+        "  {step}: {:.1?}, {before:.0} MiB resident before, {:.0} MiB resident after, {:.0} MiB peak during",
         t.elapsed(),
         status_mib("VmRSS:"),
         status_mib("VmHWM:")
@@ -69,8 +69,9 @@ async fn main() {
         .unwrap();
     m.flush().await.unwrap();
     let items: u64 = m.snapshot().producers.iter().map(|p| p.items).sum();
-    figures(&format!("first scan ({items} items)"), t);
+    figures(&format!("first scan ({items} items)"), t, 0.0);
     tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = status_mib("VmRSS:");
     reset_peak();
     let t = Instant::now();
     let plan = m.plan_reclaim(Vec::new(), threshold).await.unwrap();
@@ -82,8 +83,10 @@ async fn main() {
             json as f64 / 1024.0
         ),
         t,
+        before,
     );
     if execute {
+        let before = status_mib("VmRSS:");
         reset_peak();
         let t = Instant::now();
         let report = m.execute_reclaim(plan.id.clone()).await.unwrap();
@@ -95,6 +98,7 @@ async fn main() {
                 json as f64 / 1024.0
             ),
             t,
+            before,
         );
     }
     m.shutdown().await;
