@@ -282,8 +282,13 @@ impl Actor {
 /// ones (each holds a spool: a temp file once long).
 pub(in crate::monitor) const KEPT_PLANS: usize = 4;
 
-/// The paths an execute deleted, to re-measure; past [`MAX_DIRTY`] only that there were too many
-/// (the roots are rescanned instead).
+/// Deleted items re-measured one by one after an execute; past this many the roots are rescanned
+/// instead (the paths, their dirty entries and their re-measures would cost more memory than the
+/// rescan of what is left after a large reclaim).
+const REMEASURE_MAX: usize = 16_384;
+
+/// The paths an execute deleted, to re-measure; past [`REMEASURE_MAX`] only that there were too
+/// many (the roots are rescanned instead).
 enum Deleted {
     Paths(Vec<PathBuf>),
     TooMany,
@@ -298,7 +303,7 @@ impl Default for Deleted {
 impl Deleted {
     fn push(&mut self, path: &std::path::Path) {
         if let Deleted::Paths(paths) = self {
-            if paths.len() >= MAX_DIRTY {
+            if paths.len() >= REMEASURE_MAX.min(MAX_DIRTY) {
                 *self = Deleted::TooMany;
             } else {
                 paths.push(path.to_path_buf());
