@@ -11,7 +11,6 @@ mod poll;
 mod schedule;
 mod update;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +18,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::inventory::Inventory;
-use crate::reclaim::ReclaimPlan;
+use crate::reclaim::StreamedPlan;
 use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
 use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
@@ -55,7 +54,8 @@ pub(super) struct Actor {
     state: MonitorState,
     progress: ScanProgress,
     threshold: Duration,
-    plans: HashMap<String, ReclaimPlan>,
+    /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
+    plans: Vec<(String, StreamedPlan)>,
     analysis: Analysis,
     analysis_stale: bool,
     analysis_at: Option<Instant>,
@@ -112,7 +112,7 @@ impl Actor {
                 entries_done: 0,
             },
             threshold,
-            plans: HashMap::new(),
+            plans: Vec::new(),
             analysis: Analysis::default(),
             analysis_stale: true,
             analysis_at: None,

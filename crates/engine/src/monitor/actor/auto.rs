@@ -187,7 +187,7 @@ impl Actor {
 
     /// Files the deleted items as dirty so the next snapshot has them gone (a large drain turns
     /// into a rescan by the dirty-set bound).
-    fn mark_deleted(&mut self, deleted: &[PathBuf]) {
+    pub(super) fn mark_deleted(&mut self, deleted: &[PathBuf]) {
         if deleted.len() > MAX_DIRTY {
             for i in 0..self.roots.len() {
                 self.debounce.root(i).rescan = true;
