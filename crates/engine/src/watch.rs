@@ -36,11 +36,14 @@
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
-//! - **Memory on a huge root.** The live inventory costs about 90 bytes per item
-//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 105 MiB after its
-//!   first scan (15 MiB of it the process itself, 65 MiB the inventory, the rest heap left
-//!   fragmented by the scan), and its peak (about 410 MiB) is the scan's own working set while it
-//!   walks a dir of 350k subdirs, not the inventory.
+//! - **Memory on a huge root.** The live inventory costs about 60 bytes per item
+//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 68-70 MiB after
+//!   its first scan (about 41 MiB the inventory, 15 MiB the process itself, the rest heap pages
+//!   the scan left partly used in malloc's arenas), and peaks at about 88 MiB. Past the inotify
+//!   limit, notify's tables of the watches made before it (one path per watched dir, in two maps:
+//!   about 38 MiB at 190k dirs) are freed when the watcher is dropped, and their pages returned to
+//!   the OS as soon as notify's thread has removed the watches (about 8 s for 190k). macOS has no
+//!   such tables: FSEvents watches each root with one stream.
 //! - **Past the inotify limit, the watch walk is wasted.** notify walks and watches dirs until
 //!   `ENOSPC`, so on a 700k-dir tree the first scan starts after a walk of about 190k dirs (tens of
 //!   seconds) whose watches are then dropped.

@@ -199,23 +199,41 @@ impl Names {
 
     /// The path of dir `dir` relative to the root, with the name at `name` joined.
     fn path_of(&self, dir: u32, name: Option<u32>) -> PathBuf {
-        let mut names: Vec<u32> = name.into_iter().collect();
-        let mut at = dir;
-        while at != ROOT_DIR {
-            let d = &self.dirs[at as usize];
-            names.push(d.name);
-            at = d.parent;
-        }
         let mut out: Vec<u8> = Vec::new();
-        for &n in names.iter().rev() {
-            if !out.is_empty() {
-                out.push(b'/');
-            }
-            let (prefix, rest) = self.arena.parts(n);
-            out.extend_from_slice(prefix);
-            out.extend_from_slice(rest);
+        self.append_path(dir, name, &mut out);
+        if !out.is_empty() {
+            out.remove(0);
         }
         PathBuf::from(OsString::from_vec(out))
+    }
+
+    /// Appends `/` and each component of the path of dir `dir` (relative to the root) to `out`,
+    /// then `/` and the name at `name`: no allocation but `out`'s growth.
+    pub(super) fn append_path(&self, dir: u32, name: Option<u32>, out: &mut Vec<u8>) {
+        let mut depth = 0;
+        let mut at = dir;
+        while at != ROOT_DIR {
+            depth += 1;
+            at = self.dirs[at as usize].parent;
+        }
+        // Components from the root down: walk up to the i-th ancestor each time (depth is small).
+        for i in (0..depth).rev() {
+            let mut at = dir;
+            for _ in 0..i {
+                at = self.dirs[at as usize].parent;
+            }
+            self.append_name(self.dirs[at as usize].name, out);
+        }
+        if let Some(n) = name {
+            self.append_name(n, out);
+        }
+    }
+
+    fn append_name(&self, at: u32, out: &mut Vec<u8>) {
+        let (prefix, rest) = self.arena.parts(at);
+        out.push(b'/');
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(rest);
     }
 
     /// True when dir `id` is `ancestor` or below it.
