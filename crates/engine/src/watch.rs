@@ -36,7 +36,7 @@
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
-//! - **Memory on a huge root.** The live inventory costs about 60 bytes per item
+//! - **Memory on a huge root.** The live inventory costs about 56 bytes per item
 //!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 68-70 MiB after
 //!   its first scan (about 41 MiB the inventory, 15 MiB the process itself, the rest heap pages
 //!   the scan left partly used in malloc's arenas), and peaks at about 88 MiB. Past the inotify

@@ -3,12 +3,12 @@
 //!
 //! Items are held compactly ([`store`], [`slot`], [`pages`]): names interned once in an arena (a
 //! name's common prefix such as `gpuarchiver-` as a 1-byte id), the dirs between the root and the
-//! items as ids (parent id + name), and per item one 44-byte slot of integers (sizes, counts, times
+//! items as ids (parent id + name), and per item one 40-byte slot of integers (sizes, counts, times
 //! as nanoseconds, inode, producer and bundle as small indices) in pages of 4096 slots, found
 //! through a hash table keyed by (parent dir id, name). What does not fit a slot (an owner pid, a
 //! size past its field, another device...) goes to side tables, exactly. No item holds a
-//! `PathBuf`; a path is rebuilt from the ids when an item is handed out. About 60 bytes per item (a
-//! `gpuarchiver-XXXXXX` dir: 44 of slot, 8 of name, about 7 of hash table) instead of about 400.
+//! `PathBuf`; a path is rebuilt from the ids when an item is handed out. About 56 bytes per item (a
+//! `gpuarchiver-XXXXXX` dir: 40 of slot, 8 of name, about 7 of hash table) instead of about 400.
 //!
 //! An update costs O(1) expected (a hash lookup and a slot write) plus O(depth) for its dirs. The
 //! only O(items) work is a (re)load ([`RootState::begin_load`] .. [`RootState::finish_load`]), the

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::inventory::{Captures, Item, Measure};
 
-use super::slot::{Extra, Slot, EXTRA, FREE, HAS_PID, NO_PRODUCER, SYMLINK};
+use super::slot::{Extra, Slot, BUNDLES_INLINE, EXTRA, FREE, HAS_PID, NO_PRODUCER, SYMLINK};
 use super::RootState;
 
 /// `producer` of a slot whose producer id is in its [`Extra`] (the id table is full).
@@ -33,7 +33,7 @@ impl RootState {
         if let Some(&i) = self.bundle_ids.get(b) {
             return Some(i);
         }
-        if self.bundles.len() >= u16::MAX as usize {
+        if self.bundles.len() >= BUNDLES_INLINE as usize {
             return None;
         }
         self.bundles.push(Box::from(b));
@@ -72,7 +72,7 @@ impl RootState {
         }
         if let Some(b) = item.captures.bundle.as_deref() {
             match self.bundle_index(b) {
-                Some(i) => s.bundle = i,
+                Some(i) => s.set_bundle(i),
                 None => fits = false,
             }
         }
@@ -145,8 +145,8 @@ impl RootState {
                         .then(|| self.pids.get(&id).copied())
                         .flatten(),
                     ts: None,
-                    bundle: (s.bundle > 0)
-                        .then(|| self.bundles.get(s.bundle as usize - 1))
+                    bundle: (s.bundle() > 0)
+                        .then(|| self.bundles.get(s.bundle() as usize - 1))
                         .flatten()
                         .map(|b| b.to_string()),
                 },

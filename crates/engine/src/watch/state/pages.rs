@@ -9,7 +9,7 @@ use super::slot::Slot;
 
 /// log2 of [`PAGE`].
 const PAGE_BITS: usize = 12;
-/// Slots per page (4096; 176 KiB a page).
+/// Slots per page (4096; 160 KiB a page).
 pub(super) const PAGE: usize = 1 << PAGE_BITS;
 
 /// Every slot of a root, by id.

@@ -1,9 +1,9 @@
 //! One item as the state keeps it: a fixed-size [`Slot`] of integers; the rare values that do not
 //! fit (freeable bytes below allocated, allocated bytes not a multiple of 512 or past 2 TiB,
-//! apparent bytes past 4 GiB, an inode number past 2^32, more than 65535 files or dirs, another
-//! device than the root's, a `ts` capture, times before 1970, a bundle table past 65535 names, a
-//! producer table past 254 ids) move the whole measure into a side [`Extra`], so nothing is
-//! rounded.
+//! apparent bytes past 4 GiB, an inode number past 2^32, more than 4095 files or 15 dirs, another
+//! device than the root's, a `ts` capture, times before 1970, a root with more than 15 bundle
+//! names, a producer table past 254 ids) move the whole measure into a side [`Extra`], so nothing
+//! is rounded. Items with that many files or dirs are big ones, and few.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -19,8 +19,14 @@ pub(super) const HAS_PID: u8 = 2;
 pub(super) const EXTRA: u8 = 4;
 /// `flags`: a free slot (its item was removed).
 pub(super) const FREE: u8 = 8;
+/// Bundle indices (+ 1) a slot holds, in the high 4 bits of `flags`.
+pub(super) const BUNDLES_INLINE: u16 = 15;
+/// Most files (`measure.files`) a slot holds: 12 bits of `counts`.
+const MAX_FILES: u64 = 0xfff;
+/// Most dirs (`measure.dirs`) a slot holds: 4 bits of `counts`.
+const MAX_DIRS: u64 = 0xf;
 
-/// An item: 44 bytes (4-byte aligned: the 64-bit times are kept as two halves).
+/// An item: 40 bytes (4-byte aligned: the 64-bit times are kept as two halves).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Slot {
     /// `measure.newest_mtime` as nanoseconds since the epoch + 1 (0 for none), low and high half.
@@ -37,15 +43,12 @@ pub(super) struct Slot {
     blocks: u32,
     /// `measure.apparent_bytes`.
     apparent: u32,
-    /// `measure.files`.
-    files: u16,
-    /// `measure.dirs`.
-    dirs: u16,
-    /// `captures.bundle` as an index into the root's bundle names + 1; 0 for none.
-    pub(super) bundle: u16,
+    /// `measure.files` (low 12 bits) and `measure.dirs` (high 4 bits).
+    counts: u16,
     /// Index into the root's producer ids; [`NO_PRODUCER`] for none.
     pub(super) producer: u8,
-    /// [`SYMLINK`], [`HAS_PID`], [`EXTRA`], [`FREE`].
+    /// [`SYMLINK`], [`HAS_PID`], [`EXTRA`], [`FREE`] in the low 4 bits; `captures.bundle` as an
+    /// index into the root's bundle names + 1 in the high 4 bits (0 for none).
     pub(super) flags: u8,
 }
 
@@ -93,25 +96,22 @@ impl Slot {
         let blocks = (m.allocated_bytes % 512 == 0)
             .then(|| u32::try_from(m.allocated_bytes / 512).ok())
             .flatten();
-        let (Ok(mtime), Ok(birth), Some(blocks), Ok(apparent), Ok(files), Ok(dirs)) = (
+        let (Ok(mtime), Ok(birth), Some(blocks), Ok(apparent)) = (
             encode_time(m.newest_mtime),
             encode_time(m.birth_time),
             blocks,
             u32::try_from(m.apparent_bytes),
-            u16::try_from(m.files),
-            u16::try_from(m.dirs),
         ) else {
             return false;
         };
-        if m.freeable_bytes != m.allocated_bytes {
+        if m.freeable_bytes != m.allocated_bytes || m.files > MAX_FILES || m.dirs > MAX_DIRS {
             return false;
         }
         self.blocks = blocks;
         self.apparent = apparent;
         self.mtime = split(mtime);
         self.birth = split(birth);
-        self.files = files;
-        self.dirs = dirs;
+        self.counts = (m.files | m.dirs << 12) as u16;
         true
     }
 
@@ -122,8 +122,8 @@ impl Slot {
             allocated_bytes,
             apparent_bytes: self.apparent as u64,
             freeable_bytes: allocated_bytes,
-            files: self.files as u64,
-            dirs: self.dirs as u64,
+            files: (self.counts & 0xfff) as u64,
+            dirs: (self.counts >> 12) as u64,
             newest_mtime: decode_time(join(self.mtime)),
             birth_time: decode_time(join(self.birth)),
         }
@@ -137,6 +137,17 @@ impl Slot {
     pub(super) fn is_free(&self) -> bool {
         self.flags & FREE != 0
     }
+
+    /// The bundle index + 1 (0: none).
+    pub(super) fn bundle(&self) -> u16 {
+        (self.flags >> 4) as u16
+    }
+
+    /// Sets the bundle index + 1, at most [`BUNDLES_INLINE`].
+    pub(super) fn set_bundle(&mut self, i: u16) {
+        debug_assert!(i <= BUNDLES_INLINE);
+        self.flags = (self.flags & 0x0f) | ((i.min(BUNDLES_INLINE) as u8) << 4);
+    }
 }
 
 #[cfg(test)]
@@ -144,8 +155,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_slot_stays_44_bytes() {
-        assert_eq!(std::mem::size_of::<Slot>(), 44);
+    fn a_slot_stays_40_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 40);
+    }
+
+    #[test]
+    fn bundle_and_flags_share_a_byte() {
+        let mut s = Slot {
+            flags: SYMLINK | HAS_PID,
+            ..Slot::default()
+        };
+        s.set_bundle(BUNDLES_INLINE);
+        assert_eq!(
+            (s.bundle(), s.flags & 0x0f),
+            (BUNDLES_INLINE, SYMLINK | HAS_PID)
+        );
+        s.flags |= EXTRA;
+        s.set_bundle(1);
+        assert_eq!((s.bundle(), s.flags & 0x0f), (1, SYMLINK | HAS_PID | EXTRA));
+        assert!(!s.is_free());
     }
 
     #[test]
@@ -171,8 +199,8 @@ mod tests {
             allocated_bytes: 512 * u32::MAX as u64,
             apparent_bytes: u32::MAX as u64,
             freeable_bytes: 512 * u32::MAX as u64,
-            files: u16::MAX as u64,
-            dirs: u16::MAX as u64,
+            files: MAX_FILES,
+            dirs: MAX_DIRS,
             ..Measure::default()
         };
         let mut s = Slot::default();

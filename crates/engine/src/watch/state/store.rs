@@ -2,8 +2,8 @@
 //! the items as ids (parent id + name), and one fixed-size [`super::slot::Slot`] per item, found by a hash table
 //! of slot ids keyed by (parent dir id, name).
 //!
-//! Per item this costs the slot (44 bytes), its name in the arena (1 or 2 bytes of length, 1 of
-//! prefix id when it has one, and the rest of its bytes) and about 7 bytes of hash table: about 60
+//! Per item this costs the slot (40 bytes), its name in the arena (1 or 2 bytes of length, 1 of
+//! prefix id when it has one, and the rest of its bytes) and about 7 bytes of hash table: about 56
 //! bytes for a `gpuarchiver-XXXXXX` dir, against about 400 for a `BTreeMap<Box<Path>, Entry>` with
 //! a full `Measure` and an owned path.
 

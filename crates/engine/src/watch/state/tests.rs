@@ -301,3 +301,24 @@ fn names_survive_prefixes_their_overflow_and_compaction() {
             .sum::<u64>()
     );
 }
+
+/// Past the bundle names a slot holds (15 per root), items keep their bundle in the side table.
+#[test]
+fn many_bundles_come_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    st.begin_load();
+    let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(&root.canonical).unwrap());
+    let mut want = Vec::new();
+    for i in 0..40 {
+        let path = root.canonical.join(format!("x/clone-{i:02}"));
+        let mut it = item(&path, Some("p"), 4096, 1);
+        it.dev = dev;
+        it.captures.bundle = Some(format!("com.example.app{}", i % 20));
+        st.load_item(&it);
+        want.push(it);
+    }
+    let got: Vec<Item> = st.items().into_iter().map(|(_, i)| i).collect();
+    assert_eq!(got, want);
+}
