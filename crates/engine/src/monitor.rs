@@ -82,6 +82,9 @@ pub struct MonitorOptions {
     /// config that cannot be read, a data dir that cannot be made): listed first in every
     /// snapshot's `errors`, so a front end started at login shows them instead of exiting.
     pub notices: Vec<String>,
+    /// Claimed items handed out at a time while a reclaim preview or an auto-reclaim drain plans
+    /// (a count; default 8,192): bounds the items held at once. Tests set it small.
+    pub plan_chunk: usize,
 }
 
 impl MonitorOptions {
@@ -101,6 +104,7 @@ impl MonitorOptions {
             protected: Vec::new(),
             auto_reclaim: Vec::new(),
             notices: Vec::new(),
+            plan_chunk: analysis::CHUNK,
         }
     }
 

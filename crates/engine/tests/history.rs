@@ -506,9 +506,9 @@ fn an_empty_database_file_read_only_says_empty_not_schema_version_0() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cachewatch.db");
     std::fs::write(&path, b"").expect("write an empty file");
-    let err = History::open_read_only(&path)
-        .err()
-        .expect("an empty file has no history to read");
+    let Err(err) = History::open_read_only(&path) else {
+        panic!("an empty file has no history to read");
+    };
     assert!(
         matches!(&err, HistoryError::Empty { path: p } if *p == path),
         "{err:?}"

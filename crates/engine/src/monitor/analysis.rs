@@ -22,7 +22,7 @@ use crate::reclaim::{self, KeepReason, Policy};
 use crate::watch::state::RootState;
 
 pub use histogram::{AgeHistogram, Take};
-pub(crate) use preview::plan_states;
+pub(crate) use preview::{plan_states, spool_states};
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -82,7 +82,7 @@ impl Actor {
                 let fired = self.sample_processes().await;
                 send(reply, Ok(fired));
             }
-            Command::CheckAutoReclaim(reply) => self.auto_wait(reply),
+            Command::CheckAutoReclaim(reply) => self.auto_wait(reply).await,
             Command::Shutdown(ack) => return Flow::Stop(ack),
         }
         Flow::Continue
@@ -110,10 +110,11 @@ impl Actor {
         let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
+        let chunk = self.opts.plan_chunk;
         let res = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::new();
             let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                plan_states(&roots, &catalogue, &policy, &probe, now)
+                plan_states(&roots, &catalogue, &policy, &probe, now, chunk)
             }));
             crate::platform::release_free_memory();
             (roots, planned)
@@ -188,7 +189,7 @@ impl Actor {
 
     /// The roots' states were lost with a blocking job (only when the runtime shuts down):
     /// start over.
-    async fn restart_roots(&mut self) {
+    pub(super) async fn restart_roots(&mut self) {
         tracing::error!("a blocking job over the inventory failed; rescanning");
         self.roots = self
             .opts
