@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
+use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::snapshot::{AlertDto, Snapshot};
 use ts_rs::{Config, TS};
 
@@ -46,8 +46,9 @@ fn config(dir: &Path) -> Config {
 fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     Snapshot::export_all(cfg)?;
     AlertDto::export_all(cfg)?;
-    ReclaimPlan::export_all(cfg)?;
-    ReclaimReport::export_all(cfg)?;
+    ReclaimPreview::export_all(cfg)?;
+    ReclaimResult::export_all(cfg)?;
+    ReclaimEstimate::export_all(cfg)?;
     cachewatch::reclaim::KeepReason::export_all(cfg)?;
     cachewatch::api::settings::Settings::export_all(cfg)?;
     Settings::export_all(cfg)?;
@@ -127,8 +128,9 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
     type App = tauri::AppHandle<tauri::test::MockRuntime>;
     vec![
         sig!(sync [_] get_snapshot() -> Snapshot),
-        sig!(async [_] plan_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimPlan),
-        sig!(async [_] execute_reclaim(plan_id: String) -> ReclaimReport),
+        sig!(async [_] plan_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimPreview),
+        sig!(async [_] estimate_reclaim(producers: Vec<String>, threshold_secs: u64) -> ReclaimEstimate),
+        sig!(async [_] execute_reclaim(plan_id: String) -> ReclaimResult),
         sig!(async [_] set_paused(paused: bool) -> ()),
         sig!(async [_] set_threshold(threshold_secs: u64) -> ()),
         sig!(async [_] rescan() -> ()),
@@ -267,8 +269,8 @@ fn samples_ts() -> String {
         out.push_str(&format!("\nexport const {name}: {ty} = {json};\n"));
     }
     out.push_str(
-        "\n/** Every keep reason word, from the samples (the plan keeps one item per reason). */\n\
-         export const KEEP_REASONS: KeepReason['reason'][] = PLAN.kept.map((k) => k.reason);\n",
+        "\n/** Every keep reason word, from the samples (the preview keeps one item per reason). */\n\
+         export const KEEP_REASONS: KeepReason['reason'][] = PREVIEW.kept.map((k) => k.reason);\n",
     );
     out
 }

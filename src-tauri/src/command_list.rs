@@ -5,6 +5,7 @@
 command_list!(
     get_snapshot,
     plan_reclaim,
+    estimate_reclaim,
     execute_reclaim,
     set_paused,
     set_threshold,

@@ -10,9 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
+use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
-use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
 use cachewatch::snapshot::Snapshot;
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
@@ -67,7 +67,8 @@ pub fn get_snapshot(monitor: State<'_, MonitorHandle>) -> Result<Snapshot, IpcEr
     Ok(Snapshot::clone(&monitor.snapshot()))
 }
 
-/// A reclaim plan for `producers` (empty: every auto producer) older than `threshold_secs`.
+/// A reclaim plan for `producers` (empty: every auto producer) older than `threshold_secs`, as
+/// its bounded preview (the engine keeps the plan by its id).
 ///
 /// # Errors
 /// `unknown-producer`, `stopped`, `job-failed`.
@@ -76,9 +77,25 @@ pub async fn plan_reclaim(
     monitor: State<'_, MonitorHandle>,
     producers: Vec<String>,
     threshold_secs: u64,
-) -> Result<ReclaimPlan, IpcError> {
+) -> Result<ReclaimPreview, IpcError> {
     Ok(monitor
         .plan_reclaim(producers, Duration::from_secs(threshold_secs))
+        .await?)
+}
+
+/// What a reclaim of `producers` (empty: every auto producer) older than `threshold_secs` would
+/// take now, from the engine's age histograms (no plan made): for the threshold control.
+///
+/// # Errors
+/// `unknown-producer`, `stopped`.
+#[tauri::command]
+pub async fn estimate_reclaim(
+    monitor: State<'_, MonitorHandle>,
+    producers: Vec<String>,
+    threshold_secs: u64,
+) -> Result<ReclaimEstimate, IpcError> {
+    Ok(monitor
+        .estimate_reclaim(producers, Duration::from_secs(threshold_secs))
         .await?)
 }
 
@@ -90,7 +107,7 @@ pub async fn plan_reclaim(
 pub async fn execute_reclaim(
     monitor: State<'_, MonitorHandle>,
     plan_id: String,
-) -> Result<ReclaimReport, IpcError> {
+) -> Result<ReclaimResult, IpcError> {
     Ok(monitor.execute_reclaim(plan_id).await?)
 }
 

@@ -95,7 +95,7 @@ impl From<MonitorError> for IpcError {
             MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
             MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
-            MonitorError::Job { .. } => ErrorCode::JobFailed,
+            MonitorError::Job { .. } | MonitorError::PlanSpool { .. } => ErrorCode::JobFailed,
         };
         IpcError::new(code, e.to_string())
     }

@@ -31,7 +31,7 @@ pub fn bytes(bytes: u64) -> String {
 
 /// A count with thousands separators and its noun, singular for 1: `1 item`, `20,003 items` (the
 /// window's `formatCount`).
-pub fn count(n: usize, noun: &str) -> String {
+pub fn count(n: u64, noun: &str) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

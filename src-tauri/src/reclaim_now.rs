@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
 use cachewatch::monitor::MonitorHandle;
-use cachewatch::reclaim::{ReclaimPlan, ReclaimReport};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 use tauri_plugin_notification::NotificationExt;
@@ -23,11 +23,11 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
             Ok(p) => p,
             Err(e) => return notify(&app, "Reclaim failed", &e.to_string()),
         };
-        if plan.items.is_empty() {
+        if plan.planned_items == 0 {
             let body = format!(
                 "No item of an auto-reclaim producer is older than {} ({} kept).",
                 format::age(threshold_secs),
-                format::count(plan.kept.len(), "item")
+                format::count(plan.kept_items, "item")
             );
             return notify(&app, "Nothing to reclaim", &body);
         }
@@ -42,7 +42,11 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
 }
 
 /// Asks the user in a native dialog; `false` when declined or the dialog could not be shown.
-async fn confirm<R: Runtime>(app: &AppHandle<R>, plan: &ReclaimPlan, threshold_secs: u64) -> bool {
+async fn confirm<R: Runtime>(
+    app: &AppHandle<R>,
+    plan: &ReclaimPreview,
+    threshold_secs: u64,
+) -> bool {
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog()
         .message(confirm_text(plan, threshold_secs))
@@ -61,26 +65,26 @@ async fn confirm<R: Runtime>(app: &AppHandle<R>, plan: &ReclaimPlan, threshold_s
 }
 
 /// The confirmation text: what goes, how much, what stays.
-pub fn confirm_text(plan: &ReclaimPlan, threshold_secs: u64) -> String {
+pub fn confirm_text(plan: &ReclaimPreview, threshold_secs: u64) -> String {
     format!(
         "Delete {} ({}) older than {}? Deletion is permanent.\n{} are kept (too young, in use, or owned by a running app). The window lists them.",
-        format::count(plan.items.len(), "item"),
+        format::count(plan.planned_items, "item"),
         format::bytes(plan.planned_bytes),
         format::age(threshold_secs),
-        format::count(plan.kept.len(), "item")
+        format::count(plan.kept_items, "item")
     )
 }
 
-fn report_title(r: &ReclaimReport) -> String {
+fn report_title(r: &ReclaimResult) -> String {
     format!("Reclaimed {}", format::bytes(r.freed_bytes))
 }
 
-fn report_body(r: &ReclaimReport) -> String {
+fn report_body(r: &ReclaimResult) -> String {
     format!(
         "{} deleted, {} kept, {}.",
-        format::count(r.deleted.len(), "item"),
-        format::count(r.kept.len(), "item"),
-        format::count(r.errors.len(), "error")
+        format::count(r.deleted_items, "item"),
+        format::count(r.kept_items, "item"),
+        format::count(r.error_count, "error")
     )
 }
 

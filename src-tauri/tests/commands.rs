@@ -191,17 +191,25 @@ fn plan_then_execute_deletes_exactly_the_planned_items() {
         json!({"producers": [PRODUCER], "thresholdSecs": DAY_SECS}),
     )
     .unwrap();
-    let planned = paths_of(&plan["items"]);
+    // Few items: the preview lists them all as the largest.
+    let planned = paths_of(&plan["largest"]);
     assert_eq!(planned, olds.iter().cloned().collect::<BTreeSet<_>>());
+    assert_eq!(plan["planned_items"], olds.len());
     assert_eq!(plan["planned_bytes"].as_u64().unwrap(), du(&olds, false));
-    let kept = paths_of(&plan["kept"]);
+    let kept = plan["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "one reason: {kept:?}");
+    assert_eq!(kept[0]["reason"], "too-young");
+    assert_eq!(kept[0]["items"], youngs.len(), "young items are kept");
+    assert_eq!(plan["kept_items"], youngs.len());
+    let named = paths_of(&kept[0]["examples"]);
     assert!(
-        youngs.iter().all(|y| kept.contains(y)),
-        "young items are kept: {kept:?}"
+        named.iter().all(|k| youngs.contains(k)),
+        "the kept items named are young ones: {named:?}"
     );
 
     let report = invoke(&f, "execute_reclaim", json!({"planId": plan["id"]})).unwrap();
     assert_eq!(paths_of(&report["deleted"]), planned);
+    assert_eq!(report["deleted_items"], olds.len());
     assert_eq!(report["freed_bytes"], plan["planned_bytes"]);
     assert_eq!(report["errors"].as_array().unwrap().len(), 0);
     for o in &olds {

@@ -10,9 +10,10 @@ import type {
   CommandArgs,
   CommandResult,
   ProducerHistory,
+  ReclaimEstimate,
   ReclaimHistory,
-  ReclaimPlan,
-  ReclaimReport,
+  ReclaimPreview,
+  ReclaimResult,
   Settings,
   Snapshot,
 } from './types';
@@ -37,13 +38,25 @@ export function getSnapshot(): Promise<Snapshot> {
   return call('get_snapshot');
 }
 
-/** `plan_reclaim({producers, thresholdSecs}) -> ReclaimPlan`; empty `producers` = every auto one. */
-export function planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPlan> {
+/**
+ * `plan_reclaim({producers, thresholdSecs}) -> ReclaimPreview`; empty `producers` = every auto one.
+ * The preview is bounded (sums, kept counts, the largest items); the engine keeps the plan by id.
+ */
+export function planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPreview> {
   return call('plan_reclaim', { producers, thresholdSecs });
 }
 
-/** `execute_reclaim({planId}) -> ReclaimReport`: the engine re-derives and re-checks the items. */
-export function executeReclaim(planId: string): Promise<ReclaimReport> {
+/**
+ * `estimate_reclaim({producers, thresholdSecs}) -> ReclaimEstimate`: what a reclaim at that
+ * threshold would take now, from the engine's age histograms (no plan made; exact to a minute
+ * for items under a day old, an hour under 30 days, a day beyond).
+ */
+export function estimateReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimEstimate> {
+  return call('estimate_reclaim', { producers, thresholdSecs });
+}
+
+/** `execute_reclaim({planId}) -> ReclaimResult`: the engine re-checks the plan's items; counts and the first few. */
+export function executeReclaim(planId: string): Promise<ReclaimResult> {
   return call('execute_reclaim', { planId });
 }
 

@@ -1,38 +1,38 @@
 // The preview/reclaim state machine: a pure reducer, and a controller that debounces preview
 // requests, drops stale answers and runs the reclaim by plan id (never by paths).
-import type { ErrorCode, ReclaimPlan, ReclaimReport, UiError } from './types';
+import type { ErrorCode, ReclaimPreview, ReclaimResult, UiError } from './types';
 
 /** What the reclaim panel shows. */
 export type ReclaimState =
   | { phase: 'idle' }
-  | { phase: 'previewing'; seq: number; plan: ReclaimPlan | null }
-  | { phase: 'ready'; plan: ReclaimPlan }
+  | { phase: 'previewing'; seq: number; plan: ReclaimPreview | null }
+  | { phase: 'ready'; plan: ReclaimPreview }
   | { phase: 'preview-failed'; error: UiError }
-  | { phase: 'confirming'; plan: ReclaimPlan }
-  | { phase: 'executing'; plan: ReclaimPlan }
-  | { phase: 'done'; plan: ReclaimPlan; report: ReclaimReport }
-  | { phase: 'failed'; plan: ReclaimPlan; error: UiError };
+  | { phase: 'confirming'; plan: ReclaimPreview }
+  | { phase: 'executing'; plan: ReclaimPreview }
+  | { phase: 'done'; plan: ReclaimPreview; report: ReclaimResult }
+  | { phase: 'failed'; plan: ReclaimPreview; error: UiError };
 
 /** What happens to it. */
 export type ReclaimEvent =
   | { type: 'preview-requested'; seq: number }
-  | { type: 'preview-resolved'; seq: number; plan: ReclaimPlan }
+  | { type: 'preview-resolved'; seq: number; plan: ReclaimPreview }
   | { type: 'preview-failed'; seq: number; error: UiError }
   | { type: 'reclaim-clicked' }
   | { type: 'cancelled' }
   | { type: 'confirmed' }
-  | { type: 'executed'; report: ReclaimReport }
+  | { type: 'executed'; report: ReclaimResult }
   | { type: 'execute-failed'; error: UiError }
   | { type: 'dismissed' };
 
 /** The plan the state holds, if any (shown while a newer preview loads). */
-export function planOf(state: ReclaimState): ReclaimPlan | null {
+export function planOf(state: ReclaimState): ReclaimPreview | null {
   return 'plan' in state ? state.plan : null;
 }
 
 /** Whether the Reclaim button acts: a ready plan with something to delete. */
 export function canReclaim(state: ReclaimState): boolean {
-  return state.phase === 'ready' && state.plan.items.length > 0;
+  return state.phase === 'ready' && state.plan.planned_items > 0;
 }
 
 /**
@@ -83,8 +83,8 @@ function isPreviewPhase(state: ReclaimState): boolean {
 
 /** The IPC calls the controller needs (a subset of `ipc.ts`, injected for tests). */
 export interface ReclaimIpc {
-  planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPlan>;
-  executeReclaim(planId: string): Promise<ReclaimReport>;
+  planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPreview>;
+  executeReclaim(planId: string): Promise<ReclaimResult>;
 }
 
 /** Timer functions (injected so tests use fake timers). */

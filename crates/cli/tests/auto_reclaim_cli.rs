@@ -4,12 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use cachewatch::history::History;
+use cachewatch_testkit::scrape;
 
 const CONFIG: &str = r#"
 [[producer]]
@@ -215,36 +216,16 @@ fn watch(
         let line = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("watch started");
-        if let Some(rest) = line.split("http://").nth(1) {
-            break rest.trim_end_matches("/metrics").to_owned();
+        if let Some(addr) = scrape::addr_in(&line) {
+            break addr;
         }
     };
     (child, addr, rx)
 }
 
-fn metrics(addr: &str) -> String {
-    let mut c = std::net::TcpStream::connect(addr).unwrap();
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
-    let mut body = String::new();
-    c.read_to_string(&mut body).unwrap();
-    body
-}
-
 /// Polls `/metrics` until it has `line` (a bound against hanging, not a timing assertion).
 fn wait_metrics(addr: &str, line: &str) -> String {
-    let start = Instant::now();
-    loop {
-        let m = metrics(addr);
-        if m.contains(line) {
-            return m;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no {line} in\n{m}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    scrape::wait_for(addr, line, Duration::from_secs(60))
 }
 
 fn stop(mut child: std::process::Child) -> String {

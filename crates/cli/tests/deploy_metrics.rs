@@ -4,24 +4,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::io::BufReader;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use cachewatch_testkit::scrape::{self, Reaped};
 
 const RULES: &str = include_str!("../../../deploy/prometheus/cachewatch.rules.yml");
 const DASHBOARD: &str = include_str!("../../../deploy/grafana/cachewatch.json");
-
-/// Kills and reaps the child when dropped.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// The page of a running monitor: `watch --metrics 127.0.0.1:0` on a tree with Metal archives and
 /// an `[[auto_reclaim]]` rule, once its first scan is in.
@@ -48,29 +38,12 @@ fn real_page() -> String {
         .unwrap();
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let _child = Reaped(child);
-    let addr = stderr
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split("http://")
-                .nth(1)
-                .map(|a| a.trim_end_matches("/metrics").to_owned())
-        })
-        .expect("watch printed its metrics address");
-    // Bounded wait for the first scan (a guard against hanging, not a timing assertion).
-    let start = Instant::now();
-    loop {
-        let mut c = std::net::TcpStream::connect(&addr).unwrap();
-        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            .unwrap();
-        let mut page = String::new();
-        c.read_to_string(&mut page).unwrap();
-        if page.contains("cachewatch_producer_items{producer=\"metal-gpuarchiver\"} 3") {
-            return page;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "{page}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let addr = scrape::metrics_addr(stderr).expect("watch printed its metrics address");
+    scrape::wait_for(
+        &addr,
+        "cachewatch_producer_items{producer=\"metal-gpuarchiver\"} 3",
+        Duration::from_secs(60),
+    )
 }
 
 /// The series names a page offers: every family (`# TYPE`), with `_total` for a counter's samples.

@@ -3,26 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
+use cachewatch_testkit::scrape::{self, Reaped};
 use std::time::Duration;
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
 const ITEMS: usize = 37;
-
-/// Kills (SIGKILL) and reaps a child when dropped, so a failing test leaves no process behind.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -34,14 +23,8 @@ fn free_port() -> u16 {
 
 /// One HTTP/1.0 GET on loopback: `(status line, headers, body)`, or `None` when nothing listens.
 fn get(port: u16, path: &str) -> Option<(String, String, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    let (head, body) = buf.split_once("\r\n\r\n")?;
-    let (status, headers) = head.split_once("\r\n").unwrap_or((head, ""));
-    Some((status.to_owned(), headers.to_owned(), body.to_owned()))
+    let a = scrape::get(&format!("127.0.0.1:{port}"), path)?;
+    Some((a.status, a.headers, a.body))
 }
 
 /// Polls `f` up to `tries` times, `every` apart, until it returns `Some`.

@@ -19,17 +19,20 @@
 //! so a name timestamp protects an item whose files carry old mtimes (extracted archives), and a
 //! recent write protects an item whose name says it is old.
 //!
-//! Two forms of plan: [`plan`] holds every item of an [`crate::inventory::Inventory`] (the app and
-//! the monitor keep plans by id), and [`plan_streamed`] decides each item while the scan streams
-//! it ([`Planner`]), sums a [`PlanSummary`] and spools the items ([`Spool`]: memory up to
-//! [`MEMORY_RECORDS`], then an unlinked temp file with exact records), so the CLI plans and
-//! executes 700k items in flat memory. Both execute through [`Executor`] in audited batches.
+//! Three forms of plan: [`plan`] holds every item of an [`crate::inventory::Inventory`];
+//! [`plan_streamed`] decides each item while the scan streams it ([`Planner`]), sums a
+//! [`PlanSummary`] and spools the items ([`Spool`]: memory up to [`MEMORY_RECORDS`], then an
+//! unlinked temp file with exact records), so the CLI plans and executes 700k items in flat
+//! memory; and [`PlanPass`] decides items handed in chunks (the live monitor's compact inventory)
+//! with one set of guards for the whole pass, into a [`PlanSink`] (the same sums and spools). All
+//! execute through [`Executor`] in audited batches.
 
 mod attempt;
 mod error;
 mod execute;
 mod keep;
 mod measure;
+mod pass;
 pub mod path_text;
 mod plan;
 mod rules;
@@ -52,11 +55,14 @@ pub use execute::{
     DEFAULT_LOCK_WAIT,
 };
 pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
-pub use plan::{plan, Planner};
+pub use pass::{Decision, PlanPass};
+pub use plan::{plan, plan_id_of, Planner};
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};
-pub use stream::{plan_streamed, reason_kind, KeptGroup, PlanSummary, ProducerPlan, StreamedPlan};
+pub use stream::{
+    plan_streamed, reason_kind, KeptGroup, PlanSink, PlanSummary, ProducerPlan, StreamedPlan,
+};
 
 /// What the user asked to reclaim.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

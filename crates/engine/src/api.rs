@@ -13,6 +13,7 @@
 //!   place, so the user's comments and other keys survive), never in a second store.
 
 pub mod history;
+pub mod preview;
 pub mod reclaim;
 mod session;
 pub mod settings;

@@ -81,6 +81,7 @@ impl History {
     ///
     /// # Errors
     /// As [`History::open`], plus [`HistoryError::Sql`] when the file does not exist, and
+    /// [`HistoryError::Empty`] when it has no schema yet (an empty file),
     /// [`HistoryError::TooOld`] when its schema is older than this cachewatch reads.
     pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;

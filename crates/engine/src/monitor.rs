@@ -12,6 +12,7 @@ mod auto;
 mod build;
 mod debounce;
 mod disks;
+mod error;
 mod measure;
 mod procs;
 mod record;
@@ -23,13 +24,15 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::alerts::AlertsConfig;
+use crate::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::procwatch::ProcessWatchConfig;
-use crate::reclaim::{ReclaimPlan, ReclaimReport};
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
+
+pub use error::MonitorError;
 
 /// Default debounce between the first event of a burst and the re-measure of the dirty items.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
@@ -79,6 +82,9 @@ pub struct MonitorOptions {
     /// config that cannot be read, a data dir that cannot be made): listed first in every
     /// snapshot's `errors`, so a front end started at login shows them instead of exiting.
     pub notices: Vec<String>,
+    /// Claimed items handed out at a time while a reclaim preview or an auto-reclaim drain plans
+    /// (a count; default 8,192): bounds the items held at once. Tests set it small.
+    pub plan_chunk: usize,
 }
 
 impl MonitorOptions {
@@ -98,6 +104,7 @@ impl MonitorOptions {
             protected: Vec::new(),
             auto_reclaim: Vec::new(),
             notices: Vec::new(),
+            plan_chunk: analysis::CHUNK,
         }
     }
 
@@ -116,53 +123,6 @@ impl MonitorOptions {
     }
 }
 
-/// Errors of the monitor.
-#[derive(Debug, thiserror::Error)]
-pub enum MonitorError {
-    /// `spawn` was called outside a tokio runtime.
-    #[error("the monitor needs a tokio runtime: call spawn from inside one")]
-    NoRuntime,
-    /// The monitor task has stopped (shut down or panicked).
-    #[error("the monitor has stopped")]
-    Stopped,
-    /// `execute_reclaim` with an id no `plan_reclaim` returned (or already executed).
-    #[error("unknown reclaim plan {id:?}: make a plan first (plan ids are kept until executed)")]
-    UnknownPlan {
-        /// The id given.
-        id: String,
-    },
-    /// A producer id that the catalogue does not know.
-    #[error("unknown producer {id:?}: see `cachewatch producers` for the ids")]
-    UnknownProducer {
-        /// The id given.
-        id: String,
-    },
-    /// `flush` did not see its marker event from a root in time.
-    #[error("flush timed out waiting for events from root {path:?}")]
-    FlushTimeout {
-        /// The root's canonical path.
-        path: PathBuf,
-    },
-    /// A reclaim was asked for but there is no history database to write its audit rows to first,
-    /// so nothing was deleted (safety rule 7).
-    #[error("nothing deleted: no history database to write the audit rows to first{why}")]
-    NoAudit {
-        /// Why there is none (`: ...`), or empty.
-        why: String,
-    },
-    /// The audit rows could not be written before deleting, so nothing was deleted.
-    #[error(transparent)]
-    Audit(#[from] crate::api::ApiError),
-    /// A blocking job (scan, measure, reclaim) panicked.
-    #[error("{what} failed: {message}")]
-    Job {
-        /// Which job.
-        what: &'static str,
-        /// The panic or join error.
-        message: String,
-    },
-}
-
 /// A command to the monitor task.
 pub(crate) enum Command {
     Rescan(oneshot::Sender<Result<(), MonitorError>>),
@@ -172,11 +132,16 @@ pub(crate) enum Command {
     PlanReclaim {
         producers: Vec<String>,
         threshold: Duration,
-        reply: oneshot::Sender<Result<ReclaimPlan, MonitorError>>,
+        reply: oneshot::Sender<Result<ReclaimPreview, MonitorError>>,
+    },
+    EstimateReclaim {
+        producers: Vec<String>,
+        threshold: Duration,
+        reply: oneshot::Sender<Result<ReclaimEstimate, MonitorError>>,
     },
     ExecuteReclaim {
         plan_id: String,
-        reply: oneshot::Sender<Result<ReclaimReport, MonitorError>>,
+        reply: oneshot::Sender<Result<ReclaimResult, MonitorError>>,
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
@@ -290,17 +255,20 @@ impl MonitorHandle {
     }
 
     /// Plans a reclaim of `producers` (empty: every `reclaim = "auto"` producer) for items older
-    /// than `threshold`, on the current inventory. The plan is kept by its id for
-    /// [`MonitorHandle::execute_reclaim`].
+    /// than `threshold`, on the current inventory, in chunks (memory flat in the number of
+    /// items: the planned items go to a spool, see [`crate::reclaim::PlanSink`]). The plan is kept
+    /// by its id for [`MonitorHandle::execute_reclaim`] (the last few plans are kept); the preview
+    /// returned is bounded: sums, kept counts by reason, the largest items.
     ///
     /// # Errors
     /// [`MonitorError::UnknownProducer`] for an id the catalogue does not know,
-    /// [`MonitorError::Stopped`], [`MonitorError::Job`].
+    /// [`MonitorError::PlanSpool`] when the plan's temp file fails, [`MonitorError::Stopped`],
+    /// [`MonitorError::Job`].
     pub async fn plan_reclaim(
         &self,
         producers: Vec<String>,
         threshold: Duration,
-    ) -> Result<ReclaimPlan, MonitorError> {
+    ) -> Result<ReclaimPreview, MonitorError> {
         self.ask(|reply| Command::PlanReclaim {
             producers,
             threshold,
@@ -309,17 +277,40 @@ impl MonitorHandle {
         .await
     }
 
-    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_audited`]: every
-    /// audit row is written before its deletion, the engine re-checks every item before deleting it,
-    /// then re-measures what changed and publishes a snapshot. Audit outcomes that could not be
-    /// written afterwards are in the report's errors.
+    /// What a reclaim of `producers` (empty: every `reclaim = "auto"` producer) at `threshold`
+    /// would take now, from the per-producer age histograms of the last figures (no walk over
+    /// the items, no plan kept): for a threshold control that moves often. Exact to the bucket
+    /// width (see [`ReclaimEstimate`]).
+    ///
+    /// # Errors
+    /// [`MonitorError::UnknownProducer`] for an id the catalogue does not know,
+    /// [`MonitorError::Stopped`].
+    pub async fn estimate_reclaim(
+        &self,
+        producers: Vec<String>,
+        threshold: Duration,
+    ) -> Result<ReclaimEstimate, MonitorError> {
+        self.ask(|reply| Command::EstimateReclaim {
+            producers,
+            threshold,
+            reply,
+        })
+        .await
+    }
+
+    /// Executes the kept plan `plan_id` through
+    /// [`crate::api::reclaim::execute_streamed_batches`]: its items are read back batch by batch,
+    /// every audit row is written before its deletion, the engine re-checks every item before
+    /// deleting it, then re-measures what changed and publishes a snapshot. Audit outcomes that
+    /// could not be written afterwards are in the result's errors. The result counts everything
+    /// and lists the first items of each kind.
     ///
     /// # Errors
     /// [`MonitorError::UnknownPlan`] for an id not returned by `plan_reclaim` (or already executed),
     /// [`MonitorError::NoAudit`] without a history database, [`MonitorError::Audit`] when the audit
     /// rows cannot be written (nothing is deleted then), [`MonitorError::Stopped`],
     /// [`MonitorError::Job`].
-    pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimReport, MonitorError> {
+    pub async fn execute_reclaim(&self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
         self.ask(|reply| Command::ExecuteReclaim { plan_id, reply })
             .await
     }

@@ -36,11 +36,15 @@
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
-//! - **Memory on a huge root.** The live inventory costs about 90 bytes per item
-//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 105 MiB after its
-//!   first scan (15 MiB of it the process itself, 65 MiB the inventory, the rest heap left
-//!   fragmented by the scan), and its peak (about 410 MiB) is the scan's own working set while it
-//!   walks a dir of 350k subdirs, not the inventory.
+//! - **Memory on a huge root.** The live inventory costs about 56 bytes per item
+//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 60 MiB after its
+//!   first scan (about 38 MiB the inventory, 15 MiB the process itself, the rest heap pages the
+//!   scan left partly used in malloc's arenas), up to 64 MiB during a poll, and peaks at about
+//!   79 MiB. Past the inotify
+//!   limit, notify's tables of the watches made before it (one path per watched dir, in two maps:
+//!   about 38 MiB at 190k dirs) are freed when the watcher is dropped, and their pages returned to
+//!   the OS as soon as notify's thread has removed the watches (about 8 s for 190k). macOS has no
+//!   such tables: FSEvents watches each root with one stream.
 //! - **Past the inotify limit, the watch walk is wasted.** notify walks and watches dirs until
 //!   `ENOSPC`, so on a 700k-dir tree the first scan starts after a walk of about 190k dirs (tens of
 //!   seconds) whose watches are then dropped.
@@ -112,9 +116,44 @@ pub struct WatchMsg {
     pub event: notify::Result<notify::Event>,
 }
 
-/// A live recursive watch on one root. Dropping it stops the watch.
+/// A live recursive watch on one root. Dropping it stops the watch; once notify's thread has let go
+/// of its tables (on Linux one path per watched dir, twice: tens of MiB at 190k dirs), the free heap
+/// is returned to the OS ([`crate::platform::release_free_memory`]) by a short-lived thread.
 pub struct RootWatcher {
     watcher: notify::RecommendedWatcher,
+    /// Disconnected when notify has dropped the event handler, i.e. its watch thread is done.
+    stopped: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// How long a dropped watcher's thread is waited for before its memory is returned anyway.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Drop for RootWatcher {
+    fn drop(&mut self) {
+        // `self.watcher` is dropped right after this: notify then removes its watches and frees
+        // its tables on its own thread (on Linux, 190k `inotify_rm_watch` take a while).
+        let Some(stopped) = self.stopped.take() else {
+            return;
+        };
+        let spawned = std::thread::Builder::new()
+            .name("cachewatch-unwatch".into())
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let done = matches!(
+                    stopped.recv_timeout(STOP_WAIT),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
+                );
+                crate::platform::release_free_memory();
+                tracing::info!(
+                    done,
+                    ms = started.elapsed().as_millis() as u64,
+                    "watcher stopped; free heap returned"
+                );
+            });
+        if let Err(e) = spawned {
+            tracing::debug!(error = %e, "no thread to return a stopped watcher's memory");
+        }
+    }
 }
 
 impl std::fmt::Debug for RootWatcher {
@@ -147,21 +186,28 @@ impl RootWatcher {
         root: &Root,
         tx: UnboundedSender<WatchMsg>,
     ) -> Result<(RootWatcher, Vec<Unwatched>), WatchError> {
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                if tx.send(WatchMsg { root: index, event }).is_err() {
-                    tracing::debug!(root = index, "watch event after the monitor stopped");
-                }
-            })
-            .map_err(|source| WatchError::Create { source })?;
+        let (alive, stopped) = std::sync::mpsc::sync_channel::<()>(0);
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            // Held by the handler only: dropped with it when notify's thread ends.
+            let _alive = &alive;
+            if tx.send(WatchMsg { root: index, event }).is_err() {
+                tracing::debug!(root = index, "watch event after the monitor stopped");
+            }
+        })
+        .map_err(|source| WatchError::Create { source })?;
+        let mut w = RootWatcher {
+            watcher,
+            stopped: Some(stopped),
+        };
         let mut unwatched = Vec::new();
-        watch_tree(&mut watcher, &root.canonical, true, &mut unwatched).map_err(|source| {
+        // On failure `w` is dropped: the watches made before it go, and so does their memory.
+        watch_tree(&mut w.watcher, &root.canonical, true, &mut unwatched).map_err(|source| {
             WatchError::Watch {
                 path: root.canonical.clone(),
                 source,
             }
         })?;
-        Ok((RootWatcher { watcher }, unwatched))
+        Ok((w, unwatched))
     }
 
     /// Tries again to watch `path` (a path [`RootWatcher::start`] could not watch) and what is

@@ -339,3 +339,63 @@ async fn paused_monitor_runs_no_rule() {
     assert!(!again.exists());
     m.shutdown().await;
 }
+
+/// Issue 10: a drain plans from the monitor's compact state in chunks (set to 64 items here, so
+/// 325 claimed items span six chunks) and executes the spooled plan. Every old orphan goes, each
+/// with its audit row; the young and the owned ones stay, counted by reason; the run's figures
+/// are the hand count and `du` of what it deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_planned_over_several_chunks_deletes_every_old_item_and_counts_the_kept() {
+    let s = Setup::new();
+    let mut old: Vec<PathBuf> = (0..300)
+        .map(|k| item(s.root.path(), DEAD + k, true))
+        .collect();
+    let young: Vec<PathBuf> = (300..320)
+        .map(|k| item(s.root.path(), DEAD + k, false))
+        .collect();
+    // One live owner: its pid names one dir (the rest of the owned dirs would collide).
+    let owned = item(s.root.path(), std::process::id(), true);
+    old.sort();
+    let du = cachewatch_testkit::du::allocated(&old);
+    let cat = Catalogue::with_extra(RULES, Path::new("config.toml")).unwrap();
+    let root = Root::new(RootKind::Temp, s.root.path()).unwrap();
+    let mut opts = MonitorOptions::new(vec![root], Arc::new(cat));
+    opts.debounce = Duration::from_millis(50);
+    opts.clock = s.clock.clone();
+    opts.db_path = Some(s.db());
+    opts.plan_chunk = 64;
+    opts.auto_reclaim = vec![AutoRule {
+        every: Some(HOUR),
+        ..rule()
+    }];
+    let m = monitor::spawn(opts).unwrap();
+    let run = runs(&m, 1).await;
+    m.shutdown().await;
+
+    let gone: Vec<&PathBuf> = old.iter().filter(|p| !p.exists()).collect();
+    assert_eq!(gone.len(), old.len(), "every old orphan deleted");
+    assert!(young.iter().all(|p| p.exists()) && owned.exists());
+    assert_eq!(
+        (run.status.as_str(), run.planned_items, run.deleted_items),
+        ("done", old.len() as u64, old.len() as u64)
+    );
+    let want: BTreeMap<String, u64> = [("owner-alive", 1), ("too-young", young.len() as u64)]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    assert_eq!(run.kept, want);
+    assert_eq!(run.freed_bytes, du, "freed = du of the deleted items");
+    assert_eq!(
+        (run.by_producer[ID].items, run.by_producer[ID].bytes),
+        (old.len() as u64, du)
+    );
+    assert_eq!((run.errors, run.first_error), (0, None));
+    let mut audited = s.audited_deletions();
+    audited.sort();
+    assert_eq!(audited, old, "one `deleted` audit row per deleted item");
+    let rows = History::open_read_only(&s.db())
+        .unwrap()
+        .reclaims(SystemTime::UNIX_EPOCH)
+        .unwrap();
+    assert_eq!(rows.len(), old.len(), "no row for an item not planned");
+}

@@ -500,3 +500,25 @@ fn bench_a_month_of_minute_samples_for_40_series_compacts_to_the_bound() {
     );
     assert_eq!(rows / 40, 2880 + (28 * 24));
 }
+
+#[test]
+fn an_empty_database_file_read_only_says_empty_not_schema_version_0() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cachewatch.db");
+    std::fs::write(&path, b"").expect("write an empty file");
+    let Err(err) = History::open_read_only(&path) else {
+        panic!("an empty file has no history to read");
+    };
+    assert!(
+        matches!(&err, HistoryError::Empty { path: p } if *p == path),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("is empty") && msg.contains("cachewatch.db"),
+        "{msg}"
+    );
+    assert!(!msg.contains("schema version 0"), "{msg}");
+    // Nothing was written: the file is still empty.
+    assert_eq!(std::fs::metadata(&path).expect("stat").len(), 0);
+}

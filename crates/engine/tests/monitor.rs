@@ -109,8 +109,8 @@ async fn reclaim_through_the_monitor_deletes_only_old_items_and_updates_the_snap
     assert_eq!(p.reclaimable_bytes, du_total(&old));
 
     let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
-    assert_eq!(plan.items.len(), 12);
-    assert_eq!(plan.kept.len(), 5, "the young ones are kept");
+    assert_eq!(plan.planned_items, 12);
+    assert_eq!(plan.kept_items, 5, "the young ones are kept");
     let unknown = m.execute_reclaim("no-such-plan".into()).await;
     assert!(
         matches!(unknown, Err(MonitorError::UnknownPlan { .. })),
@@ -123,7 +123,7 @@ async fn reclaim_through_the_monitor_deletes_only_old_items_and_updates_the_snap
     );
 
     let report = m.execute_reclaim(plan.id.clone()).await.unwrap();
-    assert_eq!(report.deleted.len(), 12);
+    assert_eq!(report.deleted_items, 12);
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     assert!(old.iter().all(|d| !d.exists()));
     assert!(young.iter().all(|d| d.exists()));
@@ -153,7 +153,7 @@ async fn monitor_without_history_deletes_nothing_because_it_cannot_audit_first()
     let m = monitor::spawn(options(dir.path())).unwrap();
     ready(&m).await;
     let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
-    assert_eq!(plan.items.len(), 3);
+    assert_eq!(plan.planned_items, 3);
     let res = m.execute_reclaim(plan.id).await;
     assert!(matches!(res, Err(MonitorError::NoAudit { .. })), "{res:?}");
     assert!(old.iter().all(|d| d.exists()));
@@ -409,7 +409,7 @@ async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
         .plan_reclaim(vec!["katago-coreml".into()], Duration::ZERO)
         .await
         .unwrap();
-    let mut planned: Vec<PathBuf> = plan.items.iter().map(|i| i.path.clone()).collect();
+    let mut planned: Vec<PathBuf> = plan.largest.iter().map(|i| i.path.clone()).collect();
     planned.sort();
     let mut want = orphans.clone();
     want.sort();
@@ -450,7 +450,7 @@ async fn a_bare_gpuarchiver_dir_created_while_watching_is_attributed() {
         .plan_reclaim(vec![GPU.into()], Duration::ZERO)
         .await
         .unwrap();
-    assert!(plan.items.iter().all(|i| i.path != parent));
+    assert!(plan.largest.iter().all(|i| i.path != parent));
     m.shutdown().await;
 }
 
@@ -516,7 +516,7 @@ async fn a_locked_history_database_is_used_again_once_the_lock_is_released() {
 
     let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
     let report = m.execute_reclaim(plan.id).await.unwrap();
-    assert_eq!(report.deleted.len(), 3, "audited and deleted: {report:?}");
+    assert_eq!(report.deleted_items, 3, "audited and deleted: {report:?}");
     assert!(old.iter().all(|d| !d.exists()));
     m.shutdown().await;
 }
@@ -588,6 +588,6 @@ async fn a_history_database_locked_at_start_is_opened_once_the_lock_is_released(
     .unwrap();
     let plan = m.plan_reclaim(vec![GPU.into()], DAY).await.unwrap();
     let report = m.execute_reclaim(plan.id).await.unwrap();
-    assert_eq!(report.deleted.len(), 2, "{report:?}");
+    assert_eq!(report.deleted_items, 2, "{report:?}");
     m.shutdown().await;
 }

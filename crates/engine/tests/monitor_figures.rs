@@ -104,7 +104,7 @@ async fn items_crossing_the_threshold_by_the_clock_become_reclaimable_without_a_
         .plan_reclaim(vec![GPU.into()], Duration::from_secs(5 * 60))
         .await
         .unwrap();
-    assert_eq!(plan.items.len(), 7);
+    assert_eq!(plan.planned_items, 7);
     assert_eq!(plan.planned_bytes, producer(&s, GPU).reclaimable_bytes);
     m.shutdown().await;
 }

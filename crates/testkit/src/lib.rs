@@ -4,4 +4,5 @@
 
 pub mod du;
 pub mod ips;
+pub mod scrape;
 pub mod tree;

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::reclaim::{
-    DeletedItem, KeepReason, KeptItem, PlannedItem, Policy, ReclaimErrorEntry, ReclaimPlan,
-    ReclaimReport,
+    reason_kind, DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry,
 };
 use cachewatch::snapshot::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
@@ -297,28 +297,44 @@ fn every_keep_reason() -> Vec<KeepReason> {
     all
 }
 
-fn plan() -> ReclaimPlan {
-    ReclaimPlan {
+fn preview() -> ReclaimPreview {
+    ReclaimPreview {
         id: "0123456789abcdef0123456789abcdef".to_owned(),
-        created: at(NOW),
-        policy: Policy {
-            older_than: Duration::from_secs(86_400),
-            producers: vec!["gpuarchiver".to_owned()],
-            protected: vec![PathBuf::from("/home/user")],
-        },
-        items: vec![
+        created_unix_secs: NOW,
+        threshold_secs: 86_400,
+        planned_items: 700_000,
+        planned_bytes: 700_000 * 4096,
+        planned_freeable_bytes: 700_000 * 4096 - 1024,
+        producers: vec![PreviewProducer {
+            producer: "gpuarchiver".to_owned(),
+            items: 700_000,
+            allocated_bytes: 700_000 * 4096,
+            freeable_bytes: 700_000 * 4096 - 1024,
+            oldest_age_secs: 90_000,
+        }],
+        kept_items: 14,
+        kept: every_keep_reason()
+            .into_iter()
+            .map(|r| KeptGroupDto {
+                reason: reason_kind(&r),
+                items: 1,
+                examples: vec![kept(r)],
+            })
+            .collect(),
+        largest: vec![
             planned("/roots/temp/gpuarchiver-1", true),
             planned("/roots/temp/gpuarchiver-2", false),
         ],
-        kept: every_keep_reason().into_iter().map(kept).collect(),
-        roots: vec![PathBuf::from("/roots/temp")],
-        planned_bytes: 8192,
-        planned_freeable_bytes: 8192,
     }
 }
 
-fn report() -> ReclaimReport {
-    ReclaimReport {
+fn result() -> ReclaimResult {
+    ReclaimResult {
+        deleted_items: 1,
+        freed_bytes: 4096,
+        kept_items: 1,
+        already_gone_items: 1,
+        error_count: 1,
         deleted: vec![DeletedItem {
             path: PathBuf::from("/roots/temp/gpuarchiver-1"),
             producer: "gpuarchiver".to_owned(),
@@ -327,8 +343,6 @@ fn report() -> ReclaimReport {
         kept: vec![kept(KeepReason::Changed {
             what: "in use".to_owned(),
         })],
-        already_gone: vec![PathBuf::from("/roots/temp/gpuarchiver-2")],
-        freed_bytes: 4096,
         errors: vec![ReclaimErrorEntry {
             path: PathBuf::from("/roots/temp/gpuarchiver-3"),
             message: "permission denied".to_owned(),
@@ -350,8 +364,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
     let v = |r: Result<Value, serde_json::Error>| r.expect("a sample serializes");
     vec![
         ("SNAPSHOT", "Snapshot", v(to_value(snapshot()))),
-        ("PLAN", "ReclaimPlan", v(to_value(plan()))),
-        ("REPORT", "ReclaimReport", v(to_value(report()))),
+        ("PREVIEW", "ReclaimPreview", v(to_value(preview()))),
+        ("RESULT", "ReclaimResult", v(to_value(result()))),
         ("SETTINGS", "Settings", v(to_value(settings()))),
         (
             "PRODUCER_HISTORY",

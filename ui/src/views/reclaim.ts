@@ -3,10 +3,9 @@
 import { h, replaceChildren } from '../dom';
 import { describeKeepReason, formatBytes, formatCount, formatDuration, formatFreeable } from '../format';
 import { canReclaim, planOf, type ReclaimController, type ReclaimState } from '../reclaim-state';
-import { countByReason } from '../sort';
 import { confirmBody } from './confirm-list';
 import { parseThreshold, presetFor, THRESHOLD_PRESETS } from '../threshold';
-import type { ReclaimPlan, ReclaimReport } from '../types';
+import type { ReclaimPreview, ReclaimResult } from '../types';
 
 /** What the panel tells the app. */
 export interface ReclaimPanelActions {
@@ -16,31 +15,34 @@ export interface ReclaimPanelActions {
   scopeCleared(): void;
 }
 
-/** The preview in one line: `Frees 1.2 GiB · 340 items`, and the kept items by reason. */
-export function previewText(plan: ReclaimPlan): { frees: string; keeps: string } {
+/**
+ * The preview in one line: `Frees 1.2 GiB · 340 items`, and the kept items by reason (in the
+ * engine's order: most first).
+ */
+export function previewText(plan: ReclaimPreview): { frees: string; keeps: string } {
   const frees =
-    plan.items.length === 0
+    plan.planned_items === 0
       ? 'Nothing to reclaim at this threshold'
-      : `Frees ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)} · ${formatCount(plan.items.length, 'item')}`;
-  if (plan.kept.length === 0) return { frees, keeps: 'Keeps nothing' };
-  const reasons = [...countByReason(plan.kept)]
-    .map(([reason, count]) => `${count.toLocaleString('en-US')} ${describeKeepReason(reason)}`)
+      : `Frees ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)} · ${formatCount(plan.planned_items, 'item')}`;
+  if (plan.kept_items === 0) return { frees, keeps: 'Keeps nothing' };
+  const reasons = plan.kept
+    .map((group) => `${group.items.toLocaleString('en-US')} ${describeKeepReason(group.reason)}`)
     .join(', ');
-  return { frees, keeps: `Keeps ${formatCount(plan.kept.length, 'item')}: ${reasons}` };
+  return { frees, keeps: `Keeps ${formatCount(plan.kept_items, 'item')}: ${reasons}` };
 }
 
 /**
  * The result in one line: `Freed 1.2 GiB · 340 deleted · 2 kept · 1 error`, with
  * `· 3 already gone` before the errors when some were.
  */
-export function reportText(report: ReclaimReport): string {
-  const gone = report.already_gone?.length ?? 0;
+export function reportText(report: ReclaimResult): string {
+  const gone = report.already_gone_items;
   return [
     `Freed ${formatBytes(report.freed_bytes)}`,
-    `${report.deleted.length.toLocaleString('en-US')} deleted`,
-    `${report.kept.length.toLocaleString('en-US')} kept`,
+    `${report.deleted_items.toLocaleString('en-US')} deleted`,
+    `${report.kept_items.toLocaleString('en-US')} kept`,
     gone > 0 ? `${gone.toLocaleString('en-US')} already gone` : null,
-    formatCount(report.errors.length, 'error'),
+    formatCount(report.error_count, 'error'),
   ]
     .filter((part) => part !== null)
     .join(' · ');
@@ -179,11 +181,11 @@ export class ReclaimPanel {
     if (state.phase === 'confirming') {
       const { plan } = state;
       const cancel = h('button', { type: 'button', 'data-key': 'dialog-cancel', onclick: () => this.controller.cancel() }, 'Cancel');
-      const confirm = h('button', { type: 'button', class: 'danger', 'data-key': 'dialog-confirm', onclick: () => void this.controller.confirm() }, `Delete ${formatCount(plan.items.length, 'item')}`);
+      const confirm = h('button', { type: 'button', class: 'danger', 'data-key': 'dialog-confirm', onclick: () => void this.controller.confirm() }, `Delete ${formatCount(plan.planned_items, 'item')}`);
       replaceChildren(
         this.dialog,
         h('h2', { id: 'dialog-title' }, 'Reclaim space?'),
-        h('p', {}, `Deletes ${formatCount(plan.items.length, 'item')} older than ${formatDuration(this.thresholdSecs)}, freeing ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)}.`),
+        h('p', {}, `Deletes ${formatCount(plan.planned_items, 'item')} older than ${formatDuration(this.thresholdSecs)}, freeing ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)}.`),
         ...confirmBody(plan),
         h('p', { class: 'muted' }, 'Each item is checked again just before deletion: anything that changed, is in use or whose owner runs is kept.'),
         h('div', { class: 'dialog-buttons' }, cancel, confirm),
@@ -194,7 +196,7 @@ export class ReclaimPanel {
         this.dialog,
         h('h2', { id: 'dialog-title' }, 'Reclaiming…'),
         h('progress', { 'aria-label': 'Reclaiming' }),
-        h('p', { class: 'muted' }, `${formatCount(state.plan.items.length, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
+        h('p', { class: 'muted' }, `${formatCount(state.plan.planned_items, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
       );
     } else if (state.phase === 'done' || state.phase === 'failed') {
       const done = h('button', { type: 'button', class: 'primary', 'data-key': 'dialog-done', onclick: () => this.controller.dismiss() }, 'Done');
@@ -202,7 +204,7 @@ export class ReclaimPanel {
         state.phase === 'done'
           ? [
               h('p', { class: 'result', 'data-testid': 'result' }, reportText(state.report)),
-              state.report.errors.length > 0 ? errorList(state.report) : null,
+              state.report.error_count > 0 ? errorList(state.report) : null,
             ]
           : [h('p', { class: 'error-text', 'data-testid': 'result' }, state.error.message)];
       replaceChildren(
@@ -258,7 +260,7 @@ export class ReclaimPanel {
   }
 }
 
-function errorList(report: ReclaimReport): HTMLElement {
+function errorList(report: ReclaimResult): HTMLElement {
   const list = h('ul', { class: 'errors' });
   for (const error of report.errors.slice(0, 10)) {
     list.appendChild(h('li', { title: error.path }, `${error.path}: ${error.message}`));

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { preview, type PreviewServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPlan, Settings, Snapshot } from '../../src/types';
+import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPreview, Settings, Snapshot } from '../../src/types';
 import { fixtureSnapshot, NOW } from './fixture';
 
 /** The shell stand-in's handlers, typed by the generated command signatures. */
@@ -64,7 +64,8 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-2', age_secs: 200000, allocated_bytes: args.gib },
     { path: '/tmp/com.apple.gpuarchiver/gpuarchiver-3', age_secs: 7200, allocated_bytes: 512 * args.mib },
   ];
-  const plans = new Map<string, ReclaimPlan>();
+  const plans = new Map<string, ReclaimPreview>();
+  const lastKept = new Map<string, KeptItem[]>();
   let release: () => void = () => {};
   w.__snapshot = args.snapshot;
   w.__releaseExecute = () => release();
@@ -93,21 +94,42 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
         open_path: '/tmp/katago-coreml-222.mlmodelc/model.mil',
       });
       const plannedBytes = planned.reduce((sum, i) => sum + i.allocated_bytes, 0);
-      const plan: ReclaimPlan = {
+      // Grouped by reason as the engine sends them: most first (stable: first seen on ties).
+      const groups = new Map<KeptItem['reason'], KeptItem[]>();
+      for (const k of kept) groups.set(k.reason, [...(groups.get(k.reason) ?? []), k]);
+      const largest = planned.map((i, n) => ({
+        ...i, root: '/tmp', producer: 'metal-gpuarchiver', apparent_bytes: i.allocated_bytes, freeable_bytes: i.allocated_bytes,
+        dev: 1, ino: 100 + n, is_symlink: false, newest_mtime_unix_secs: 1_760_000_000 - i.age_secs,
+      }));
+      const plan: ReclaimPreview = {
         id: `plan-${thresholdSecs}-${producers.join('+')}`,
         created_unix_secs: 1_760_000_000,
-        policy: { older_than: { secs: thresholdSecs, nanos: 0 }, producers, protected: ['/home/u'] },
-        items: planned.map((i, n) => ({
-          ...i, root: '/tmp', producer: 'metal-gpuarchiver', apparent_bytes: i.allocated_bytes, freeable_bytes: i.allocated_bytes,
-          dev: 1, ino: 100 + n, is_symlink: false, newest_mtime_unix_secs: 1_760_000_000 - i.age_secs,
-        })),
-        kept,
-        roots: ['/tmp'],
+        threshold_secs: thresholdSecs,
+        planned_items: planned.length,
         planned_bytes: plannedBytes,
         planned_freeable_bytes: plannedBytes,
+        producers: planned.length === 0 ? [] : [{
+          producer: 'metal-gpuarchiver', items: planned.length, allocated_bytes: plannedBytes, freeable_bytes: plannedBytes,
+          oldest_age_secs: Math.max(...planned.map((i) => i.age_secs)),
+        }],
+        kept_items: kept.length,
+        kept: [...groups.entries()]
+          .map(([reason, list]) => ({ reason, items: list.length, examples: list.slice(0, 3) }))
+          .sort((a, b) => b.items - a.items),
+        largest,
       };
+      lastKept.set(plan.id, kept.slice(-1));
       plans.set(plan.id, plan);
       return plan;
+    },
+    estimate_reclaim: ({ thresholdSecs }) => {
+      const taken = items.filter((i) => i.age_secs >= thresholdSecs);
+      const bytes = taken.reduce((sum, i) => sum + i.allocated_bytes, 0);
+      return {
+        threshold_secs: thresholdSecs, items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes,
+        producers: taken.length === 0 ? [] : [{ producer: 'metal-gpuarchiver', items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes, oldest_age_secs: 0 }],
+        as_of_unix_secs: 1_760_000_000,
+      };
     },
     execute_reclaim: ({ planId }) =>
       new Promise((resolve, reject) => {
@@ -118,10 +140,13 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
         }
         release = () =>
           resolve({
-            deleted: plan.items.map((i) => ({ path: i.path, producer: i.producer, allocated_bytes: i.allocated_bytes })),
-            kept: plan.kept.slice(-1),
-            already_gone: [],
-            freed_bytes: plan.items.reduce((sum, i) => sum + i.allocated_bytes, 0),
+            deleted_items: plan.planned_items,
+            freed_bytes: plan.planned_bytes,
+            kept_items: 1,
+            already_gone_items: 0,
+            error_count: 0,
+            deleted: plan.largest.map((i) => ({ path: i.path, producer: i.producer, allocated_bytes: i.allocated_bytes })),
+            kept: lastKept.get(planId) ?? [],
             errors: [],
           });
       }),

@@ -7,7 +7,7 @@ import { describeKeepReason } from '../../src/format';
 import { previewText, reportText } from '../../src/views/reclaim';
 import { crashGroupText } from '../../src/views/crashes';
 import { rootDetail } from '../../src/views/lists';
-import { IPC_ERROR, KEEP_REASONS, PLAN, REPORT, SNAPSHOT } from '../generated/samples';
+import { IPC_ERROR, KEEP_REASONS, PREVIEW, RESULT, SNAPSHOT } from '../generated/samples';
 import * as ipc from '../../src/ipc';
 
 describe('generated bindings', () => {
@@ -19,10 +19,10 @@ describe('generated bindings', () => {
     expect(new Set(texts).size).toBe(texts.length);
   });
 
-  it('render a real plan, report, crash group and root', () => {
-    expect(previewText(PLAN).frees).toBe('Frees 8.0 KiB · 2 items');
-    expect(previewText(PLAN).keeps).toContain('1 a filesystem is mounted in it');
-    expect(reportText(REPORT)).toBe('Freed 4.0 KiB · 1 deleted · 1 kept · 1 already gone · 1 error');
+  it('render a real preview, result, crash group and root', () => {
+    expect(previewText(PREVIEW).frees).toBe('Frees 2.7 GiB · 700,000 items');
+    expect(previewText(PREVIEW).keeps).toContain('1 a filesystem is mounted in it');
+    expect(reportText(RESULT)).toBe('Freed 4.0 KiB · 1 deleted · 1 kept · 1 already gone · 1 error');
     expect(crashGroupText(SNAPSHOT.crash_groups[0], SNAPSHOT.taken_at_unix_secs).detail).toMatch(/^crash: /);
     expect(SNAPSHOT.roots.map((r) => r.kind)).toContain('code-sign-clones');
     expect(rootDetail(SNAPSHOT.roots[0])).toBe('on / · events · 2 rescans · 1 unreadable path');

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { goingLines, keptLines } from '../../src/views/confirm-list';
 import type { KeptItem, PlannedItem } from '../../src/types';
+import { keptGroups } from './fixture';
 
 const MIB = 1024 ** 2;
 
@@ -22,6 +23,16 @@ function item(path: string, bytes: number, age: number): PlannedItem {
   };
 }
 
+/** The preview's view of `items`: all of them as the largest, their count and sums. */
+function going(items: PlannedItem[]) {
+  return {
+    largest: items,
+    planned_items: items.length,
+    planned_bytes: items.reduce((s, i) => s + i.allocated_bytes, 0),
+    planned_freeable_bytes: items.reduce((s, i) => s + i.freeable_bytes, 0),
+  };
+}
+
 describe('the items a reclaim deletes', () => {
   it('lists them largest first with size and age, and sums the rest', () => {
     const items = [
@@ -30,11 +41,21 @@ describe('the items a reclaim deletes', () => {
       item('/tmp/g/gpuarchiver-3', 5 * MIB, 2 * 86400 + 4 * 3600),
       item('/tmp/g/gpuarchiver-4', 1 * MIB, 600),
     ];
-    expect(goingLines(items, 2)).toEqual({
+    expect(goingLines(going(items), 2)).toEqual({
       lines: ['gpuarchiver-2 · 150 MiB · 5 d old', 'gpuarchiver-3 · 5.0 MiB · 2 d 4 h old'],
       rest: 'and 2 more items (3.0 MiB)',
     });
-    expect(goingLines(items).rest).toBeNull();
+    expect(goingLines(going(items)).rest).toBeNull();
+  });
+
+  // Issue 10: the preview carries the largest 100 of 700k items; the rest is one line of counts.
+  it('sums the items the preview does not carry into the last line', () => {
+    const largest = [item('/tmp/g/gpuarchiver-2', 150 * MIB, 5 * 86400), item('/tmp/g/gpuarchiver-3', 5 * MIB, 86400)];
+    const plan = { largest, planned_items: 700_000, planned_bytes: 155 * MIB + 699_998 * MIB, planned_freeable_bytes: 155 * MIB + 699_998 * MIB };
+    expect(goingLines(plan, 1)).toEqual({
+      lines: ['gpuarchiver-2 · 150 MiB · 5 d old'],
+      rest: `and 699,999 more items (${(700_003 / 1024).toFixed(0)} GiB)`,
+    });
   });
 });
 
@@ -45,7 +66,7 @@ describe('the items a reclaim keeps', () => {
       { path: '/tmp/g/gpuarchiver-9', producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: 120, needed_secs: 300 },
       { path: '/tmp/model_77_1_1.mlmodelc', producer: 'katago-coreml', reason: 'owner-alive', pid: 77 },
     ];
-    expect(keptLines(kept, 1)).toEqual([
+    expect(keptLines(keptGroups(kept), 1)).toEqual([
       '2 owner running: model_77_0_1.mlmodelc (pid 77), 1 more',
       '1 too young: gpuarchiver-9 (2 min old, needs 5 min)',
     ]);
@@ -56,10 +77,10 @@ describe('what a reclaim frees where clones share blocks', () => {
   it('says the freeable size first and the allocated size beside it only where they differ', () => {
     const clone = { ...item('/tmp/g/clone', 100 * MIB, 86400), freeable_bytes: 4 * MIB };
     const plain = item('/tmp/g/plain', 10 * MIB, 86400);
-    expect(goingLines([plain, clone]).lines).toEqual([
+    expect(goingLines(going([plain, clone])).lines).toEqual([
       'plain · 10.0 MiB · 1 d old',
       'clone · 4.0 MiB (100 MiB allocated) · 1 d old',
     ]);
-    expect(goingLines([plain, clone], 0).rest).toBe('and 2 more items (14.0 MiB (110 MiB allocated))');
+    expect(goingLines(going([plain, clone]), 0).rest).toBe('and 2 more items (14.0 MiB (110 MiB allocated))');
   });
 });

@@ -1,5 +1,5 @@
 // Builders of DTOs for unit tests.
-import type { KeptItem, PlannedItem, ProducerDto, ReclaimPlan, ReclaimReport } from '../../src/types';
+import type { KeptGroupDto, KeptItem, PlannedItem, ProducerDto, ReclaimPreview, ReclaimResult } from '../../src/types';
 
 export function producer(over: Partial<ProducerDto>): ProducerDto {
   return {
@@ -26,7 +26,17 @@ export function producer(over: Partial<ProducerDto>): ProducerDto {
   };
 }
 
-export function plan(id: string, sizes: number[], kept: KeptItem[] = []): ReclaimPlan {
+/** Kept items grouped by reason as the engine sends them (most first), naming the first three. */
+export function keptGroups(kept: readonly KeptItem[]): KeptGroupDto[] {
+  const groups = new Map<KeptItem['reason'], KeptItem[]>();
+  for (const k of kept) groups.set(k.reason, [...(groups.get(k.reason) ?? []), k]);
+  return [...groups.entries()]
+    .map(([reason, items]) => ({ reason, items: items.length, examples: items.slice(0, 3) }))
+    .sort((a, b) => b.items - a.items);
+}
+
+/** A preview of `sizes.length` items of those sizes (all listed as the largest). */
+export function plan(id: string, sizes: number[], kept: KeptItem[] = []): ReclaimPreview {
   const items: PlannedItem[] = sizes.map((bytes, i) => ({
     path: `/tmp/item-${id}-${i}`,
     root: '/tmp',
@@ -44,25 +54,30 @@ export function plan(id: string, sizes: number[], kept: KeptItem[] = []): Reclai
   return {
     id,
     created_unix_secs: 1_700_007_200,
-    policy: { older_than: { secs: 3600, nanos: 0 }, producers: [], protected: [] },
-    items,
-    kept,
-    roots: ['/tmp'],
+    threshold_secs: 3600,
+    planned_items: items.length,
     planned_bytes: planned,
     planned_freeable_bytes: planned,
+    producers: items.length === 0 ? [] : [{ producer: 'p', items: items.length, allocated_bytes: planned, freeable_bytes: planned, oldest_age_secs: 7200 }],
+    kept_items: kept.length,
+    kept: keptGroups(kept),
+    largest: [...items].sort((a, b) => b.freeable_bytes - a.freeable_bytes),
   };
 }
 
-export function report(freedBytes: number, deleted: number): ReclaimReport {
+export function report(freedBytes: number, deleted: number): ReclaimResult {
   return {
+    deleted_items: deleted,
+    freed_bytes: freedBytes,
+    kept_items: 0,
+    already_gone_items: 0,
+    error_count: 0,
     deleted: Array.from({ length: deleted }, (_, i) => ({
       path: `/tmp/d${i}`,
       producer: 'p',
       allocated_bytes: 0,
     })),
     kept: [],
-    already_gone: [],
-    freed_bytes: freedBytes,
     errors: [],
   };
 }

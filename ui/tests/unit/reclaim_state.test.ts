@@ -7,7 +7,7 @@ import {
   type ReclaimIpc,
   type ReclaimState,
 } from '../../src/reclaim-state';
-import type { ReclaimPlan, ReclaimReport } from '../../src/types';
+import type { ReclaimPreview, ReclaimResult } from '../../src/types';
 import { plan, report } from './fixture';
 
 describe('reduce', () => {
@@ -54,8 +54,8 @@ describe('reduce', () => {
 
 /** A fake IPC whose answers the test releases by hand. */
 function fakeIpc() {
-  const plans: { producers: string[]; thresholdSecs: number; resolve: (p: ReclaimPlan) => void; reject: (e: unknown) => void }[] = [];
-  const executes: { planId: string; resolve: (r: ReclaimReport) => void; reject: (e: unknown) => void }[] = [];
+  const plans: { producers: string[]; thresholdSecs: number; resolve: (p: ReclaimPreview) => void; reject: (e: unknown) => void }[] = [];
+  const executes: { planId: string; resolve: (r: ReclaimResult) => void; reject: (e: unknown) => void }[] = [];
   const ipc: ReclaimIpc = {
     planReclaim: (producers, thresholdSecs) =>
       new Promise((resolve, reject) => plans.push({ producers, thresholdSecs, resolve, reject })),

@@ -34,10 +34,13 @@ describe('reportText', () => {
   it('lists freed bytes, deleted, kept, already gone and errors', () => {
     expect(
       reportText({
+        deleted_items: 1,
+        freed_bytes: 3 * MIB,
+        kept_items: 1,
+        already_gone_items: 2,
+        error_count: 1,
         deleted: [{ path: '/tmp/a', producer: 'p', allocated_bytes: 3 * MIB }],
         kept: [{ path: '/tmp/b', producer: 'p', reason: 'changed', what: 'inode' }],
-        already_gone: ['/tmp/c', '/tmp/d'],
-        freed_bytes: 3 * MIB,
         errors: [{ path: '/tmp/e', message: 'permission denied' }],
       }),
     ).toBe('Freed 3.0 MiB · 1 deleted · 1 kept · 2 already gone · 1 error');

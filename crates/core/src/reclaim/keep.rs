@@ -193,6 +193,18 @@ impl PlanGuards {
         self
     }
 
+    /// Adds paths a scan could not read (an item at or above one is kept).
+    pub(super) fn add_unreadable(&mut self, unreadable: impl IntoIterator<Item = PathBuf>) {
+        self.unreadable.extend(unreadable);
+        self.unreadable.sort();
+        self.unreadable.dedup();
+    }
+
+    /// Replaces the newest-clone guard.
+    pub(super) fn set_newest(&mut self, newest: NewestCloneGuard) {
+        self.newest = newest;
+    }
+
     /// True when only the mount guard can keep anything (no unreadable path, no newest clone).
     pub fn mounts_only(&self) -> bool {
         self.unreadable.is_empty() && self.newest.newest.is_empty()

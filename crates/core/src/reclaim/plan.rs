@@ -94,7 +94,7 @@ pub struct Planner<'a> {
     /// Every root (canonical and as given, sorted, deduplicated).
     pub(super) roots: Vec<PathBuf>,
     /// The keep rules that look past one item (mounts, unreadable parts, newest clones).
-    guards: PlanGuards,
+    pub(super) guards: PlanGuards,
 }
 
 impl<'a> Planner<'a> {
@@ -262,50 +262,88 @@ impl Fnv {
 /// root, producer, device, inode, symlink flag, owner pid and times, as 32 hex digits. Stable across runs and Rust
 /// versions (no `DefaultHasher`).
 pub(super) fn plan_id(policy: &Policy, roots: &[PathBuf], items: &[PlannedItem]) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut a = Fnv(0xcbf2_9ce4_8422_2325);
-    let mut b = Fnv(0x6c62_272e_07bb_0142);
-    let mut both = |bytes: &[u8]| {
-        a.write(bytes);
-        b.write(bytes);
-    };
-    both(&policy.older_than.as_secs().to_le_bytes());
-    both(&policy.older_than.subsec_nanos().to_le_bytes());
-    for p in &policy.producers {
-        both(p.as_bytes());
-        both(&[0]);
-    }
-    both(&[0xff]);
-    for p in &policy.protected {
-        both(p.as_os_str().as_bytes());
-        both(&[0]);
-    }
-    both(&[0xff]);
-    for r in roots {
-        both(r.as_os_str().as_bytes());
-        both(&[0]);
-    }
-    both(&[0xff]);
+    plan_id_of(policy, roots, items)
+}
+
+/// [`plan_id`] of a plan whose items are read back one at a time (a spooled plan): the same id
+/// the held plan of the same items, in the same order, has.
+pub fn plan_id_of<'i>(
+    policy: &Policy,
+    roots: &[PathBuf],
+    items: impl IntoIterator<Item = &'i PlannedItem>,
+) -> String {
+    let mut h = PlanHasher::new(policy, roots);
     for i in items {
-        both(i.path.as_os_str().as_bytes());
-        both(&[0]);
-        both(i.root.as_os_str().as_bytes());
-        both(&[0]);
-        both(i.producer.as_bytes());
-        both(&[0]);
-        both(&i.dev.to_le_bytes());
-        both(&i.ino.to_le_bytes());
-        both(&[u8::from(i.is_symlink)]);
-        both(&i.owner_pid.map_or([0; 5], |pid| {
+        h.item(i);
+    }
+    h.finish()
+}
+
+/// The plan id computed item by item (see [`plan_id_of`]).
+pub(super) struct PlanHasher {
+    a: Fnv,
+    b: Fnv,
+}
+
+impl PlanHasher {
+    /// A hasher that has taken `policy` and `roots`.
+    pub fn new(policy: &Policy, roots: &[PathBuf]) -> PlanHasher {
+        use std::os::unix::ffi::OsStrExt;
+        let mut h = PlanHasher {
+            a: Fnv(0xcbf2_9ce4_8422_2325),
+            b: Fnv(0x6c62_272e_07bb_0142),
+        };
+        h.both(&policy.older_than.as_secs().to_le_bytes());
+        h.both(&policy.older_than.subsec_nanos().to_le_bytes());
+        for p in &policy.producers {
+            h.both(p.as_bytes());
+            h.both(&[0]);
+        }
+        h.both(&[0xff]);
+        for p in &policy.protected {
+            h.both(p.as_os_str().as_bytes());
+            h.both(&[0]);
+        }
+        h.both(&[0xff]);
+        for r in roots {
+            h.both(r.as_os_str().as_bytes());
+            h.both(&[0]);
+        }
+        h.both(&[0xff]);
+        h
+    }
+
+    fn both(&mut self, bytes: &[u8]) {
+        self.a.write(bytes);
+        self.b.write(bytes);
+    }
+
+    /// Takes the next planned item.
+    pub fn item(&mut self, i: &PlannedItem) {
+        use std::os::unix::ffi::OsStrExt;
+        self.both(i.path.as_os_str().as_bytes());
+        self.both(&[0]);
+        self.both(i.root.as_os_str().as_bytes());
+        self.both(&[0]);
+        self.both(i.producer.as_bytes());
+        self.both(&[0]);
+        self.both(&i.dev.to_le_bytes());
+        self.both(&i.ino.to_le_bytes());
+        self.both(&[u8::from(i.is_symlink)]);
+        self.both(&i.owner_pid.map_or([0; 5], |pid| {
             let mut v = [1; 5];
             v[1..].copy_from_slice(&pid.to_le_bytes());
             v
         }));
         for t in [i.newest_mtime, i.name_ts, i.birth_time, i.born] {
-            both(&time_bytes(t));
+            self.both(&time_bytes(t));
         }
     }
-    format!("{:016x}{:016x}", a.0, b.0)
+
+    /// The id: 32 hex digits.
+    pub fn finish(self) -> String {
+        format!("{:016x}{:016x}", self.a.0, self.b.0)
+    }
 }
 
 /// A tag byte and the nanoseconds since the epoch (negative before it).

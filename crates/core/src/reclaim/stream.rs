@@ -24,6 +24,8 @@ pub struct ProducerPlan {
     pub items: u64,
     /// Their allocated bytes at scan time.
     pub allocated_bytes: u64,
+    /// Their freeable bytes at scan time (allocated less blocks shared with clones).
+    pub freeable_bytes: u64,
     /// The oldest one's age, seconds.
     pub oldest_age_secs: u64,
 }
@@ -87,6 +89,92 @@ impl StreamedPlan {
     /// True when the items are in path order (few enough to sort in memory).
     pub fn in_path_order(&self) -> bool {
         self.planned.in_memory() && self.kept.in_memory()
+    }
+
+    /// The plan id ([`super::plan_id_of`] over the planned items as [`StreamedPlan::planned`]
+    /// reads them): one pass over the spool.
+    ///
+    /// # Errors
+    /// Reading the spool's temp file back.
+    pub fn id(&self) -> io::Result<String> {
+        let mut err = None;
+        let items = self.planned().map_while(|r| match r {
+            Ok(i) => Some(i),
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        });
+        let mut h = super::plan::PlanHasher::new(&self.policy, &self.roots);
+        for i in items {
+            h.item(&i);
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(h.finish()),
+        }
+    }
+}
+
+/// Where decisions made item by item go ([`super::PlanPass`], [`Planner::decide`]): the sums of a
+/// [`PlanSummary`] and the items in spools, one planned entry per device and inode, one kept
+/// entry per path, as [`plan_streamed`] keeps them.
+#[derive(Default)]
+pub struct PlanSink(State);
+
+impl PlanSink {
+    /// An empty sink.
+    pub fn new() -> PlanSink {
+        PlanSink::default()
+    }
+
+    /// An empty sink for items that cannot be met twice (no root is, holds or lies in another):
+    /// it keeps no set of the items seen (16 bytes per planned item, 8 per kept one, saved).
+    pub fn distinct() -> PlanSink {
+        PlanSink(State {
+            distinct: true,
+            ..State::default()
+        })
+    }
+
+    /// Takes one decision.
+    ///
+    /// # Errors
+    /// Creating or writing a spool's temp file.
+    pub fn add(&mut self, decision: Result<PlannedItem, KeptItem>) -> io::Result<()> {
+        match decision {
+            Ok(p) => self.0.plan(p),
+            Err(k) => self.0.keep(k),
+        }
+    }
+
+    /// The sums so far.
+    pub fn summary(&self) -> &PlanSummary {
+        &self.0.summary
+    }
+
+    /// The plan of the decisions taken, made by `planner` at `created` (no scan summaries).
+    ///
+    /// # Errors
+    /// Writing a spool's temp file.
+    pub fn finish(self, planner: &Planner<'_>, created: SystemTime) -> io::Result<StreamedPlan> {
+        let mut st = self.0;
+        st.planned.sort_in_memory_by(|a, b| a.path.cmp(&b.path));
+        st.kept.sort_in_memory_by(|a, b| a.path.cmp(&b.path));
+        st.planned.flush()?;
+        st.kept.flush()?;
+        let mut item_roots: Vec<PathBuf> = st.item_roots.into_iter().collect();
+        item_roots.sort();
+        Ok(StreamedPlan {
+            created,
+            policy: planner.policy().clone(),
+            roots: planner.roots().to_vec(),
+            item_roots,
+            summary: st.summary,
+            scans: Vec::new(),
+            planned: st.planned,
+            kept: st.kept,
+        })
     }
 }
 
@@ -177,6 +265,8 @@ struct State {
     seen_kept: HashSet<u64>,
     item_roots: HashSet<PathBuf>,
     error: Option<io::Error>,
+    /// True when no item can be met twice (no root overlaps another): the sets above stay empty.
+    distinct: bool,
 }
 
 impl State {
@@ -206,7 +296,7 @@ impl State {
     }
 
     fn plan(&mut self, p: PlannedItem) -> io::Result<()> {
-        if !self.seen.insert((p.dev, p.ino)) {
+        if !self.distinct && !self.seen.insert((p.dev, p.ino)) {
             return Ok(());
         }
         let s = &mut self.summary;
@@ -219,6 +309,7 @@ impl State {
         };
         by.items += 1;
         by.allocated_bytes += p.allocated_bytes;
+        by.freeable_bytes += p.freeable_bytes;
         by.oldest_age_secs = by.oldest_age_secs.max(p.age_secs);
         if !self.item_roots.contains(&p.root) {
             self.item_roots.insert(p.root.clone());
@@ -229,7 +320,7 @@ impl State {
     fn keep(&mut self, k: KeptItem) -> io::Result<()> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         k.path.hash(&mut h);
-        if !self.seen_kept.insert(h.finish()) {
+        if !self.distinct && !self.seen_kept.insert(h.finish()) {
             return Ok(());
         }
         let s = &mut self.summary;

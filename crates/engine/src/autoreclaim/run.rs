@@ -1,20 +1,29 @@
-//! One run of a rule, blocking: plan on an inventory with the rule's producers and threshold,
-//! execute the plan batch by batch with each batch's audit rows written first
-//! ([`crate::api::reclaim::execute_audited_batches`]), then store the run in the history.
+//! One run of a rule, blocking: a plan of the rule's producers and threshold, executed batch by
+//! batch with each batch's audit rows written first, then the run stored in the history. The CLI
+//! plans on an inventory it scanned ([`run_rule`], a held plan through
+//! [`crate::api::reclaim::execute_audited_batches`]); the monitor plans from its compact state
+//! into spools and hands the plan over ([`run_streamed`], its items read back batch by batch
+//! through [`crate::api::reclaim::execute_streamed_batches`]), so a drain of 700k items keeps
+//! memory flat.
 
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::api::reclaim::{execute_audited_batches, BatchProgress};
+use crate::api::reclaim::{
+    execute_audited_batches, execute_streamed_batches, AuditedReport, BatchProgress,
+};
+use crate::api::ApiError;
 use crate::catalogue::Catalogue;
 use crate::history::History;
 use crate::inventory::Inventory;
 use crate::process::ProcessProbe;
+use crate::reclaim::{DeletedItem, StreamedPlan};
 
-use super::text::count_reasons;
+use super::text::{count_reasons, reason_code};
 use super::{AutoRule, AutoRun, ProducerFreed, Trigger};
 
 /// What a run needs besides its rule and inventory.
@@ -37,19 +46,26 @@ pub struct RunContext<'a> {
     pub now: &'a (dyn Fn() -> SystemTime + Sync),
 }
 
+/// A streamed run lists at most this many deleted paths ([`RunOutcome::deleted`]); past it the
+/// paths are dropped and [`RunOutcome::unlisted`] is set (a caller rescans instead).
+pub const LISTED_MAX: usize = 16_384;
+
 /// What a run did: its record and the paths it deleted.
 #[derive(Debug, Clone, Default)]
 pub struct RunOutcome {
     /// The run as stored.
     pub run: AutoRun,
-    /// The items deleted.
+    /// The items deleted (none listed when [`RunOutcome::unlisted`]).
     pub deleted: Vec<PathBuf>,
+    /// More than [`LISTED_MAX`] items were deleted by a streamed run: their paths are not listed.
+    pub unlisted: bool,
 }
 
 /// Runs `rule` once on `inv`: plans (items kept with their reasons), executes in batches of
 /// `cx.batch_size` with the audit rows of each batch written before it is deleted, calls
 /// `progress` after each batch, stops early when `cx.cancel` is set (status `paused`), and stores
-/// the run in `cx.history` (a failed store is in the run's errors).
+/// the run in `cx.history` (a failed store is in the run's errors). Holds the plan's items
+/// (about 350 bytes each): for an inventory already held, as the CLI's.
 pub fn run_rule(
     rule: &AutoRule,
     trigger: Trigger,
@@ -67,27 +83,18 @@ pub fn run_rule(
         cx.probe,
         started,
     );
-    let mut run = AutoRun {
-        rule: rule.name.clone(),
-        trigger: trigger.as_str().to_owned(),
-        status: "done".into(),
-        producers: rule.producers.clone(),
-        older_than_secs: rule.older_than.as_secs(),
-        started_unix_secs: crate::history::unix_secs_u64(started),
-        planned_items: plan.items.len() as u64,
-        kept: count_reasons(plan.kept.iter().map(|k| &k.reason)),
-        ..AutoRun::default()
-    };
+    let mut run = begin(
+        rule,
+        trigger,
+        started,
+        plan.items.len() as u64,
+        count_reasons(plan.kept.iter().map(|k| &k.reason)),
+    );
     let mut on_batch = |p: &BatchProgress| {
         progress(p);
-        if cx.cancel.load(Ordering::Relaxed) {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
+        stop_if(cx.cancel)
     };
-    let mut deleted = Vec::new();
-    match execute_audited_batches(
+    let audited = execute_audited_batches(
         &plan,
         cx.catalogue,
         cx.probe,
@@ -96,22 +103,141 @@ pub fn run_rule(
         started,
         cx.batch_size,
         &mut on_batch,
-    ) {
+    );
+    let mut deleted = Vec::new();
+    let audited = audited.map(|mut a| {
+        for d in std::mem::take(&mut a.report.deleted) {
+            tally(&mut run, &d);
+            deleted.push(d.path);
+        }
+        a
+    });
+    settle(&mut run, audited);
+    record(&mut run, cx);
+    RunOutcome {
+        run,
+        deleted,
+        unlisted: false,
+    }
+}
+
+/// Runs `rule` once on a plan made from the monitor's state at `started` (with the rule's
+/// producers and threshold; `Err`: it could not be spooled, the run fails and deletes nothing),
+/// as [`run_rule`] does: the planned items are read back from the plan's spool `cx.batch_size`
+/// at a time, each batch's audit rows written before it is deleted, each item re-checked; the
+/// kept counts are the plan's summary's plus those kept at the re-check. At most
+/// [`LISTED_MAX`] deleted paths are kept.
+pub fn run_streamed(
+    rule: &AutoRule,
+    trigger: Trigger,
+    plan: std::io::Result<StreamedPlan>,
+    started: SystemTime,
+    cx: &RunContext<'_>,
+    progress: &mut dyn FnMut(&BatchProgress),
+) -> RunOutcome {
+    let mut out = RunOutcome::default();
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(e) => {
+            out.run = begin(rule, trigger, started, 0, BTreeMap::new());
+            out.run.status = "failed".into();
+            out.run.errors = 1;
+            out.run.first_error = Some(format!(
+                "the plan could not be written to its temp file in {}: {e}",
+                std::env::temp_dir().display()
+            ));
+            record(&mut out.run, cx);
+            return out;
+        }
+    };
+    let mut kept = BTreeMap::new();
+    for g in plan.summary.kept.values() {
+        *kept.entry(reason_code(&g.example).to_owned()).or_insert(0) += g.items;
+    }
+    out.run = begin(rule, trigger, started, plan.summary.planned_items, kept);
+    let run = &mut out.run;
+    let (deleted, unlisted) = (&mut out.deleted, &mut out.unlisted);
+    let audited = execute_streamed_batches(
+        &plan,
+        cx.catalogue,
+        cx.probe,
+        cx.history,
+        cx.db_path,
+        started,
+        cx.batch_size,
+        &mut |p, batch| {
+            for d in &batch.deleted {
+                tally(run, d);
+                if !*unlisted {
+                    deleted.push(d.path.clone());
+                }
+            }
+            if deleted.len() > LISTED_MAX {
+                *unlisted = true;
+                *deleted = Vec::new();
+            }
+            progress(p);
+            stop_if(cx.cancel)
+        },
+    );
+    drop(plan);
+    settle(&mut out.run, audited);
+    record(&mut out.run, cx);
+    out
+}
+
+/// The record of a run of `rule` planned at `started`, before it executes.
+fn begin(
+    rule: &AutoRule,
+    trigger: Trigger,
+    started: SystemTime,
+    planned_items: u64,
+    kept: BTreeMap<String, u64>,
+) -> AutoRun {
+    AutoRun {
+        rule: rule.name.clone(),
+        trigger: trigger.as_str().to_owned(),
+        status: "done".into(),
+        producers: rule.producers.clone(),
+        older_than_secs: rule.older_than.as_secs(),
+        started_unix_secs: crate::history::unix_secs_u64(started),
+        planned_items,
+        kept,
+        ..AutoRun::default()
+    }
+}
+
+/// Stop before the next batch once `cancel` is set.
+fn stop_if(cancel: &AtomicBool) -> ControlFlow<()> {
+    if cancel.load(Ordering::Relaxed) {
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// Counts one deleted item in the run (its producer's items and bytes).
+fn tally(run: &mut AutoRun, d: &DeletedItem) {
+    let e: &mut ProducerFreed = run.by_producer.entry(d.producer.clone()).or_default();
+    e.items += 1;
+    e.bytes += d.allocated_bytes;
+    run.deleted_items += 1;
+}
+
+/// Fills the run's status, kept-at-re-check counts, freed bytes and errors from the execute's
+/// report (its deleted items already counted by [`tally`]).
+fn settle(run: &mut AutoRun, audited: Result<AuditedReport, ApiError>) {
+    match audited {
         Ok(audited) => {
             let r = audited.report;
-            let attempted = r.deleted.len() + r.kept.len() + r.already_gone.len() + r.errors.len();
-            if (attempted as u64) < run.planned_items && r.errors.is_empty() {
+            let attempted =
+                run.deleted_items + (r.kept.len() + r.already_gone.len() + r.errors.len()) as u64;
+            if attempted < run.planned_items && r.errors.is_empty() {
                 run.status = "paused".into();
             }
             for (code, n) in count_reasons(r.kept.iter().map(|k| &k.reason)) {
                 *run.kept.entry(code).or_insert(0) += n;
             }
-            for d in &r.deleted {
-                let e: &mut ProducerFreed = run.by_producer.entry(d.producer.clone()).or_default();
-                e.items += 1;
-                e.bytes += d.allocated_bytes;
-            }
-            run.deleted_items = r.deleted.len() as u64;
             run.freed_bytes = r.freed_bytes;
             run.already_gone = r.already_gone.len() as u64;
             let errors: Vec<_> = r.errors.iter().chain(&audited.audit_errors).collect();
@@ -122,7 +248,6 @@ pub fn run_rule(
             if run.deleted_items == 0 && !r.errors.is_empty() && r.kept.is_empty() {
                 run.status = "failed".into();
             }
-            deleted = r.deleted.into_iter().map(|d| d.path).collect();
         }
         Err(e) => {
             run.status = "failed".into();
@@ -130,16 +255,19 @@ pub fn run_rule(
             run.first_error = Some(e.to_string());
         }
     }
+}
+
+/// Stamps the run's end and stores it in the history (a failed store is in its errors).
+fn record(run: &mut AutoRun, cx: &RunContext<'_>) {
     run.finished_unix_secs = crate::history::unix_secs_u64((cx.now)());
     let stored = cx
         .history
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .record_auto_run(&run);
+        .record_auto_run(run);
     if let Err(e) = stored {
         run.errors += 1;
         run.first_error
             .get_or_insert_with(|| format!("the run was not recorded: {e}"));
     }
-    RunOutcome { run, deleted }
 }

@@ -54,7 +54,17 @@ pub enum HistoryError {
         /// The newest version this build knows.
         known: i64,
     },
-    /// A read-only open found an older (or empty) schema it cannot read without migrating.
+    /// A read-only open found a database with no schema at all (an empty file, schema version 0):
+    /// nothing has recorded history into it yet.
+    #[error(
+        "the history database {path:?} is empty (no schema yet: nothing has recorded history into \
+         it); run `cachewatch watch` or the app once to create it"
+    )]
+    Empty {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// A read-only open found an older schema it cannot read without migrating.
     #[error(
         "the history database {path:?} has schema version {found}, older than {known}; run the \
          monitor once to migrate it"

@@ -113,6 +113,9 @@ pub(super) fn check_readable(history: &History) -> Result<(), HistoryError> {
             found,
             known: SCHEMA_VERSION,
         }),
+        std::cmp::Ordering::Less if found == 0 => Err(HistoryError::Empty {
+            path: history.path.clone(),
+        }),
         std::cmp::Ordering::Less => Err(HistoryError::TooOld {
             path: history.path.clone(),
             found,

@@ -85,7 +85,7 @@ pub(crate) const VOLUME_FREE: Def = gauge(
 pub(crate) const UNEXPLAINED_GROWTH: Def = gauge(
     "cachewatch_unexplained_growth",
     true,
-    "Bytes a volume's free space fell beyond what its watched roots grew over the last 6 h (0 when it did not; spans with a reclaim left out).",
+    "Bytes a volume's free space fell beyond what its watched roots grew over the configured window (unexplained_growth_window, 6 h by default; 0 when it did not; spans with a reclaim left out).",
 );
 /// `cachewatch_reclaimed_bytes_total{producer}`.
 pub(crate) const RECLAIMED_BYTES: Def = counter(

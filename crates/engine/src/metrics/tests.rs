@@ -60,7 +60,7 @@ cachewatch_root_allocated_bytes{kind=\"cache\",path=\"/c\"} 8192
 # TYPE cachewatch_volume_free_bytes gauge
 # UNIT cachewatch_volume_free_bytes bytes
 cachewatch_volume_free_bytes{mount=\"/\"} 77
-# HELP cachewatch_unexplained_growth_bytes Bytes a volume's free space fell beyond what its watched roots grew over the last 6 h (0 when it did not; spans with a reclaim left out).
+# HELP cachewatch_unexplained_growth_bytes Bytes a volume's free space fell beyond what its watched roots grew over the configured window (unexplained_growth_window, 6 h by default; 0 when it did not; spans with a reclaim left out).
 # TYPE cachewatch_unexplained_growth_bytes gauge
 # UNIT cachewatch_unexplained_growth_bytes bytes
 cachewatch_unexplained_growth_bytes{mount=\"/\"} 4000

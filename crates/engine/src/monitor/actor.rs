@@ -11,15 +11,13 @@ mod poll;
 mod schedule;
 mod update;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
-use crate::inventory::Inventory;
-use crate::reclaim::ReclaimPlan;
+use crate::reclaim::StreamedPlan;
 use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
 use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
@@ -55,7 +53,8 @@ pub(super) struct Actor {
     state: MonitorState,
     progress: ScanProgress,
     threshold: Duration,
-    plans: HashMap<String, ReclaimPlan>,
+    /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
+    plans: Vec<(String, StreamedPlan)>,
     analysis: Analysis,
     analysis_stale: bool,
     analysis_at: Option<Instant>,
@@ -112,7 +111,7 @@ impl Actor {
                 entries_done: 0,
             },
             threshold,
-            plans: HashMap::new(),
+            plans: Vec::new(),
             analysis: Analysis::default(),
             analysis_stale: true,
             analysis_at: None,
@@ -180,7 +179,7 @@ impl Actor {
                 }
                 Some(msg) = auto_rx.recv() => self.on_auto(msg).await,
                 _ = auto_tick.tick(), if auto_on.is_some() => {
-                    self.auto_check();
+                    self.auto_check().await;
                 }
             }
         }
@@ -231,7 +230,7 @@ impl Actor {
             self.recorder.sample(&self.roots, &totals, now).await;
         }
         if !self.paused {
-            self.auto_check();
+            self.auto_check().await;
             let space = build::volume_space(&self.roots);
             let fired = self
                 .recorder
@@ -306,19 +305,6 @@ impl Actor {
         self.analysis_stale = false;
         self.analysis_at = Some(Instant::now());
         self.analysis_cost = started.elapsed();
-    }
-
-    /// The claimed items as an [`Inventory`] (reclaim plans and figures never touch unattributed
-    /// entries). O(items): only for plans and the periodic reclaimable figures.
-    fn inventory(&self) -> Inventory {
-        Inventory {
-            roots: self
-                .roots
-                .iter()
-                .map(|st| st.to_root_scan_where(|p| p.is_some()))
-                .collect(),
-            scanned_at: self.opts.clock.now(),
-        }
     }
 
     /// Builds and publishes a snapshot of the current state.

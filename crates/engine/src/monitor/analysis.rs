@@ -1,17 +1,28 @@
 //! The figures that need the process table: reclaimable bytes and items at the current threshold
-//! (a dry `reclaim::plan`) and orphan bytes (owner pid in the name dead or reused, by the same
-//! owner rule the plan applies: [`crate::owner::item_verdict`]), per producer.
+//! and orphan bytes (owner pid in the name dead or reused, by the same owner rule the plan applies:
+//! [`crate::owner::item_verdict`]), per producer, and per producer the age histogram of what a
+//! reclaim could take but for age ([`AgeHistogram`]), so a threshold preview needs no walk.
+//!
+//! One dry plan pass at threshold zero ([`reclaim::PlanPass`], the mount table read once, the
+//! newest-clone guard over every clone at once) over the claimed items in chunks: an item planned
+//! at zero is one a reclaim takes once it is old enough, so the figures at the current threshold
+//! and at any other are read from its age.
+
+mod histogram;
+mod preview;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::{Inventory, RootScan};
 use crate::owner;
 use crate::process::{ProcessProbe, SystemProbe};
 use crate::reclaim::{self, KeepReason, Policy};
 use crate::watch::state::RootState;
+
+pub use histogram::{AgeHistogram, Take};
+pub(crate) use preview::{plan_states, spool_states};
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,22 +37,35 @@ pub struct ProducerFigures {
     pub reclaimable_items: u64,
 }
 
-/// Reclaim figures of every producer.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Reclaim figures of every producer. Two are equal when what the snapshot shows of them is
+/// (the figures and the next crossing): the histograms and the time computed are left out, so a
+/// refresh that changed nothing publishes nothing.
+#[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// By producer id.
     pub producers: BTreeMap<String, ProducerFigures>,
+    /// By producer id: the items a reclaim would take but for their age (planned at threshold
+    /// zero), by age.
+    pub histograms: BTreeMap<String, AgeHistogram>,
+    /// When these figures were computed (`None`: never).
+    pub computed_at: Option<SystemTime>,
     /// The earliest time an item kept only for being too young reaches its needed age (the
     /// figures are stale from then on, with no file event); `None` when no item waits for age.
     pub next_crossing: Option<SystemTime>,
 }
 
-/// Claimed items handed to one dry plan: bounds the memory of a refresh (the items of a chunk and
-/// their plan) whatever the size of the inventory.
-const CHUNK: usize = 8192;
+impl PartialEq for Analysis {
+    fn eq(&self, other: &Analysis) -> bool {
+        self.producers == other.producers && self.next_crossing == other.next_crossing
+    }
+}
+
+/// Claimed items handed out at a time: bounds the memory of a refresh (the items of a chunk)
+/// whatever the size of the inventory.
+pub(crate) const CHUNK: usize = 8192;
 
 /// A probe refreshed once for a whole refresh: the plan of each chunk would refresh it again.
-struct Refreshed<'a>(&'a dyn ProcessProbe);
+pub(crate) struct Refreshed<'a>(pub(crate) &'a dyn ProcessProbe);
 
 impl ProcessProbe for Refreshed<'_> {
     fn process(&self, pid: u32) -> Option<crate::process::ProcessInfo> {
@@ -60,9 +84,9 @@ impl ProcessProbe for Refreshed<'_> {
 impl Analysis {
     /// Computes the figures for the claimed items of `roots`: a dry plan naming every producer
     /// that has items (so manual rules count too; `never` and `system` rules plan nothing), and the
-    /// owner verdict of every item of a known rule. The items are handed out and planned in chunks
-    /// of [`CHUNK`], so the memory used does not grow with the inventory (the time does: one pass
-    /// over the items). Blocking (reads the process table once).
+    /// owner verdict of every item of a known rule. The items are handed out in chunks of
+    /// [`CHUNK`], so the memory used does not grow with the inventory (the time does: one pass
+    /// over the items). Blocking (reads the process table once, the mount table once).
     pub fn compute(
         roots: &[RootState],
         catalogue: &Catalogue,
@@ -83,7 +107,10 @@ impl Analysis {
         probe: &dyn ProcessProbe,
         now: SystemTime,
     ) -> Analysis {
-        let mut out = Analysis::default();
+        let mut out = Analysis {
+            computed_at: Some(now),
+            ..Analysis::default()
+        };
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))
@@ -93,81 +120,132 @@ impl Analysis {
         if ids.is_empty() {
             return out;
         }
+        // At threshold zero: every item the plan would take once old enough is planned.
         let policy = Policy {
-            older_than: threshold,
+            older_than: Duration::ZERO,
             producers: ids,
             protected,
         };
         probe.refresh();
         let probe = Refreshed(probe);
-        // Every root is named in each chunk's inventory, so an item holding another root is kept.
-        let empty: Vec<RootScan> = roots
-            .iter()
-            .map(|st| RootScan {
-                root: st.root.clone(),
-                total: st.total,
-                items: Vec::new(),
-                issues: Vec::new(),
-                vanished: 0,
-                non_utf8_names: 0,
-                other_device: 0,
-            })
-            .collect();
-        for (i, st) in roots.iter().enumerate() {
+        let mut pass = reclaim::PlanPass::new(
+            roots.iter().map(|st| &st.root),
+            catalogue,
+            &policy,
+            &probe,
+            now,
+            roots
+                .iter()
+                .flat_map(|st| st.issues.iter().map(|i| i.path.clone())),
+        );
+        let threshold = threshold.as_secs();
+        for st in roots {
             st.for_each_claimed(CHUNK, |items| {
-                let mut inv = Inventory {
-                    roots: empty.clone(),
-                    scanned_at: now,
-                };
-                inv.roots[i].items = items;
-                out.add(&inv, catalogue, &policy, &probe, now);
+                for item in &items {
+                    out.add_orphan(catalogue, &probe, item);
+                    if let Some(d) = pass.decide(&st.root, item) {
+                        out.add(catalogue, threshold, d, now);
+                    }
+                }
             });
         }
+        pass.finish(|_, d| out.add(catalogue, threshold, d, now));
         out
     }
 
-    /// Adds the figures of the items of `inv`.
+    fn add_orphan(
+        &mut self,
+        catalogue: &Catalogue,
+        probe: &dyn ProcessProbe,
+        item: &crate::inventory::Item,
+    ) {
+        let Some(id) = item.producer.as_deref() else {
+            return;
+        };
+        let fig = match self.producers.get_mut(id) {
+            Some(f) => f,
+            None => self.producers.entry(id.to_owned()).or_default(),
+        };
+        let orphan = catalogue
+            .rule(id)
+            .is_some_and(|rule| owner::item_verdict(probe, rule, item).is_orphan());
+        if orphan {
+            fig.orphan_bytes += item.measure.allocated_bytes;
+        }
+    }
+
+    /// Adds one decision of the zero-threshold pass: a planned item to its histogram and, when
+    /// at least max(`threshold`, floor) seconds old, to the reclaimable figures; an item too young
+    /// even for the floor only to the next crossing.
     fn add(
         &mut self,
-        inv: &Inventory,
         catalogue: &Catalogue,
-        policy: &Policy,
-        probe: &dyn ProcessProbe,
+        threshold: u64,
+        d: reclaim::Decision,
         now: SystemTime,
     ) {
-        let plan = reclaim::plan(inv, catalogue, policy, probe, now);
-        for (_, item) in inv.items() {
-            let Some(id) = item.producer.as_deref() else {
-                continue;
-            };
-            let fig = self.producers.entry(id.to_owned()).or_default();
-            let orphan = catalogue
-                .rule(id)
-                .is_some_and(|rule| owner::item_verdict(probe, rule, item).is_orphan());
-            if orphan {
-                fig.orphan_bytes += item.measure.allocated_bytes;
+        let wait = match d {
+            Ok(p) => {
+                let floor = catalogue.rule(&p.producer).map_or(0, |r| r.min_age_secs);
+                let needed = threshold.max(floor);
+                let hist = match self.histograms.get_mut(&p.producer) {
+                    Some(h) => h,
+                    None => self
+                        .histograms
+                        .entry(p.producer.clone())
+                        .or_insert_with(|| AgeHistogram::new(floor)),
+                };
+                hist.add(p.age_secs, p.allocated_bytes, p.freeable_bytes, now);
+                if p.age_secs >= needed {
+                    let fig = self.producers.entry(p.producer).or_default();
+                    fig.reclaimable_bytes += p.allocated_bytes;
+                    fig.reclaimable_items += 1;
+                    None
+                } else {
+                    Some(needed - p.age_secs)
+                }
             }
-        }
-        let crossing = plan
-            .kept
-            .iter()
-            .filter_map(|k| match k.reason {
+            Err(k) => match k.reason {
                 KeepReason::TooYoung {
                     age_secs,
                     needed_secs,
-                } => Some(now + Duration::from_secs(needed_secs.saturating_sub(age_secs))),
+                } => Some(needed_secs.saturating_sub(age_secs)),
                 _ => None,
-            })
-            .min();
-        self.next_crossing = match (self.next_crossing, crossing) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            },
         };
-        for p in &plan.items {
-            let fig = self.producers.entry(p.producer.clone()).or_default();
-            fig.reclaimable_bytes += p.allocated_bytes;
-            fig.reclaimable_items += 1;
+        if let Some(wait) = wait {
+            let at = now + Duration::from_secs(wait);
+            self.next_crossing = Some(self.next_crossing.map_or(at, |t| t.min(at)));
         }
+    }
+
+    /// What a reclaim of `producers` (empty: every `reclaim = "auto"` producer, as a plan
+    /// selects them) at `threshold` would take at `now`, per producer with something to take,
+    /// from the histograms (no walk over the items): exact to the bucket width
+    /// ([`AgeHistogram::take_at`]). Only what the last refresh saw: items created, changed or
+    /// removed since are not in it.
+    pub fn take_at(
+        &self,
+        catalogue: &Catalogue,
+        producers: &[String],
+        threshold: Duration,
+        now: SystemTime,
+    ) -> BTreeMap<String, Take> {
+        let selected = |id: &str| {
+            if producers.is_empty() {
+                catalogue
+                    .rule(id)
+                    .is_some_and(|r| r.reclaim == crate::catalogue::ReclaimMode::Auto)
+            } else {
+                producers.iter().any(|p| p == id)
+            }
+        };
+        self.histograms
+            .iter()
+            .filter(|(id, _)| selected(id))
+            .map(|(id, h)| (id.clone(), h.take_at(threshold.as_secs(), now)))
+            .filter(|(_, t)| t.items > 0)
+            .collect()
     }
 }
 

@@ -1,12 +1,14 @@
 //! The incremental inventory of one root: items keyed by their path relative to the root, totals
 //! per root and per producer kept by deltas, and the largest items per producer kept as they change.
 //!
-//! Items are held compactly ([`store`], [`slot`]): names interned once in an arena, the dirs between
-//! the root and the items as ids (parent id + name), and per item one 64-byte slot of integers
-//! (sizes, counts, times as nanoseconds, inode, owner pid, producer and bundle as small indices),
-//! found through a hash table keyed by (parent dir id, name). No item holds a `PathBuf`; a path is
-//! rebuilt from the ids when an item is handed out. About 90 bytes per item (a
-//! `gpuarchiver-XXXXXX` dir) instead of about 400.
+//! Items are held compactly ([`store`], [`slot`], [`pages`]): names interned once in an arena (a
+//! name's common prefix such as `gpuarchiver-` as a 1-byte id), the dirs between the root and the
+//! items as ids (parent id + name), and per item one 40-byte slot of integers (sizes, counts, times
+//! as nanoseconds, inode, producer and bundle as small indices) in pages of 4096 slots, found
+//! through a hash table keyed by (parent dir id, name). What does not fit a slot (an owner pid, a
+//! size past its field, another device...) goes to side tables, exactly. No item holds a
+//! `PathBuf`; a path is rebuilt from the ids when an item is handed out. About 56 bytes per item (a
+//! `gpuarchiver-XXXXXX` dir: 40 of slot, 8 of name, about 7 of hash table) instead of about 400.
 //!
 //! An update costs O(1) expected (a hash lookup and a slot write) plus O(depth) for its dirs. The
 //! only O(items) work is a (re)load ([`RootState::begin_load`] .. [`RootState::finish_load`]), the
@@ -26,10 +28,12 @@ use crate::snapshot::WatchMode;
 
 use super::map::ancestors_of;
 
+mod arena;
 mod codec;
 mod export;
 mod groups;
 mod load;
+mod pages;
 mod poll;
 mod slot;
 mod store;
@@ -37,8 +41,9 @@ mod structure;
 
 use groups::{shift, sub};
 pub use groups::{DirEntryStat, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
+use pages::Slots;
 pub use poll::PollReport;
-use slot::{Extra, Slot, FREE};
+use slot::Extra;
 use store::{Names, ROOT_DIR};
 
 /// One root as the watcher keeps it.
@@ -49,11 +54,13 @@ pub struct RootState {
     /// Interned names and dirs, and the index of the slots.
     names: Names,
     /// One per item; removed items leave a free slot ([`slot::FREE`]) for the next one.
-    slots: Vec<Slot>,
+    slots: Slots,
     /// Free slot ids.
     free: Vec<u32>,
     /// What did not fit in a slot, by slot id.
     extra: HashMap<u32, Box<Extra>>,
+    /// The pid an item's name captured, by slot id (few items have one).
+    pids: HashMap<u32, u32>,
     /// Producer ids by slot index.
     ids: Vec<Arc<str>>,
     /// Bundle names by slot index - 1, and their indices.
@@ -91,9 +98,10 @@ impl RootState {
         RootState {
             root,
             names: Names::default(),
-            slots: Vec::new(),
+            slots: Slots::default(),
             free: Vec::new(),
             extra: HashMap::new(),
+            pids: HashMap::new(),
             ids: Vec::new(),
             bundles: Vec::new(),
             bundle_ids: HashMap::new(),
@@ -214,39 +222,6 @@ impl RootState {
                 }
             }
         }
-    }
-
-    /// Writes `item` into slot `id` under `(dir, name)`.
-    fn write_slot(&mut self, id: u32, item: &Item, dir: u32, name: u32) {
-        let (slot, extra) = self.encode(item, dir, name);
-        self.slots[id as usize] = slot;
-        match extra {
-            Some(e) => self.extra.insert(id, Box::new(e)),
-            None => self.extra.remove(&id),
-        };
-    }
-
-    /// Puts `item` into a new (or free) slot under `(dir, name offset)` and indexes it.
-    fn insert_slot(&mut self, item: &Item, dir: u32, name: u32) {
-        let id = match self.free.pop() {
-            Some(id) => id,
-            None => {
-                self.slots.push(Slot::default());
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.write_slot(id, item, dir, name);
-        self.names.index_item(&self.slots, id);
-    }
-
-    /// Frees slot `id`; compacts the name arena when half of it is garbage.
-    fn free_slot(&mut self, id: u32) {
-        self.names.unindex_item(&self.slots, id);
-        self.slots[id as usize].flags = FREE;
-        self.extra.remove(&id);
-        self.free.push(id);
-        self.names
-            .compact(&mut self.slots, |s| !s.is_free(), |s, n| s.name = n);
     }
 
     fn group_mut(&mut self, producer: Option<&str>) -> (Option<&mut Group>, usize) {
@@ -378,9 +353,10 @@ impl RootState {
     /// Forgets every item and total (the root was removed).
     pub fn clear(&mut self) {
         self.names = Names::default();
-        self.slots = Vec::new();
+        self.slots = Slots::default();
         self.free = Vec::new();
         self.extra = HashMap::new();
+        self.pids = HashMap::new();
         self.bundles.clear();
         self.bundle_ids.clear();
         self.producers.clear();

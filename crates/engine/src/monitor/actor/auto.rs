@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::autoreclaim::run::{run_rule, RunContext};
+use crate::autoreclaim::run::{run_streamed, RunContext};
 use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
 use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
+use super::super::analysis::spool_states;
 use super::super::auto::{AutoMsg, Running, Waiter};
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
@@ -21,7 +22,7 @@ use super::Actor;
 impl Actor {
     /// Starts the first due rule, unless paused, scanning, a drain runs or there are no rules.
     /// Returns true when a run is in progress afterwards.
-    pub(super) fn auto_check(&mut self) -> bool {
+    pub(super) async fn auto_check(&mut self) -> bool {
         if self.auto.running.is_some() {
             return true;
         }
@@ -52,16 +53,19 @@ impl Actor {
                 }
             }
             if let Some(trigger) = autoreclaim::due(rule, self.auto.last_run[i], now, &f) {
-                self.start_auto(i, trigger);
+                self.start_auto(i, trigger).await;
                 return self.auto.running.is_some();
             }
         }
         false
     }
 
-    /// Starts rule `i`'s drain in a blocking task; without a history database nothing runs (no
-    /// audit rows, no deletion) and that is said once.
-    fn start_auto(&mut self, i: usize, trigger: Trigger) {
+    /// Starts rule `i`'s drain: plans from the roots' compact state in a blocking job (the roots
+    /// move into it and back, as for a preview: no copy of the items, the monitor task waits for
+    /// the plan), then executes the spooled plan in a blocking task the monitor task does not
+    /// wait for. Without a history database nothing runs (no audit rows, no deletion) and that
+    /// is said once.
+    async fn start_auto(&mut self, i: usize, trigger: Trigger) {
         let tx = self.auto_tx.clone();
         let now = self.opts.clock.now();
         self.auto.last_run[i] = Some(now);
@@ -88,7 +92,38 @@ impl Actor {
                 ..AutoReclaimProgress::default()
             },
         });
-        let inv = self.inventory();
+        // The plan: from the compact state, moved into a blocking job and back (as a preview's),
+        // its items spooled. The drain then runs beside the monitor task.
+        let policy = crate::reclaim::Policy {
+            older_than: rule.older_than,
+            producers: rule.producers.clone(),
+            protected: self.opts.protected_paths(),
+        };
+        let roots = std::mem::take(&mut self.roots);
+        let catalogue = self.opts.catalogue.clone();
+        let chunk = self.opts.plan_chunk;
+        let res = tokio::task::spawn_blocking(move || {
+            let probe = crate::process::SystemProbe::new();
+            let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                spool_states(&roots, &catalogue, &policy, &probe, now, chunk, |_| {})
+            }));
+            crate::platform::release_free_memory();
+            (roots, planned)
+        })
+        .await;
+        let plan = match res {
+            Ok((roots, planned)) => {
+                self.roots = roots;
+                match planned {
+                    Ok(plan) => plan,
+                    Err(_) => Err(std::io::Error::other("the plan panicked")),
+                }
+            }
+            Err(e) => {
+                self.restart_roots().await;
+                Err(std::io::Error::other(format!("the plan's job failed: {e}")))
+            }
+        };
         let catalogue = self.opts.catalogue.clone();
         let protected = self.opts.protected_paths();
         let db_path = self.opts.db_path.clone().unwrap_or_default();
@@ -97,7 +132,7 @@ impl Actor {
         tracing::debug!(rule = %rule.name, trigger = trigger.as_str(), "auto-reclaim run starts");
         let job = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::snapshot();
-            let now = move || clock.now();
+            let clock_now = move || clock.now();
             let cx = RunContext {
                 catalogue: &catalogue,
                 protected,
@@ -106,9 +141,9 @@ impl Actor {
                 probe: &probe,
                 batch_size: autoreclaim::BATCH_SIZE,
                 cancel: &cancel,
-                now: &now,
+                now: &clock_now,
             };
-            run_rule(&rule, trigger, &inv, &cx, &mut |p| {
+            run_streamed(&rule, trigger, plan, now, &cx, &mut |p| {
                 // The monitor gone: nothing to tell.
                 let _sent = progress_tx.send(AutoMsg::Progress(*p));
             })
@@ -178,7 +213,13 @@ impl Actor {
                 }
             }
         }
-        self.mark_deleted(&out.deleted);
+        if out.unlisted {
+            for i in 0..self.roots.len() {
+                self.debounce.root(i).rescan = true;
+            }
+        } else {
+            self.mark_deleted(&out.deleted);
+        }
         self.analysis_stale = true;
         self.answer_waiters(Some(run));
         self.process_dirty(true).await;
@@ -187,7 +228,7 @@ impl Actor {
 
     /// Files the deleted items as dirty so the next snapshot has them gone (a large drain turns
     /// into a rescan by the dirty-set bound).
-    fn mark_deleted(&mut self, deleted: &[PathBuf]) {
+    pub(super) fn mark_deleted(&mut self, deleted: &[PathBuf]) {
         if deleted.len() > MAX_DIRTY {
             for i in 0..self.roots.len() {
                 self.debounce.root(i).rescan = true;
@@ -217,8 +258,8 @@ impl Actor {
 
     /// A caller waiting for the run in progress or the one a check starts; answered `None` at
     /// once when no rule is due.
-    pub(super) fn auto_wait(&mut self, reply: Waiter) {
-        if self.auto_check() {
+    pub(super) async fn auto_wait(&mut self, reply: Waiter) {
+        if self.auto_check().await {
             self.auto.waiters.push(reply);
         } else if reply.send(Ok(None)).is_err() {
             tracing::debug!("auto-reclaim caller went away");

@@ -7,8 +7,13 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::reclaim::{ReclaimPlan, ReclaimReport};
-use crate::watch::map::{target_of, Target};
+use crate::api::preview::{
+    PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS,
+};
+use crate::reclaim::Policy;
+
+use super::super::analysis::plan_states;
+use super::super::debounce::MAX_DIRTY;
 
 use super::super::{Command, MonitorError};
 use super::{Actor, Flow};
@@ -63,6 +68,11 @@ impl Actor {
                 let res = self.plan(producers, threshold).await;
                 send(reply, res);
             }
+            Command::EstimateReclaim {
+                producers,
+                threshold,
+                reply,
+            } => send(reply, self.estimate(&producers, threshold)),
             Command::ExecuteReclaim { plan_id, reply } => {
                 let res = self.execute(plan_id).await;
                 send(reply, res);
@@ -72,46 +82,135 @@ impl Actor {
                 let fired = self.sample_processes().await;
                 send(reply, Ok(fired));
             }
-            Command::CheckAutoReclaim(reply) => self.auto_wait(reply),
+            Command::CheckAutoReclaim(reply) => self.auto_wait(reply).await,
             Command::Shutdown(ack) => return Flow::Stop(ack),
         }
         Flow::Continue
     }
 
-    /// Plans a reclaim on the current inventory and keeps the plan by its id.
+    /// Plans a reclaim on the current inventory in chunks ([`plan_states`]) and keeps the plan
+    /// by its id (the last [`KEPT_PLANS`]); returns its bounded preview. The roots' states move
+    /// into the blocking job and back (the actor waits for it), so no item is copied.
     async fn plan(
         &mut self,
         producers: Vec<String>,
         threshold: Duration,
-    ) -> Result<ReclaimPlan, MonitorError> {
+    ) -> Result<ReclaimPreview, MonitorError> {
         if let Some(id) = producers
             .iter()
             .find(|id| self.opts.catalogue.rule(id).is_none())
         {
             return Err(MonitorError::UnknownProducer { id: id.clone() });
         }
-        let inv = self.inventory();
+        let policy = Policy {
+            older_than: threshold,
+            producers,
+            protected: self.opts.protected_paths(),
+        };
+        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
-        let protected = self.opts.protected_paths();
-        let plan = tokio::task::spawn_blocking(move || {
-            let probe = crate::process::SystemProbe::snapshot();
-            crate::api::reclaim::plan(
-                &inv, &catalogue, producers, threshold, protected, &probe, now,
-            )
+        let chunk = self.opts.plan_chunk;
+        let res = tokio::task::spawn_blocking(move || {
+            let probe = crate::process::SystemProbe::new();
+            let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                plan_states(&roots, &catalogue, &policy, &probe, now, chunk)
+            }));
+            crate::platform::release_free_memory();
+            (roots, planned)
         })
-        .await
-        .map_err(|e| job("reclaim plan", e))?;
-        self.plans.insert(plan.id.clone(), plan.clone());
-        Ok(plan)
+        .await;
+        let (roots, planned) = match res {
+            Ok(r) => r,
+            Err(e) => {
+                self.restart_roots().await;
+                return Err(job("reclaim plan", e));
+            }
+        };
+        self.roots = roots;
+        let (plan, preview) = match planned {
+            Ok(Ok(p)) => p,
+            Ok(Err(source)) => {
+                return Err(MonitorError::PlanSpool {
+                    dir: std::env::temp_dir(),
+                    source,
+                })
+            }
+            Err(_) => {
+                return Err(MonitorError::Job {
+                    what: "reclaim plan",
+                    message: "panicked".into(),
+                })
+            }
+        };
+        self.plans.retain(|(id, _)| *id != preview.id);
+        self.plans.push((preview.id.clone(), plan));
+        if self.plans.len() > KEPT_PLANS {
+            self.plans.remove(0);
+        }
+        Ok(preview)
     }
 
-    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_audited`] (audit
-    /// rows first), then re-measures what it deleted and publishes.
-    async fn execute(&mut self, plan_id: String) -> Result<ReclaimReport, MonitorError> {
-        let plan = self
+    /// What a reclaim at `threshold` would take now, from the figures' age histograms.
+    fn estimate(
+        &self,
+        producers: &[String],
+        threshold: Duration,
+    ) -> Result<ReclaimEstimate, MonitorError> {
+        if let Some(id) = producers
+            .iter()
+            .find(|id| self.opts.catalogue.rule(id).is_none())
+        {
+            return Err(MonitorError::UnknownProducer { id: id.clone() });
+        }
+        let now = self.opts.clock.now();
+        let takes = self
+            .analysis
+            .take_at(&self.opts.catalogue, producers, threshold, now);
+        let mut out = ReclaimEstimate {
+            threshold_secs: threshold.as_secs(),
+            as_of_unix_secs: self.analysis.computed_at.map_or(0, unix_secs),
+            ..ReclaimEstimate::default()
+        };
+        for (id, t) in takes {
+            out.items += t.items;
+            out.allocated_bytes += t.allocated_bytes;
+            out.freeable_bytes += t.freeable_bytes;
+            out.producers.push(PreviewProducer {
+                producer: id,
+                items: t.items,
+                allocated_bytes: t.allocated_bytes,
+                freeable_bytes: t.freeable_bytes,
+                oldest_age_secs: 0,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The roots' states were lost with a blocking job (only when the runtime shuts down):
+    /// start over.
+    pub(super) async fn restart_roots(&mut self) {
+        tracing::error!("a blocking job over the inventory failed; rescanning");
+        self.roots = self
+            .opts
+            .roots
+            .iter()
+            .cloned()
+            .map(crate::watch::state::RootState::new)
+            .collect();
+        for i in 0..self.roots.len() {
+            self.rescan_root(i).await;
+        }
+    }
+
+    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_streamed_batches`]
+    /// (audit rows first, its items read back batch by batch), then re-measures what it deleted
+    /// and publishes.
+    async fn execute(&mut self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
+        let at = self
             .plans
-            .remove(&plan_id)
+            .iter()
+            .position(|(id, _)| *id == plan_id)
             .ok_or(MonitorError::UnknownPlan { id: plan_id })?;
         let Some(db) = self.recorder.history() else {
             let why = self
@@ -121,31 +220,103 @@ impl Actor {
                 .unwrap_or_default();
             return Err(MonitorError::NoAudit { why });
         };
+        let (_, plan) = self.plans.remove(at);
         let db_path = self.opts.db_path.clone().unwrap_or_default();
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
-        let paths: Vec<PathBuf> = plan.items.iter().map(|p| p.path.clone()).collect();
-        let audited = tokio::task::spawn_blocking(move || {
+        let (result, deleted) = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::snapshot();
-            crate::api::reclaim::execute_audited(&plan, &catalogue, &probe, &db, &db_path, now)
+            let mut result = ReclaimResult::default();
+            let mut deleted = Deleted::default();
+            let audited = crate::api::reclaim::execute_streamed_batches(
+                &plan,
+                &catalogue,
+                &probe,
+                &db,
+                &db_path,
+                now,
+                crate::reclaim::DEFAULT_BATCH_SIZE,
+                &mut |_, batch| {
+                    for d in &batch.deleted {
+                        result.deleted_items += 1;
+                        if result.deleted.len() < RESULT_ITEMS {
+                            result.deleted.push(d.clone());
+                        }
+                        deleted.push(&d.path);
+                    }
+                    std::ops::ControlFlow::Continue(())
+                },
+            )?;
+            let report = audited.report;
+            result.freed_bytes = report.freed_bytes;
+            result.kept_items = report.kept.len() as u64;
+            result.kept = report.kept.into_iter().take(RESULT_ITEMS).collect();
+            result.already_gone_items = report.already_gone.len() as u64;
+            let errors: Vec<_> = report
+                .errors
+                .into_iter()
+                .chain(audited.audit_errors)
+                .collect();
+            result.error_count = errors.len() as u64;
+            result.errors = errors.into_iter().take(RESULT_ITEMS).collect();
+            Ok::<_, MonitorError>((result, deleted))
         })
         .await
         .map_err(|e| job("reclaim", e))??;
-        let mut report = audited.report;
-        report.errors.extend(audited.audit_errors);
         // The watcher sees the deletions too; re-measure now so the caller's next snapshot has them.
-        for p in paths {
-            for (i, st) in self.roots.iter().enumerate() {
-                if let Target::Item { path, .. } = target_of(&st.root, &self.opts.catalogue, &p) {
-                    self.debounce.root(i).items.insert(path);
+        match deleted {
+            Deleted::Paths(paths) => self.mark_deleted(&paths),
+            Deleted::TooMany => {
+                for i in 0..self.roots.len() {
+                    self.debounce.root(i).rescan = true;
                 }
             }
         }
         self.process_dirty(true).await;
         self.refresh_analysis().await;
         self.publish();
-        Ok(report)
+        Ok(result)
     }
+}
+
+/// Plans kept for execute: a preview the user did not act on is dropped after this many newer
+/// ones (each holds a spool: a temp file once long).
+pub(in crate::monitor) const KEPT_PLANS: usize = 4;
+
+/// Deleted items re-measured one by one after an execute; past this many the roots are rescanned
+/// instead (the paths, their dirty entries and their re-measures would cost more memory than the
+/// rescan of what is left after a large reclaim).
+const REMEASURE_MAX: usize = 16_384;
+
+/// The paths an execute deleted, to re-measure; past [`REMEASURE_MAX`] only that there were too
+/// many (the roots are rescanned instead).
+enum Deleted {
+    Paths(Vec<PathBuf>),
+    TooMany,
+}
+
+impl Default for Deleted {
+    fn default() -> Deleted {
+        Deleted::Paths(Vec::new())
+    }
+}
+
+impl Deleted {
+    fn push(&mut self, path: &std::path::Path) {
+        if let Deleted::Paths(paths) = self {
+            if paths.len() >= REMEASURE_MAX.min(MAX_DIRTY) {
+                *self = Deleted::TooMany;
+            } else {
+                paths.push(path.to_path_buf());
+            }
+        }
+    }
+}
+
+/// Whole seconds since the epoch (0 before it).
+fn unix_secs(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// Answers a command; a caller that went away is only logged.

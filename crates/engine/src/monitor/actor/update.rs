@@ -13,6 +13,45 @@ use super::super::debounce::Dirty;
 use super::super::measure::measure_batch;
 use super::Actor;
 
+/// Items in flight between a scan's walk and the state (each about 200 bytes with its path).
+const HANDOFF: usize = 1024;
+
+/// Runs `scan` (a streaming scan, given the visitor of its items) on a thread of its own and loads
+/// each item into `st` on this one: the state's memory is then allocated by one thread, apart from
+/// the walk's short-lived buffers (allocated by the walk's threads, each with its own malloc arena),
+/// so that the pages those free can go back to the OS after the scan instead of staying pinned by
+/// the state's allocations among them. The channel is bounded: a walk faster than the loading
+/// waits.
+fn load_scan<R: Send>(
+    st: &mut RootState,
+    scan: impl FnOnce(&mut (dyn FnMut(crate::inventory::Item) + Send)) -> R + Send,
+) -> R {
+    let (tx, rx) = std::sync::mpsc::sync_channel(HANDOFF);
+    std::thread::scope(|s| {
+        let walk = std::thread::Builder::new()
+            .name("cachewatch-scan".into())
+            .spawn_scoped(s, move || {
+                let mut visit = |item| {
+                    if tx.send(item).is_err() {
+                        tracing::debug!("scan item after the loader stopped");
+                    }
+                };
+                scan(&mut visit)
+            });
+        let walk = match walk {
+            Ok(w) => w,
+            Err(e) => panic!("cannot start a scan thread: {e}"),
+        };
+        for item in rx {
+            st.load_item(&item);
+        }
+        match walk.join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    })
+}
+
 impl Actor {
     /// Scans every root (publishing the progress), then samples the history, computes the
     /// figures and publishes the first full snapshot.
@@ -38,6 +77,9 @@ impl Actor {
             .await;
         self.refresh_analysis().await;
         self.after_update(true).await;
+        // What the first figures, samples and snapshot left free goes back too: the resident set
+        // after the first scan is then what is live.
+        crate::platform::release_free_memory();
     }
 
     /// Scans root `i` afresh and replaces its state. The scan streams ([`crate::scan::scan_root_each`]):
@@ -53,11 +95,11 @@ impl Actor {
         let res = tokio::task::spawn_blocking(move || {
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 st.begin_load();
-                let progress = crate::scan::ScanProgress::new();
-                let summary =
-                    crate::scan::scan_root_each(&st.root.clone(), &*catalogue, &progress, |item| {
-                        st.load_item(&item)
-                    });
+                let root = st.root.clone();
+                let summary = load_scan(&mut st, |visit| {
+                    let progress = crate::scan::ScanProgress::new();
+                    crate::scan::scan_root_each(&root, &*catalogue, &progress, visit)
+                });
                 st.finish_load(summary.total, summary.issues, now);
             }));
             // The scan's buffers are freed: return their pages to the OS.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::inventory::{Captures, Item, Measure};
 
-use super::slot::{Extra, Slot, EXTRA, FREE, HAS_PID, NO_PRODUCER, SYMLINK};
+use super::slot::{Extra, Slot, BUNDLES_INLINE, EXTRA, FREE, HAS_PID, NO_PRODUCER, SYMLINK};
 use super::RootState;
 
 /// `producer` of a slot whose producer id is in its [`Extra`] (the id table is full).
@@ -33,7 +33,7 @@ impl RootState {
         if let Some(&i) = self.bundle_ids.get(b) {
             return Some(i);
         }
-        if self.bundles.len() >= u16::MAX as usize {
+        if self.bundles.len() >= BUNDLES_INLINE as usize {
             return None;
         }
         self.bundles.push(Box::from(b));
@@ -43,17 +43,19 @@ impl RootState {
     }
 
     /// The slot for `item` in dir `dir` under name offset `name`, and what did not fit in it.
+    /// The pid the name captured goes into the root's pid table ([`HAS_PID`]).
     pub(super) fn encode(&mut self, item: &Item, dir: u32, name: u32) -> (Slot, Option<Extra>) {
-        let mut s = Slot {
-            dir,
-            name,
-            ino: item.ino,
-            flags: if item.is_symlink { SYMLINK } else { 0 },
-            producer: NO_PRODUCER,
-            ..Slot::default()
-        };
-        let mut fits =
-            s.set_measure(&item.measure) && item.dev == self.root_dev && item.captures.ts.is_none();
+        let mut s = Slot::default();
+        s.dir = dir;
+        s.name = name;
+        s.flags = if item.is_symlink { SYMLINK } else { 0 };
+        s.producer = NO_PRODUCER;
+        let ino = u32::try_from(item.ino).ok();
+        s.ino = ino.unwrap_or(0);
+        let mut fits = s.set_measure(&item.measure)
+            && ino.is_some()
+            && item.dev == self.root_dev
+            && item.captures.ts.is_none();
         let mut producer = None;
         if let Some(id) = item.producer.as_deref() {
             match self.producer_index(id) {
@@ -65,13 +67,12 @@ impl RootState {
                 }
             }
         }
-        if let Some(pid) = item.captures.pid {
-            s.pid = pid;
+        if item.captures.pid.is_some() {
             s.flags |= HAS_PID;
         }
         if let Some(b) = item.captures.bundle.as_deref() {
             match self.bundle_index(b) {
-                Some(i) => s.bundle = i,
+                Some(i) => s.set_bundle(i),
                 None => fits = false,
             }
         }
@@ -82,6 +83,7 @@ impl RootState {
         let extra = Extra {
             measure: item.measure,
             dev: item.dev,
+            ino: item.ino,
             captures: item.captures.clone(),
             producer,
         };
@@ -109,6 +111,17 @@ impl RootState {
         s.inline_measure()
     }
 
+    /// The allocated bytes of slot `id`.
+    pub(super) fn allocated_of(&self, id: u32) -> u64 {
+        let s = &self.slots[id as usize];
+        if s.flags & EXTRA != 0 {
+            if let Some(e) = self.extra.get(&id) {
+                return e.measure.allocated_bytes;
+            }
+        }
+        s.inline_allocated()
+    }
+
     /// The path of slot `id` relative to the root.
     pub(super) fn rel_path_of(&self, id: u32) -> PathBuf {
         let s = &self.slots[id as usize];
@@ -121,16 +134,19 @@ impl RootState {
         let extra = (s.flags & EXTRA != 0)
             .then(|| self.extra.get(&id))
             .flatten();
-        let (measure, dev, captures) = match extra {
-            Some(e) => (e.measure, e.dev, e.captures.clone()),
+        let (measure, dev, ino, captures) = match extra {
+            Some(e) => (e.measure, e.dev, e.ino, e.captures.clone()),
             None => (
                 s.inline_measure(),
                 self.root_dev,
+                s.ino as u64,
                 Captures {
-                    pid: (s.flags & HAS_PID != 0).then_some(s.pid),
+                    pid: (s.flags & HAS_PID != 0)
+                        .then(|| self.pids.get(&id).copied())
+                        .flatten(),
                     ts: None,
-                    bundle: (s.bundle > 0)
-                        .then(|| self.bundles.get(s.bundle as usize - 1))
+                    bundle: (s.bundle() > 0)
+                        .then(|| self.bundles.get(s.bundle() as usize - 1))
                         .flatten()
                         .map(|b| b.to_string()),
                 },
@@ -143,7 +159,7 @@ impl RootState {
             measure,
             is_symlink: s.flags & SYMLINK != 0,
             dev,
-            ino: s.ino,
+            ino,
         }
     }
 
@@ -154,5 +170,42 @@ impl RootState {
             .enumerate()
             .filter(|(_, s)| s.flags & FREE == 0)
             .map(|(i, _)| i as u32)
+    }
+
+    /// Writes `item` into slot `id` under `(dir, name)`.
+    pub(super) fn write_slot(&mut self, id: u32, item: &Item, dir: u32, name: u32) {
+        let (slot, extra) = self.encode(item, dir, name);
+        self.slots[id as usize] = slot;
+        match extra {
+            Some(e) => self.extra.insert(id, Box::new(e)),
+            None => self.extra.remove(&id),
+        };
+        match item.captures.pid.filter(|_| slot.flags & HAS_PID != 0) {
+            Some(pid) => self.pids.insert(id, pid),
+            None => self.pids.remove(&id),
+        };
+    }
+
+    /// Puts `item` into a new (or free) slot under `(dir, name offset)` and indexes it.
+    pub(super) fn insert_slot(&mut self, item: &Item, dir: u32, name: u32) {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.write_slot(id, item, dir, name);
+        self.names.index_item(&self.slots, id);
+    }
+
+    /// Frees slot `id`; compacts the name arena when half of it is garbage.
+    pub(super) fn free_slot(&mut self, id: u32) {
+        self.names.unindex_item(&self.slots, id);
+        self.slots[id as usize].flags = FREE;
+        self.extra.remove(&id);
+        self.pids.remove(&id);
+        self.free.push(id);
+        self.names.compact(&mut self.slots);
     }
 }

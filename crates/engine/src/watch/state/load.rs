@@ -10,6 +10,7 @@ use std::time::SystemTime;
 use crate::inventory::{Item, Measure, RootScan, ScanIssue};
 
 use super::groups::{DirEntryStat, TopList, TOP_ITEMS, TOP_UNATTRIBUTED};
+use super::pages::Slots;
 use super::store::{Names, ROOT_DIR};
 use super::RootState;
 
@@ -69,7 +70,8 @@ impl RootState {
         }
         self.record_dir_mtimes();
         self.names.shrink(&self.slots);
-        self.slots.shrink_to_fit();
+        self.extra.shrink_to_fit();
+        self.pids.shrink_to_fit();
         self.scanned_at = Some(now);
         self.scans += 1;
         self.gone = !self.root.canonical.is_dir();
@@ -114,7 +116,7 @@ impl RootState {
             } else {
                 TOP_UNATTRIBUTED
             };
-            let bytes = self.measure_of(id).allocated_bytes;
+            let bytes = self.allocated_of(id);
             let list = fresh.entry(producer).or_default();
             let cand = (bytes, id);
             let fits = list.len() < cap
@@ -153,11 +155,11 @@ impl RootState {
 }
 
 /// Largest first, ties by path (compared by name within one dir, else by the rebuilt paths).
-fn rank(names: &Names, slots: &[super::slot::Slot], a: &(u64, u32), b: &(u64, u32)) -> Ordering {
+fn rank(names: &Names, slots: &Slots, a: &(u64, u32), b: &(u64, u32)) -> Ordering {
     b.0.cmp(&a.0).then_with(|| {
         let (sa, sb) = (&slots[a.1 as usize], &slots[b.1 as usize]);
         if sa.dir == sb.dir {
-            names.arena.get(sa.name).cmp(names.arena.get(sb.name))
+            names.arena.get(sa.name).cmp(&names.arena.get(sb.name))
         } else {
             let pa = names.item_path(sa.dir, sa.name);
             let pb = names.item_path(sb.dir, sb.name);

@@ -8,8 +8,9 @@
 //! polling roots are therefore also rescanned in full every
 //! [`crate::monitor::POLL_FULL_EVERY`] polls.
 
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::slot::encode_time;
 use super::store::ROOT_DIR;
@@ -48,16 +49,25 @@ impl RootState {
     /// re-measures [`PollReport::changed`].
     pub fn poll_dirs(&mut self) -> PollReport {
         let mut out = PollReport::default();
+        // One buffer for every item's absolute path: no allocation per item.
+        let mut buf = self.root.canonical.as_os_str().as_bytes().to_vec();
+        if buf.last() == Some(&b'/') {
+            buf.pop();
+        }
+        let base = buf.len();
         for id in self.live() {
-            let path = self.root.canonical.join(self.rel_path_of(id));
+            buf.truncate(base);
+            let s = &self.slots[id as usize];
+            self.names.append_path(s.dir, Some(s.name), &mut buf);
+            let path = Path::new(OsStr::from_bytes(&buf));
             out.stats += 1;
             let newest = encode_time(self.measure_of(id).newest_mtime).unwrap_or(u64::MAX);
-            let moved = match std::fs::symlink_metadata(&path) {
+            let moved = match std::fs::symlink_metadata(path) {
                 Ok(md) => mtime_of(&md) > newest,
                 Err(_) => true,
             };
             if moved {
-                out.changed.push(path);
+                out.changed.push(path.to_path_buf());
             }
         }
         for id in 0..self.names.dirs.len() {

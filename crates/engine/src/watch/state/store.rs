@@ -1,72 +1,24 @@
-//! The compact item store of a root: names interned in one arena, the dirs between the root and
-//! the items as ids (parent id + name), and one fixed-size [`Slot`] per item, found by a hash table
+//! The compact item store of a root: names interned in one arena ([`Arena`]), the dirs between the root and
+//! the items as ids (parent id + name), and one fixed-size [`super::slot::Slot`] per item, found by a hash table
 //! of slot ids keyed by (parent dir id, name).
 //!
-//! Per item this costs the slot (64 bytes), its name in the arena (its length + 1 or 2 bytes) and
-//! about 6 bytes of hash table: about 90 bytes for a `gpuarchiver-XXXXXX` dir, against about 400
-//! for a `BTreeMap<Box<Path>, Entry>` with a full `Measure` and an owned path.
+//! Per item this costs the slot (40 bytes), its name in the arena (1 or 2 bytes of length, 1 of
+//! prefix id when it has one, and the rest of its bytes) and about 7 bytes of hash table: about 56
+//! bytes for a `gpuarchiver-XXXXXX` dir, against about 400 for a `BTreeMap<Box<Path>, Entry>` with
+//! a full `Measure` and an owned path.
 
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use hashbrown::HashTable;
 
+use super::arena::Arena;
 use super::groups::DirEntryStat;
+use super::pages::Slots;
 
 /// The root dir's id.
 pub(super) const ROOT_DIR: u32 = 0;
-
-/// Every name once, each as a length (1 byte below 128, else 2 bytes) followed by its bytes.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Arena {
-    bytes: Vec<u8>,
-    /// Bytes of names no longer referenced (removed items), reclaimed by a compaction.
-    pub(super) garbage: usize,
-}
-
-impl Arena {
-    /// Appends `name`; returns its offset.
-    pub(super) fn push(&mut self, name: &[u8]) -> u32 {
-        let at = self.bytes.len() as u32;
-        let len = name.len().min(0x7fff);
-        if len < 0x80 {
-            self.bytes.push(len as u8);
-        } else {
-            self.bytes.push(0x80 | (len >> 8) as u8);
-            self.bytes.push(len as u8);
-        }
-        self.bytes.extend_from_slice(&name[..len]);
-        at
-    }
-
-    /// The name at `at`.
-    pub(super) fn get(&self, at: u32) -> &[u8] {
-        let at = at as usize;
-        let b0 = self.bytes[at] as usize;
-        let (len, start) = if b0 < 0x80 {
-            (b0, at + 1)
-        } else {
-            (((b0 & 0x7f) << 8) | self.bytes[at + 1] as usize, at + 2)
-        };
-        &self.bytes[start..start + len]
-    }
-
-    /// Bytes the name at `at` takes (to count it as garbage).
-    pub(super) fn size_of(&self, at: u32) -> usize {
-        let n = self.get(at).len();
-        n + if n < 0x80 { 1 } else { 2 }
-    }
-
-    /// Bytes held.
-    pub(super) fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    pub(super) fn shrink(&mut self) {
-        self.bytes.shrink_to_fit();
-    }
-}
 
 /// A dir between the root and its items (or a top-level item dir whose own entry is a baseline).
 #[derive(Debug, Clone, Copy)]
@@ -111,15 +63,20 @@ impl Default for Names {
     }
 }
 
-/// What the item index needs to know of a slot: its parent dir and name offset.
-pub(super) trait Keyed {
-    /// `(parent dir id, name offset)`.
-    fn key(&self) -> (u32, u32);
+/// `(parent dir id, name offset)` of slot `id`.
+fn key(slots: &Slots, id: u32) -> (u32, u32) {
+    let s = &slots[id as usize];
+    (s.dir, s.name)
 }
 
 fn hash(h: &hashbrown::DefaultHashBuilder, dir: u32, name: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     h.hash_one((dir, name))
+}
+
+/// [`hash`] of the name at `at` in `arena`.
+fn hash_at(h: &hashbrown::DefaultHashBuilder, arena: &Arena, dir: u32, at: u32) -> u64 {
+    arena.with(at, |name| hash(h, dir, name))
 }
 
 /// The normal components of `rel`; `None` when it has any other (`..`, a root).
@@ -139,7 +96,7 @@ impl Names {
         self.dir_index
             .find(h, |&id| {
                 let d = &self.dirs[id as usize];
-                d.parent == parent && self.arena.get(d.name) == name
+                d.parent == parent && self.arena.is(d.name, name)
             })
             .copied()
     }
@@ -161,7 +118,7 @@ impl Names {
         let (dirs, arena, hasher) = (&self.dirs, &self.arena, &self.hasher);
         self.dir_index.insert_unique(h, id, |&i| {
             let d = &dirs[i as usize];
-            hash(hasher, d.parent, arena.get(d.name))
+            hash_at(hasher, arena, d.parent, d.name)
         });
         id
     }
@@ -199,31 +156,31 @@ impl Names {
     }
 
     /// The slot of the item `name` in dir `dir`.
-    pub(super) fn find_item<S: Keyed>(&self, slots: &[S], dir: u32, name: &[u8]) -> Option<u32> {
+    pub(super) fn find_item(&self, slots: &Slots, dir: u32, name: &[u8]) -> Option<u32> {
         let h = hash(&self.hasher, dir, name);
         self.item_index
             .find(h, |&i| {
-                let (d, n) = slots[i as usize].key();
-                d == dir && self.arena.get(n) == name
+                let (d, n) = key(slots, i);
+                d == dir && self.arena.is(n, name)
             })
             .copied()
     }
 
     /// Indexes slot `id` (its key must be set and new).
-    pub(super) fn index_item<S: Keyed>(&mut self, slots: &[S], id: u32) {
-        let (dir, name) = slots[id as usize].key();
-        let h = hash(&self.hasher, dir, self.arena.get(name));
+    pub(super) fn index_item(&mut self, slots: &Slots, id: u32) {
+        let (dir, name) = key(slots, id);
+        let h = hash_at(&self.hasher, &self.arena, dir, name);
         let (arena, hasher) = (&self.arena, &self.hasher);
         self.item_index.insert_unique(h, id, |&i| {
-            let (d, n) = slots[i as usize].key();
-            hash(hasher, d, arena.get(n))
+            let (d, n) = key(slots, i);
+            hash_at(hasher, arena, d, n)
         });
     }
 
     /// Takes slot `id` out of the index and counts its name as garbage.
-    pub(super) fn unindex_item<S: Keyed>(&mut self, slots: &[S], id: u32) {
-        let (dir, name) = slots[id as usize].key();
-        let h = hash(&self.hasher, dir, self.arena.get(name));
+    pub(super) fn unindex_item(&mut self, slots: &Slots, id: u32) {
+        let (dir, name) = key(slots, id);
+        let h = hash_at(&self.hasher, &self.arena, dir, name);
         if let Ok(e) = self.item_index.find_entry(h, |&i| i == id) {
             e.remove();
         }
@@ -232,25 +189,51 @@ impl Names {
 
     /// The path of dir `id` relative to the root.
     pub(super) fn dir_path(&self, id: u32) -> PathBuf {
-        let mut parts: Vec<&[u8]> = Vec::new();
-        let mut at = id;
-        while at != ROOT_DIR {
-            let d = &self.dirs[at as usize];
-            parts.push(self.arena.get(d.name));
-            at = d.parent;
-        }
-        let mut out = PathBuf::new();
-        for p in parts.iter().rev() {
-            out.push(OsStr::from_bytes(p));
-        }
-        out
+        self.path_of(id, None)
     }
 
     /// The path of the item `(dir, name)` relative to the root.
     pub(super) fn item_path(&self, dir: u32, name: u32) -> PathBuf {
-        let mut out = self.dir_path(dir);
-        out.push(OsStr::from_bytes(self.arena.get(name)));
-        out
+        self.path_of(dir, Some(name))
+    }
+
+    /// The path of dir `dir` relative to the root, with the name at `name` joined.
+    fn path_of(&self, dir: u32, name: Option<u32>) -> PathBuf {
+        let mut out: Vec<u8> = Vec::new();
+        self.append_path(dir, name, &mut out);
+        if !out.is_empty() {
+            out.remove(0);
+        }
+        PathBuf::from(OsString::from_vec(out))
+    }
+
+    /// Appends `/` and each component of the path of dir `dir` (relative to the root) to `out`,
+    /// then `/` and the name at `name`: no allocation but `out`'s growth.
+    pub(super) fn append_path(&self, dir: u32, name: Option<u32>, out: &mut Vec<u8>) {
+        let mut depth = 0;
+        let mut at = dir;
+        while at != ROOT_DIR {
+            depth += 1;
+            at = self.dirs[at as usize].parent;
+        }
+        // Components from the root down: walk up to the i-th ancestor each time (depth is small).
+        for i in (0..depth).rev() {
+            let mut at = dir;
+            for _ in 0..i {
+                at = self.dirs[at as usize].parent;
+            }
+            self.append_name(self.dirs[at as usize].name, out);
+        }
+        if let Some(n) = name {
+            self.append_name(n, out);
+        }
+    }
+
+    fn append_name(&self, at: u32, out: &mut Vec<u8>) {
+        let (prefix, rest) = self.arena.parts(at);
+        out.push(b'/');
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(rest);
     }
 
     /// True when dir `id` is `ancestor` or below it.
@@ -273,37 +256,31 @@ impl Names {
 
     /// Rewrites the arena with only the names in use (dirs and `slots`), when at least half of it
     /// is garbage. `set_name` moves a slot's name offset.
-    pub(super) fn compact<S: Keyed>(
-        &mut self,
-        slots: &mut [S],
-        live: impl Fn(&S) -> bool,
-        set_name: impl Fn(&mut S, u32),
-    ) {
+    pub(super) fn compact(&mut self, slots: &mut Slots) {
         if self.arena.garbage * 2 < self.arena.len() || self.arena.len() < 1 << 16 {
             return;
         }
         let mut fresh = Arena::default();
         for d in &mut self.dirs {
-            d.name = fresh.push(self.arena.get(d.name));
+            d.name = self.arena.with(d.name, |n| fresh.push(n));
         }
-        for s in slots.iter_mut().filter(|s| live(s)) {
-            let (_, n) = s.key();
-            set_name(s, fresh.push(self.arena.get(n)));
+        for s in slots.iter_mut().filter(|s| !s.is_free()) {
+            s.name = self.arena.with(s.name, |n| fresh.push(n));
         }
         fresh.shrink();
         self.arena = fresh;
     }
 
     /// Frees the tables' spare capacity (after a full load).
-    pub(super) fn shrink<S: Keyed>(&mut self, slots: &[S]) {
+    pub(super) fn shrink(&mut self, slots: &Slots) {
         let (dirs, arena, hasher) = (&self.dirs, &self.arena, &self.hasher);
         self.dir_index.shrink_to_fit(|&i| {
             let d = &dirs[i as usize];
-            hash(hasher, d.parent, arena.get(d.name))
+            hash_at(hasher, arena, d.parent, d.name)
         });
         self.item_index.shrink_to_fit(|&i| {
-            let (d, n) = slots[i as usize].key();
-            hash(hasher, d, arena.get(n))
+            let (d, n) = key(slots, i);
+            hash_at(hasher, arena, d, n)
         });
         self.arena.shrink();
         self.dirs.shrink_to_fit();

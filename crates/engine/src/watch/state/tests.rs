@@ -164,7 +164,8 @@ fn a_poll_reports_only_what_moved() {
 }
 
 /// What does not fit in a slot (freeable below allocated, another device, a `ts` capture, a time
-/// before 1970) comes back exactly, and so does what fits.
+/// before 1970, an inode past 2^32, more files than 65535, bytes not a multiple of 512 or past
+/// 4 GiB apparent) comes back exactly, and so does what fits, names with and without a prefix.
 #[test]
 fn items_come_back_exactly_as_they_went_in() {
     let dir = tempfile::tempdir().unwrap();
@@ -174,10 +175,25 @@ fn items_come_back_exactly_as_they_went_in() {
     let t = |s: u64, n: u32| Some(SystemTime::UNIX_EPOCH + std::time::Duration::new(s, n));
     let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(&root.canonical).unwrap());
     let mut items = Vec::new();
-    for (i, name) in ["plain", "shared", "otherdev", "ts", "old", "bundle"]
-        .iter()
-        .enumerate()
-    {
+    let long = format!("cache-{}", "x".repeat(240));
+    let names = [
+        "plain",
+        "shared",
+        "otherdev",
+        "ts",
+        "old",
+        "bundle",
+        "bigino",
+        "manyfiles",
+        "oddbytes",
+        "bigapparent",
+        "nopid",
+        "gpuarchiver-AbC123",
+        "gpuarchiver-ZzZ999",
+        "com.apple.x",
+        long.as_str(),
+    ];
+    for (i, name) in names.iter().enumerate() {
         let path = root.canonical.join(format!("x/{name}"));
         let mut it = item(&path, Some("p"), 8192 * (i as u64 + 1), 3);
         it.measure.newest_mtime = t(1_700_000_000 + i as u64, 999_999_999);
@@ -194,6 +210,14 @@ fn items_come_back_exactly_as_they_went_in() {
                     Some(SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(5))
             }
             "bundle" => it.captures.bundle = Some("com.example.runner".into()),
+            "bigino" => it.ino = u32::MAX as u64 + 7,
+            "manyfiles" => it.measure.files = 70_000,
+            "oddbytes" => {
+                it.measure.allocated_bytes = 1000;
+                it.measure.freeable_bytes = 1000
+            }
+            "bigapparent" => it.measure.apparent_bytes = 5 << 30,
+            "nopid" => it.captures.pid = None,
             _ => {}
         }
         st.load_item(&it);
@@ -233,4 +257,68 @@ fn a_structure_dir_measured_as_no_item_keeps_its_items() {
     assert_eq!(st.apply_not_item(&s, None), -(8192 + 4096));
     assert_eq!(st.item_count(), 0);
     assert_eq!(st.total.allocated_bytes, 0);
+}
+
+/// Names keep their bytes through the prefix table, its overflow (past 256 prefixes names are kept
+/// whole) and the compaction after many removals; each is found again by its path.
+#[test]
+fn names_survive_prefixes_their_overflow_and_compaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    let name = |i: usize| match i % 4 {
+        0 => format!("p{i}-tail"),
+        1 => format!("gpuarchiver-{i:06}"),
+        2 => format!("noseparator{i}"),
+        _ => format!("{}.{i}", "long".repeat(20)),
+    };
+    let n = 40_000;
+    for i in 0..n {
+        let p = root.canonical.join("d").join(name(i));
+        st.apply(&p, Some(item(&p, Some("p"), 512 * (i as u64 + 1), 1)));
+    }
+    // Removing most items compacts the arena (more than half of it garbage).
+    for i in (0..n).filter(|i| i % 5 != 0) {
+        st.apply(&root.canonical.join("d").join(name(i)), None);
+    }
+    let want: BTreeSet<PathBuf> = (0..n)
+        .filter(|i| i % 5 == 0)
+        .map(|i| PathBuf::from("d").join(name(i)))
+        .collect();
+    let got: BTreeSet<PathBuf> = st.items().into_iter().map(|(p, _)| p).collect();
+    assert_eq!(got, want);
+    for rel in &want {
+        assert!(st.measure_at(rel).is_some(), "{rel:?} not found");
+    }
+    // Compacted: at most half of the arena is garbage (without compaction, 4/5 of it would be).
+    assert!(st.names.arena.len() >= 1 << 16);
+    assert!(st.names.arena.garbage * 2 < st.names.arena.len());
+    assert_eq!(
+        st.total.allocated_bytes,
+        (0..n as u64)
+            .filter(|i| i % 5 == 0)
+            .map(|i| 512 * (i + 1))
+            .sum::<u64>()
+    );
+}
+
+/// Past the bundle names a slot holds (15 per root), items keep their bundle in the side table.
+#[test]
+fn many_bundles_come_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    st.begin_load();
+    let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(&root.canonical).unwrap());
+    let mut want = Vec::new();
+    for i in 0..40 {
+        let path = root.canonical.join(format!("x/clone-{i:02}"));
+        let mut it = item(&path, Some("p"), 4096, 1);
+        it.dev = dev;
+        it.captures.bundle = Some(format!("com.example.app{}", i % 20));
+        st.load_item(&it);
+        want.push(it);
+    }
+    let got: Vec<Item> = st.items().into_iter().map(|(_, i)| i).collect();
+    assert_eq!(got, want);
 }
