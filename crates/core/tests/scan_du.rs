@@ -468,12 +468,19 @@ fn check_unreadable(r: &Path) {
         .map(|i| i.path.strip_prefix(r).unwrap().to_path_buf())
         .collect();
     denied.sort();
-    let want: Vec<PathBuf> = ["none", "noread", "nosearch/f", "nosearch/sub"]
-        .iter()
-        .map(PathBuf::from)
-        .collect();
+    // `ok/deep/locked` is opened relative to its parent's fd: reported with its whole path.
+    let want: Vec<PathBuf> = [
+        "none",
+        "noread",
+        "nosearch/f",
+        "nosearch/sub",
+        "ok/deep/locked",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
     assert_eq!(denied, want, "{:?}", scan.issues);
-    assert_eq!(scan.issues.len(), 4);
+    assert_eq!(scan.issues.len(), 5);
 }
 
 #[test]
@@ -497,6 +504,8 @@ fn unreadable_dirs_are_issues_and_their_own_entry_counts() {
     set_mode(&r.join("none"), 0o000);
     set_mode(&r.join("noread"), 0o333);
     set_mode(&r.join("nosearch"), 0o666);
+    write(&r.join("ok/deep/locked/f"), 3000);
+    set_mode(&r.join("ok/deep/locked"), 0o000);
     let is_root = unsafe_free_euid_is_root();
     if !is_root {
         check_unreadable(&r);
@@ -523,7 +532,7 @@ fn unreadable_dirs_are_issues_and_their_own_entry_counts() {
         assert!(out.status.success(), "child failed:\n{text}\n{err}");
         assert!(text.contains("1 passed"), "child ran the test:\n{text}");
     }
-    for d in ["none", "noread", "nosearch"] {
+    for d in ["none", "noread", "nosearch", "ok/deep/locked"] {
         set_mode(&r.join(d), 0o755);
     }
 }

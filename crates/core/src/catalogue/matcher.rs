@@ -1,13 +1,20 @@
 //! The compiled form of the rules: one `GlobSet` per (root kind, depth), plus the rules' regexes.
 
+mod dfa;
+mod prefix;
+mod rx;
+
 use std::cell::RefCell;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 
-use super::Rule;
+use self::dfa::Resumable;
+use self::rx::Rx;
+use super::{Catalogue, Rule};
 use crate::inventory::Captures;
 use crate::roots::RootKind;
 
@@ -18,6 +25,8 @@ const TS_MILLIS_ABOVE: u64 = 100_000_000_000;
 #[derive(Debug, Clone)]
 struct DepthSet {
     set: GlobSet,
+    /// The same globs as one DFA resuming after a dir's prefix (glob index = pattern id).
+    dfa: Option<Resumable>,
     /// Glob index in `set` → rule index.
     rule_of: Vec<usize>,
 }
@@ -36,14 +45,21 @@ pub(super) struct RuleRegex {
     pub(super) path: Option<Regex>,
 }
 
-/// A depth's glob set being built, with the rule index of each glob.
-type Pending = (GlobSetBuilder, Vec<usize>);
+/// A rule's regexes as [`Compiled`] runs them.
+#[derive(Debug, Clone, Default)]
+struct RuleRx {
+    name: Option<Rx>,
+    path: Option<Rx>,
+}
+
+/// A depth's glob set being built, with the rule index and the regex of each glob.
+type Pending = (GlobSetBuilder, Vec<usize>, Vec<String>);
 
 /// The matcher for all rules.
 #[derive(Debug, Clone)]
 pub(super) struct Compiled {
     kinds: Vec<KindSet>,
-    regexes: Vec<RuleRegex>,
+    regexes: Vec<RuleRx>,
     /// Structure globs: (root kind index, matcher, rule index). Few, so matched one by one.
     structure: Vec<(usize, globset::GlobMatcher, usize)>,
 }
@@ -126,9 +142,11 @@ impl Compiled {
                     if per_kind.len() < depth {
                         per_kind.resize_with(depth, || None);
                     }
-                    let slot =
-                        per_kind[depth - 1].get_or_insert_with(|| (GlobSetBuilder::new(), vec![]));
-                    slot.0.add(compile_glob(glob).map_err(|e| (ri, gi, e))?);
+                    let slot = per_kind[depth - 1]
+                        .get_or_insert_with(|| (GlobSetBuilder::new(), vec![], vec![]));
+                    let glob = compile_glob(glob).map_err(|e| (ri, gi, e))?;
+                    slot.2.push(glob.regex().to_owned());
+                    slot.0.add(glob);
                     slot.1.push(ri);
                 }
             }
@@ -139,10 +157,12 @@ impl Compiled {
             for slot in per_kind {
                 depths.push(match slot {
                     None => None,
-                    Some((builder, rule_of)) => {
+                    Some((builder, rule_of, regexes)) => {
                         let first = rule_of.first().copied().unwrap_or(0);
                         let set = builder.build().map_err(|e| (first, 0, e))?;
-                        Some(DepthSet { set, rule_of })
+                        let regexes: Vec<&str> = regexes.iter().map(String::as_str).collect();
+                        let dfa = Resumable::globs(&regexes);
+                        Some(DepthSet { set, dfa, rule_of })
                     }
                 });
             }
@@ -159,6 +179,13 @@ impl Compiled {
                         Some((kind_index(kind), m, ri))
                     })
                 })
+            })
+            .collect();
+        let regexes = regexes
+            .into_iter()
+            .map(|r| RuleRx {
+                name: r.name.map(Rx::new),
+                path: r.path.map(Rx::new),
             })
             .collect();
         Ok(Compiled {
@@ -190,10 +217,21 @@ impl Compiled {
             static HITS: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
         }
         let ds = self.depth_set(kind, rel)?;
-        let candidate = Candidate::new(rel);
         HITS.with(|hits| {
             let mut hits = hits.borrow_mut();
-            ds.set.matches_candidate_into(&candidate, &mut hits);
+            let bytes = rel.as_os_str().as_bytes();
+            let cut = bytes.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+            let by_dfa = ds
+                .dfa
+                .as_ref()
+                .and_then(|d| d.matches_at_end(bytes, cut, &mut hits));
+            if by_dfa.is_some() {
+                hits.sort_unstable();
+                hits.dedup();
+            } else {
+                ds.set
+                    .matches_candidate_into(&Candidate::new(rel), &mut hits);
+            }
             hits.iter()
                 .map(|&g| ds.rule_of[g])
                 .find_map(|ri| self.captures(ri, rel).map(|c| (ri, c)))
@@ -224,7 +262,10 @@ impl Compiled {
     }
 
     fn depth_set(&self, kind: RootKind, rel: &Path) -> Option<&DepthSet> {
-        let depth = depth_of(rel)?;
+        let depth = match plain_parts(rel) {
+            Some((depth, _)) => depth,
+            None => depth_of(rel)?,
+        };
         self.kinds[kind_index(kind)].depths.get(depth - 1)?.as_ref()
     }
 
@@ -233,41 +274,50 @@ impl Compiled {
         let rx = &self.regexes[ri];
         let mut out = Captures::default();
         if let Some(name_rx) = &rx.name {
-            let name = rel.file_name()?.to_string_lossy();
-            apply(&mut out, name_rx, &name)?;
+            let name = match plain_parts(rel) {
+                Some((_, name)) => name,
+                None => rel.file_name()?.as_bytes(),
+            };
+            name_rx.apply(&mut out, name)?;
         }
         if let Some(path_rx) = &rx.path {
-            apply(&mut out, path_rx, &rel.to_string_lossy())?;
+            path_rx.apply_path(&mut out, rel.as_os_str().as_bytes())?;
         }
         Some(out)
     }
 }
 
-/// Matches `rx` on `text`: `None` when it does not match, else fills `out`. A regex without
-/// `pid`, `ts` or `bundle` groups runs as a plain match (faster than capturing).
-fn apply(out: &mut Captures, rx: &Regex, text: &str) -> Option<()> {
-    let wanted = rx
-        .capture_names()
-        .flatten()
-        .any(|n| matches!(n, "pid" | "ts" | "bundle"));
-    if !wanted {
-        return rx.is_match(text).then_some(());
+/// The depth and last component of `rel` when it is written plainly (as the scan builds paths:
+/// `/`-separated names, none empty, `.` or `..`), read off its bytes; `None` for any other
+/// spelling, which then goes through [`Path::components`].
+fn plain_parts(rel: &Path) -> Option<(usize, &[u8])> {
+    let bytes = rel.as_os_str().as_bytes();
+    let mut depth = 1;
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'/' {
+            if !plain_name(&bytes[start..i]) {
+                return None;
+            }
+            depth += 1;
+            start = i + 1;
+        }
     }
-    let caps = rx.captures(text)?;
-    fill(out, rx, &caps);
-    Some(())
+    let last = &bytes[start..];
+    plain_name(last).then_some((depth, last))
 }
 
-/// Copies the `pid`, `ts`, `bundle` captures that matched into `out`.
-fn fill(out: &mut Captures, rx: &Regex, caps: &regex::Captures<'_>) {
-    for name in rx.capture_names().flatten() {
-        let Some(m) = caps.name(name) else { continue };
-        match name {
-            "pid" => out.pid = m.as_str().parse().ok().or(out.pid),
-            "ts" => out.ts = parse_ts(m.as_str()).or(out.ts),
-            "bundle" => out.bundle = Some(m.as_str().to_owned()),
-            _ => {}
-        }
+/// Not empty, `.` or `..`.
+fn plain_name(name: &[u8]) -> bool {
+    !matches!(name, b"" | b"." | b"..")
+}
+
+impl Catalogue {
+    /// The rule claiming `rel` itself (as [`Catalogue::classify`]) and its captures, without the
+    /// [`super::Match`]'s copy of `rel`: the scan asks this of every entry a glob may claim.
+    pub(crate) fn claim(&self, kind: RootKind, rel: &Path) -> Option<(&Rule, Captures)> {
+        let (index, captures) = self.compiled.classify(kind, rel)?;
+        Some((&self.rules[index], captures))
     }
 }
 

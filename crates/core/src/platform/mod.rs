@@ -22,7 +22,17 @@ mod fd_linux;
 #[cfg(target_os = "macos")]
 mod fd_macos;
 
+mod scan_fs;
+#[cfg(not(target_os = "macos"))]
+mod scan_fs_linux;
+#[cfg(target_os = "macos")]
+mod scan_fs_macos;
+
 pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
+pub(crate) use scan_fs::{
+    is_replaced, open_dir_at, open_dir_path, open_files_limit, scan_stat_at, Listing, ScanKind,
+    ScanStat,
+};
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,12 +1,11 @@
 //! [`Acc`]: the sums over a subtree while it is walked (allocated, apparent and freeable bytes,
 //! files, dirs, newest and oldest mtime), merged bottom-up and turned into a [`Measure`].
 
-use std::fs::Metadata;
-use std::os::unix::fs::MetadataExt;
 use std::time::SystemTime;
 
 use super::stat::LinkSet;
 use crate::inventory::Measure;
+use crate::platform::ScanStat;
 
 /// Sums over a subtree while it is walked; becomes a [`Measure`] once the item's birth time is known.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -21,17 +20,22 @@ pub(crate) struct Acc {
 }
 
 impl Acc {
-    /// The entry's own sizes; nothing when it is a further link of an inode already counted.
-    pub(crate) fn of(md: &Metadata, links: &LinkSet) -> Acc {
-        if !links.first_sight(md) {
-            return Acc::default();
+    /// The entry's own sizes; for a further link of an inode already counted, only its mtime (the
+    /// item's newest mtime covers every entry in it, whichever item counted the inode's bytes).
+    pub(crate) fn of(st: &ScanStat, links: &LinkSet) -> Acc {
+        let mtime = st.mtime;
+        if !links.first_sight(st) {
+            return Acc {
+                newest_mtime: mtime,
+                oldest_mtime: mtime,
+                ..Acc::default()
+            };
         }
-        let mtime = md.modified().ok();
-        let is_dir = md.is_dir();
+        let is_dir = st.is_dir();
         Acc {
-            allocated_bytes: md.blocks() * 512,
-            apparent_bytes: md.size(),
-            freeable_bytes: md.blocks() * 512,
+            allocated_bytes: st.blocks * 512,
+            apparent_bytes: st.size,
+            freeable_bytes: st.blocks * 512,
             files: u64::from(!is_dir),
             dirs: u64::from(is_dir),
             newest_mtime: mtime,

@@ -1,16 +1,20 @@
 //! The streaming scan: [`scan_root_each`] hands each finished item to a visitor and keeps only the
 //! root's summary, so memory does not grow with the number of items.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
-use super::stat::{birth_time, stat_path, Stat};
+use super::shard::Merged;
+use super::stat::{stat_path, Stat};
 use super::walk::{Acc, Walker};
 use super::{in_pool, private_bytes_from, Classify, ScanProgress};
 use crate::inventory::{IssueKind, Item, Measure, RootScan, ScanIssue};
+use crate::platform::ScanStat;
 use crate::roots::Root;
+
+/// Items a walk thread holds before handing them to the visitor at once.
+const VISIT_BATCH: usize = 64;
 
 /// The scan of one root without its items: what [`scan_root_each`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +60,8 @@ impl RootSummary {
 ///
 /// Memory stays flat in the number of items: nothing of an item is kept once `visit` returned.
 /// `visit` runs on the walk's threads, one call at a time (serialized by a lock), so a slow visitor
-/// slows the walk. `progress` counts entries and items as they go (also inside a big root) and is
+/// slows the walk; each walk thread hands its finished items over 64 at a time (and the rest
+/// before this returns). `progress` counts entries and items as they go (also inside a big root) and is
 /// checked for a cancel before each dir is listed ([`ScanProgress`]).
 ///
 /// Never fails: a root that vanished gives an empty summary with one issue.
@@ -81,7 +86,7 @@ where
         cancelled: false,
     };
     let md = match stat_path(&root.canonical) {
-        Stat::Found(md) => md,
+        Stat::Found(md) => ScanStat::of(&md),
         Stat::Vanished => {
             summary.issues.push(ScanIssue {
                 path: root.canonical.clone(),
@@ -95,12 +100,29 @@ where
             return summary;
         }
     };
-    let visit = Mutex::new(visit);
-    let sink = |item: Item| (visit.lock().unwrap_or_else(|p| p.into_inner()))(item);
+    // The visitor and the number of items handed to it, under one lock, taken once per
+    // `VISIT_BATCH` items a walk thread finished (so 700k items do not contend 700k times).
+    let visit = Mutex::new((visit, 0u64));
+    let hand_over = |items: &mut Vec<Item>| {
+        let mut v = visit.lock().unwrap_or_else(|p| p.into_inner());
+        for item in items.drain(..) {
+            v.1 += 1;
+            (v.0)(item);
+        }
+    };
+    let pending: Merged<Vec<Item>> = Merged::default();
+    let sink = |item: Item| {
+        pending.with(|items| {
+            items.push(item);
+            if items.len() >= VISIT_BATCH {
+                hand_over(items);
+            }
+        });
+    };
     let walker = Walker::new(
         root.kind,
         rules,
-        md.dev(),
+        md.dev,
         private_bytes_from(root),
         &sink,
         progress,
@@ -109,20 +131,18 @@ where
     let own = walker.own(&md, || root.canonical.clone());
     let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
     let loose = if md.is_dir() {
-        in_pool(|| walker.children(&root.canonical, top_rel, 0))
+        in_pool(|| walker.contents(&root.canonical, top_rel, 0))
     } else {
         Acc::default()
     };
+    pending.each(|items| hand_over(items));
     summary.vanished = walker.vanished.load(Ordering::Relaxed);
     summary.non_utf8_names = walker.non_utf8_names.load(Ordering::Relaxed);
     summary.other_device = walker.other_device.load(Ordering::Relaxed);
-    summary.items = walker.items.load(Ordering::Relaxed);
+    summary.items = visit.lock().unwrap_or_else(|p| p.into_inner()).1;
     let (items_total, mut issues) = walker.into_found();
     issues.sort_by(|a, b| a.path.cmp(&b.path));
-    summary.total = own
-        .merge(items_total)
-        .merge(loose)
-        .into_measure(birth_time(&md));
+    summary.total = own.merge(items_total).merge(loose).into_measure(md.born);
     summary.issues = issues;
     summary.cancelled = progress.is_cancelled();
     summary

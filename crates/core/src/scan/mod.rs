@@ -24,17 +24,23 @@
 //! is the sum of its items plus the root dir's own entry. In a `container-temp` root every item's
 //! `captures.bundle` is the container's bundle id ([`Root::container_bundle`]).
 //!
+//! Walk: each dir is opened relative to its parent's fd (`openat(O_NOFOLLOW | O_DIRECTORY)`),
+//! listed through it and its entries `lstat`ed relative to it, so no path is built per entry
+//! (only per item or issue); a dir replaced by a symlink after its `lstat` counts as vanished.
+//!
 //! Memory: [`scan_root_each`] hands each finished item to a visitor and keeps only the root's
-//! summary, and a big dir is listed and walked 4096 entries at a time, so a scan
-//! of 700k items runs in about 22 MiB (measured on the seed tree); [`Tally`] sums what a report
+//! summary, and a big dir is listed and walked 1024 entries at a time, so a scan
+//! of 700k items runs in about 17 MiB (measured on the seed tree); [`Tally`] sums what a report
 //! needs on the fly. [`scan_root_with`] and [`scan`] collect and sort the items (about 350 bytes
 //! each) for callers that need the list. [`ScanProgress`] counts entries inside a root and
 //! carries a cancel.
 
 mod acc;
+mod at;
 mod each;
 mod order;
 mod progress;
+mod shard;
 mod stat;
 mod tally;
 mod walk;
@@ -90,9 +96,9 @@ impl Classify for Catalogue {
     }
 
     fn classify(&self, kind: RootKind, rel: &Path) -> Option<Claim> {
-        Catalogue::classify(self, kind, rel).map(|m| Claim {
-            producer: m.rule.id.clone(),
-            captures: m.captures,
+        Catalogue::claim(self, kind, rel).map(|(rule, captures)| Claim {
+            producer: rule.id.clone(),
+            captures,
         })
     }
 
@@ -279,7 +285,8 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());
-    in_pool(|| walker.item(item_path.clone(), &md, claim, inner_rel, depth));
+    let st = crate::platform::ScanStat::of(&md);
+    in_pool(|| walker.item(&item_path, &st, claim, inner_rel, depth));
     let vanished = walker.vanished.load(Ordering::Relaxed);
     // Claimed items inside an unattributed one were recorded first; the item itself comes last. A
     // structure dir (`com.apple.gpuarchiver` holding only claimed items) records no item of its

@@ -1,7 +1,9 @@
 //! [`ScanProgress`]: what a running scan shares with whoever watches it (entries walked so far)
 //! and how it is asked to stop.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::shard::Count;
 
 /// Progress and cancel of a running scan, shared between the scan and its watcher (e.g. the app's
 /// "scanned 420,000 entries" line and its Cancel button). One value may serve several roots in a
@@ -15,11 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 ///   a cancelled scan returns within one dir's listing, with partial totals and
 ///   [`super::RootSummary::cancelled`] set.
 ///
-/// All counters are relaxed atomics: cheap to update from the walk threads, read at any time.
+/// All counters are relaxed atomics, one per walk thread (summed when read): cheap to update from
+/// the walk threads, read at any time.
 #[derive(Debug, Default)]
 pub struct ScanProgress {
-    entries: AtomicU64,
-    items: AtomicU64,
+    entries: Count,
+    items: Count,
     cancelled: AtomicBool,
 }
 
@@ -31,12 +34,12 @@ impl ScanProgress {
 
     /// Entries listed so far (a count, not bytes).
     pub fn entries(&self) -> u64 {
-        self.entries.load(Ordering::Relaxed)
+        self.entries.get()
     }
 
     /// Items finished so far (a count).
     pub fn items(&self) -> u64 {
-        self.items.load(Ordering::Relaxed)
+        self.items.get()
     }
 
     /// Asks the scan to stop before its next dir. Cannot be undone.
@@ -50,10 +53,10 @@ impl ScanProgress {
     }
 
     pub(crate) fn add_entries(&self, n: u64) {
-        self.entries.fetch_add(n, Ordering::Relaxed);
+        self.entries.add(n);
     }
 
     pub(crate) fn add_item(&self) {
-        self.items.fetch_add(1, Ordering::Relaxed);
+        self.items.add(1);
     }
 }

@@ -1,15 +1,15 @@
-//! The filesystem boundary of the scanner: `lstat` of one entry, what an I/O error means for a scan,
-//! and the set of hard-linked inodes already counted.
+//! The filesystem boundary of the scanner: `lstat` of a path, what an I/O error means for a scan,
+//! and the set of hard-linked inodes already counted. (Listed entries are `lstat`ed relative to
+//! their dir's fd: [`crate::platform::scan_stat_at`].)
 
 use std::collections::HashSet;
-use std::fs::{DirEntry, Metadata};
+use std::fs::Metadata;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::SystemTime;
 
 use crate::inventory::{IssueKind, ScanIssue};
+use crate::platform::ScanStat;
 
 /// What `lstat` of one entry gave.
 #[derive(Debug)]
@@ -20,17 +20,6 @@ pub(crate) enum Stat {
     Vanished,
     /// The entry could not be stat'ed: reported, left out of the totals.
     Failed(ScanIssue),
-}
-
-/// `lstat` of a listed entry, relative to its dir's fd (`statx`/`fstatat` on Linux).
-pub(crate) fn stat_entry(entry: &DirEntry) -> Stat {
-    match entry.metadata() {
-        Ok(md) => Stat::Found(md),
-        Err(e) => match failure(&entry.path(), "lstat", e) {
-            Some(issue) => Stat::Failed(issue),
-            None => Stat::Vanished,
-        },
-    }
 }
 
 /// `lstat` of a path (the root, or an item the watcher asks about).
@@ -59,12 +48,6 @@ pub(crate) fn failure(path: &Path, op: &str, e: io::Error) -> Option<ScanIssue> 
     })
 }
 
-/// The birth time of an entry where the OS records one (`statx` btime on Linux, `st_birthtime` on
-/// macOS); `None` elsewhere (then callers use the oldest mtime of the subtree).
-pub(crate) fn birth_time(md: &Metadata) -> Option<SystemTime> {
-    md.created().ok()
-}
-
 /// Hard-linked inodes (non-directories with `st_nlink > 1`) already counted in this scan, keyed by
 /// `(st_dev, st_ino)`, so each is counted once (`du` semantics). Sharded to keep lock contention low.
 pub(crate) struct LinkSet {
@@ -82,12 +65,12 @@ impl LinkSet {
 
     /// True when this entry's bytes are to be counted: it is a dir, has one link, or is the first
     /// link of its inode seen in this scan.
-    pub(crate) fn first_sight(&self, md: &Metadata) -> bool {
-        if md.is_dir() || md.nlink() <= 1 {
+    pub(crate) fn first_sight(&self, st: &ScanStat) -> bool {
+        if st.is_dir() || st.nlink <= 1 {
             return true;
         }
-        let key = (md.dev(), md.ino());
-        let shard = &self.shards[(md.ino() % SHARDS) as usize];
+        let key = (st.dev, st.ino);
+        let shard = &self.shards[(st.ino % SHARDS) as usize];
         // A poisoned shard only means another walker thread panicked mid-insert; the set is still
         // usable for counting.
         let mut set = shard.lock().unwrap_or_else(|p| p.into_inner());
@@ -101,18 +84,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entry_deleted_between_listing_and_stat_is_vanished_not_an_issue() {
+    fn a_path_deleted_before_its_stat_is_vanished_not_an_issue() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("gone"), b"x").unwrap();
         std::fs::write(dir.path().join("kept"), b"xy").unwrap();
-        let mut entries: Vec<DirEntry> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap())
-            .collect();
-        entries.sort_by_key(|e| e.file_name());
-        std::fs::remove_file(dir.path().join("gone")).unwrap();
-        assert!(matches!(stat_entry(&entries[0]), Stat::Vanished));
-        match stat_entry(&entries[1]) {
+        match stat_path(&dir.path().join("kept")) {
             Stat::Found(md) => assert_eq!(md.len(), 2),
             other => panic!("expected kept to be found, got {other:?}"),
         }
@@ -144,9 +119,10 @@ mod tests {
         std::fs::hard_link(&a, dir.path().join("b")).unwrap();
         std::fs::write(dir.path().join("c"), b"single").unwrap();
         let links = LinkSet::new();
-        let md_a = std::fs::symlink_metadata(&a).unwrap();
-        let md_b = std::fs::symlink_metadata(dir.path().join("b")).unwrap();
-        let md_c = std::fs::symlink_metadata(dir.path().join("c")).unwrap();
+        let st = |p: &Path| ScanStat::of(&std::fs::symlink_metadata(p).unwrap());
+        let md_a = st(&a);
+        let md_b = st(&dir.path().join("b"));
+        let md_c = st(&dir.path().join("c"));
         assert!(links.first_sight(&md_a));
         assert!(!links.first_sight(&md_b));
         assert!(!links.first_sight(&md_a));

@@ -2,7 +2,7 @@
 //! totals and the largest unattributed entries (a bounded heap), never the item list.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::path::PathBuf;
 
 use crate::inventory::{Item, Measure, ProducerTotals};
@@ -50,7 +50,10 @@ impl PartialOrd for Worst {
 /// bounded by the number of producers plus `top` (not by the number of items).
 #[derive(Debug)]
 pub struct Tally {
-    producers: BTreeMap<String, ProducerTotals>,
+    /// Per producer, in the order first seen (a few dozen at most: searched in place, the last
+    /// one found first, as items of one producer tend to come in runs).
+    producers: Vec<ProducerTotals>,
+    last: usize,
     top: usize,
     largest: BinaryHeap<Worst>,
 }
@@ -59,7 +62,8 @@ impl Tally {
     /// An empty tally keeping the `top` largest unattributed entries.
     pub fn new(top: usize) -> Tally {
         Tally {
-            producers: BTreeMap::new(),
+            producers: Vec::new(),
+            last: 0,
             top,
             largest: BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16)),
         }
@@ -70,18 +74,25 @@ impl Tally {
     pub fn add(&mut self, root: &Root, item: &Item) {
         match item.producer.as_deref() {
             Some(id) => {
-                if let Some(t) = self.producers.get_mut(id) {
-                    t.items += 1;
-                    t.measure.add(&item.measure);
-                } else {
-                    self.producers.insert(
-                        id.to_owned(),
-                        ProducerTotals {
+                let at = match self.producers.get(self.last) {
+                    Some(t) if t.id == id => Some(self.last),
+                    _ => self.producers.iter().position(|t| t.id == id),
+                };
+                match at {
+                    Some(at) => {
+                        let t = &mut self.producers[at];
+                        t.items += 1;
+                        t.measure.add(&item.measure);
+                        self.last = at;
+                    }
+                    None => {
+                        self.last = self.producers.len();
+                        self.producers.push(ProducerTotals {
                             id: id.to_owned(),
                             items: 1,
                             measure: item.measure,
-                        },
-                    );
+                        });
+                    }
                 }
             }
             None => self.add_unattributed(root.kind, item),
@@ -113,7 +124,7 @@ impl Tally {
     /// Totals per producer id, largest allocated first (ties by id), as
     /// [`crate::inventory::Inventory::producers`] orders them.
     pub fn producers(&self) -> Vec<ProducerTotals> {
-        let mut v: Vec<ProducerTotals> = self.producers.values().cloned().collect();
+        let mut v: Vec<ProducerTotals> = self.producers.clone();
         v.sort_by(|a, b| {
             b.measure
                 .allocated_bytes

@@ -252,3 +252,38 @@ fn tally_keeps_the_same_producers_and_largest_unattributed_as_the_full_lists() {
         assert_eq!(got, want, "top {top}");
     }
 }
+
+/// A hard-linked file in two items: its bytes count once (in whichever item the walk met it
+/// first), and its mtime is in both items' newest mtime, whatever the walk's order (reclaim's
+/// re-check compares the newest mtime of everything in the item).
+#[test]
+fn a_file_linked_into_two_items_counts_once_and_dates_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().canonicalize().unwrap();
+    write(&r.join("big/g-1/shared"), 40_000);
+    write(&r.join("big/g-2/own"), 10);
+    fs::hard_link(r.join("big/g-1/shared"), r.join("big/g-2/link")).unwrap();
+    let newest = SystemTime::now() + std::time::Duration::from_secs(3600);
+    fs::File::options()
+        .write(true)
+        .open(r.join("big/g-1/shared"))
+        .unwrap()
+        .set_modified(newest)
+        .unwrap();
+    let root = Root::new(RootKind::Cache, &r).unwrap();
+    for _ in 0..20 {
+        let scan = scan_root_with(&root, &BigRule);
+        let items: Vec<&Item> = scan.items.iter().filter(|i| i.producer.is_some()).collect();
+        assert_eq!(items.len(), 2);
+        for i in &items {
+            assert_eq!(i.measure.newest_mtime, Some(newest), "{:?}", i.path);
+        }
+        let shared_counted = items
+            .iter()
+            .filter(|i| i.measure.apparent_bytes >= 40_000)
+            .count();
+        assert_eq!(shared_counted, 1, "{items:?}");
+        let whole = du_each("-B1", std::slice::from_ref(&r));
+        assert_eq!(scan.total.allocated_bytes, whole[&r]);
+    }
+}

@@ -1,8 +1,13 @@
-//! The parallel walk: lists a dir, `lstat`s its entries relative to the dir's fd, and measures
-//! subtrees in parallel (rayon), accumulating per item instead of keeping per-entry records.
+//! The parallel walk, fd-relative: each dir is opened relative to its parent's fd
+//! (`openat(O_NOFOLLOW | O_DIRECTORY)`), listed through its fd, and its entries `lstat`ed relative
+//! to it, so no path is built per entry (only per item or issue, from the chain of names in
+//! [`At`]). Subtrees are measured in parallel (rayon), accumulating per item instead of keeping
+//! per-entry records.
 
-use std::fs::{DirEntry, Metadata};
-use std::os::unix::fs::MetadataExt;
+use std::ffi::{CStr, OsStr};
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -11,18 +16,25 @@ use std::time::SystemTime;
 use rayon::prelude::*;
 
 pub(crate) use super::acc::Acc;
+pub(crate) use super::at::At;
+pub(crate) use super::at::FdBudget;
+use super::at::{Names, RelBuf};
 use super::progress::ScanProgress;
-use super::stat::{birth_time, failure, stat_entry, LinkSet, Stat};
+use super::shard::Merged;
+use super::stat::{failure, LinkSet};
 use super::{Claim, Classify};
 use crate::inventory::{Captures, Item, ScanIssue};
+use crate::platform::{self, Listing, ScanKind, ScanStat};
 use crate::roots::RootKind;
+
+mod list;
 
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
 const SERIAL_ENTRIES: usize = 64;
 
 /// Entries of a big dir listed (and `lstat`ed, and their subdirs walked) per batch: bounds the
-/// walk's buffers (about 0.5 KiB per queued subdir) whatever the dir's size.
-const BATCH_ENTRIES: usize = 4096;
+/// walk's buffers (about 100 bytes per queued subdir) whatever the dir's size.
+const BATCH_ENTRIES: usize = 1024;
 
 /// Entries per parallel `lstat` task of a big dir.
 const STAT_CHUNK: usize = 256;
@@ -35,17 +47,36 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     dev: u64,
     private_from: u64,
     links: LinkSet,
+    fds: FdBudget,
     /// Called once per finished item (from any walk thread).
     sink: &'a (dyn Fn(Item) + Sync + 'a),
     progress: &'a ScanProgress,
     /// A `container-temp` root's bundle id, set as every item's `captures.bundle`.
     bundle: Option<String>,
-    total: Mutex<Acc>,
-    pub(crate) items: AtomicU64,
+    total: Merged<Acc>,
     issues: Mutex<Vec<ScanIssue>>,
     pub(crate) vanished: AtomicU64,
     pub(crate) non_utf8_names: AtomicU64,
     pub(crate) other_device: AtomicU64,
+}
+
+/// How to open a dir about to be listed.
+#[derive(Clone, Copy)]
+pub(crate) enum Open<'a> {
+    /// The entry of this name in the dir of this fd.
+    At(BorrowedFd<'a>, &'a CStr),
+    /// By its path ([`At::path`]): the start of a walk, or a parent closed to save fds.
+    Path,
+}
+
+/// The dir whose queued subdirs are walked: its fd when it is still open, its place, and the
+/// names its subdirs were queued with.
+#[derive(Clone, Copy)]
+struct Parent<'p> {
+    fd: Option<BorrowedFd<'p>>,
+    at: &'p At<'p>,
+    serial: &'p Names,
+    batch: &'p Names,
 }
 
 impl<'a, C: Classify + ?Sized> Walker<'a, C> {
@@ -69,11 +100,11 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             dev,
             private_from,
             links: LinkSet::new(),
+            fds: FdBudget::new(),
             sink,
             progress,
             bundle,
-            total: Mutex::new(Acc::default()),
-            items: AtomicU64::new(0),
+            total: Merged::default(),
             issues: Mutex::new(Vec::new()),
             vanished: AtomicU64::new(0),
             non_utf8_names: AtomicU64::new(0),
@@ -89,10 +120,10 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     /// The entry's own sizes, hard links counted once per walk. Its freeable bytes are its
     /// allocated bytes unless it is a regular file of at least the walk's `private_from` bytes: then
     /// its private bytes ([`crate::platform::private_bytes`] of `path()`), when the OS can tell.
-    pub(crate) fn own(&self, md: &Metadata, path: impl FnOnce() -> PathBuf) -> Acc {
-        let mut acc = Acc::of(md, &self.links);
-        if md.is_file() && acc.allocated_bytes >= self.private_from.max(1) {
-            if let Ok(private) = crate::platform::private_bytes(&path()) {
+    pub(crate) fn own(&self, st: &ScanStat, path: impl FnOnce() -> PathBuf) -> Acc {
+        let mut acc = Acc::of(st, &self.links);
+        if st.kind == ScanKind::File && acc.allocated_bytes >= self.private_from.max(1) {
+            if let Ok(private) = platform::private_bytes(&path()) {
                 acc.freeable_bytes = private.min(acc.allocated_bytes);
             }
         }
@@ -101,18 +132,18 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
 
     /// The sum of the items' accumulators (structure dirs included) and what could not be read.
     pub(crate) fn into_found(self) -> (Acc, Vec<ScanIssue>) {
-        let total = self.total.into_inner().unwrap_or_else(|p| p.into_inner());
+        let total = self.total.into_fold(Acc::default(), Acc::merge);
         let issues = self.issues.into_inner().unwrap_or_else(|p| p.into_inner());
         (total, issues)
     }
 
     fn add_total(&self, acc: Acc) {
-        let mut total = self.total.lock().unwrap_or_else(|p| p.into_inner());
-        *total = total.merge(acc);
+        self.total.with(|total| *total = total.merge(acc));
     }
 
-    fn report(&self, issue: Option<ScanIssue>) {
-        match issue {
+    /// Reports `e` (of `op` on `path()`), or counts a vanished entry when `e` says it is gone.
+    fn fail(&self, path: impl FnOnce() -> PathBuf, op: &str, e: io::Error) {
+        match failure(&path(), op, e) {
             Some(i) => self
                 .issues
                 .lock()
@@ -124,144 +155,70 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         }
     }
 
-    /// Measures the contents of `dir` (at `depth`; the root is 0), not its own entry. `rel` is
-    /// `dir`'s path relative to the root while its children are still to be classified, else `None`.
-    /// Claimed entries and top-level entries become items and are left out of the returned sum.
-    ///
-    /// The first [`SERIAL_ENTRIES`] entries are `lstat`ed (and classified) as they are listed; the
-    /// rest of a big dir is listed [`BATCH_ENTRIES`] at a time, each batch `lstat`ed in parallel
-    /// chunks and its subdirs walked (in parallel) before the next batch is listed, so one huge dir
-    /// neither serializes the walk nor holds its whole listing: the walk's buffers are bounded by
-    /// the batch, not by the dir. Only subdirs are kept (as small [`Sub`]s). A dir whose listing
-    /// ends within its first batch is closed before its subdirs are walked, so open dir fds grow
-    /// only with the number of nested dirs of more than [`BATCH_ENTRIES`] entries.
-    pub(crate) fn children(&self, dir: &Path, rel: Option<&Path>, depth: usize) -> Acc {
+    /// Measures the contents of the dir at `path` (`depth`; the root is 0), as [`Walker::children`].
+    pub(crate) fn contents(&self, path: &Path, rel: Option<&Path>, depth: usize) -> Acc {
+        self.children(Open::Path, &At::start(path), rel, depth)
+    }
+
+    /// Measures the contents of the dir at `at` (`depth`; the root is 0), opened as `open` says,
+    /// not its own entry. `rel` is its path relative to the root while its children are still to
+    /// be classified, else `None`. Claimed entries and top-level entries become items and are left
+    /// out of the returned sum. A dir that vanished or was replaced by a non-dir (a symlink is
+    /// never followed: `O_NOFOLLOW`) since its `lstat` counts as vanished.
+    fn children(&self, open: Open<'_>, at: &At<'_>, rel: Option<&Path>, depth: usize) -> Acc {
         if self.progress.is_cancelled() {
             return Acc::default();
         }
-        let listing = match std::fs::read_dir(dir) {
-            Ok(l) => l,
+        let fd = match open {
+            Open::At(dir, name) => platform::open_dir_at(dir, name),
+            Open::Path => platform::open_dir_path(&at.path()),
+        };
+        let fd = match fd {
+            Ok(fd) => fd,
+            Err(e) if platform::is_replaced(&e) => {
+                self.vanished.fetch_add(1, Ordering::Relaxed);
+                return Acc::default();
+            }
             Err(e) => {
-                self.report(failure(dir, "read dir", e));
+                self.fail(|| at.path(), "read dir", e);
                 return Acc::default();
             }
         };
-        let mut listing = Some(listing);
-        let mut acc = Acc::default();
-        let mut subs = Vec::new();
-        let mut listed = 0u64;
-        for entry in listing.iter_mut().flatten().take(SERIAL_ENTRIES) {
-            listed += 1;
-            match entry {
-                Ok(e) => self.entry(&e, rel, depth + 1, &mut acc, &mut subs),
-                Err(e) => self.report(failure(dir, "read dir", e)),
-            }
-        }
-        self.progress.add_entries(listed);
-        if listed < SERIAL_ENTRIES as u64 {
-            listing = None;
-        }
-        loop {
-            let mut batch: Vec<DirEntry> = Vec::new();
-            let mut taken = 0;
-            if let Some(l) = listing.as_mut() {
-                batch.reserve(BATCH_ENTRIES);
-                for entry in l.by_ref().take(BATCH_ENTRIES) {
-                    taken += 1;
-                    match entry {
-                        Ok(e) => batch.push(e),
-                        Err(e) => self.report(failure(dir, "read dir", e)),
-                    }
-                }
-            }
-            if taken < BATCH_ENTRIES {
-                listing = None;
-            }
-            // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
-            let mut groups: Vec<Vec<Sub>> = Vec::new();
-            if !batch.is_empty() {
-                let chunks: Vec<(Acc, Vec<Sub>)> = batch
-                    .par_chunks(STAT_CHUNK)
-                    .map(|chunk| {
-                        let mut acc = Acc::default();
-                        let mut subs = Vec::new();
-                        for e in chunk {
-                            self.entry(e, rel, depth + 1, &mut acc, &mut subs);
-                        }
-                        self.progress.add_entries(chunk.len() as u64);
-                        (acc, subs)
-                    })
-                    .collect();
-                drop(batch);
-                groups.reserve(chunks.len() + 1);
-                for (more, more_subs) in chunks {
-                    acc = acc.merge(more);
-                    groups.push(more_subs);
-                }
-            }
-            acc = acc.merge(self.descend_all(std::mem::take(&mut subs), groups, depth + 1));
-            if listing.is_none() || self.progress.is_cancelled() {
-                return acc;
-            }
-        }
-    }
-
-    /// Walks the queued subdirs `subs` and `groups` (at `depth`), in parallel when there are
-    /// several: the sum to add to their parent.
-    fn descend_all(&self, mut subs: Vec<Sub>, mut groups: Vec<Vec<Sub>>, depth: usize) -> Acc {
-        match (subs.len(), groups.is_empty()) {
-            (0, true) => Acc::default(),
-            (1, true) => subs
-                .pop()
-                .map_or_else(Acc::default, |s| self.descend(s, depth)),
-            _ => {
-                groups.push(subs);
-                groups
-                    .into_par_iter()
-                    .flat_map(Vec::into_par_iter)
-                    .map(|s| self.descend(s, depth))
-                    .reduce(Acc::default, Acc::merge)
-            }
-        }
+        self.list(fd, at, rel, depth)
     }
 
     /// One listed entry at `depth`: classified, turned into an item, summed into `acc`, or queued in
-    /// `subs` when there is a subtree to walk.
+    /// `subs` when there is a subtree to walk. `rel` holds the dir's path relative to the root
+    /// while its entries are classified.
     fn entry(
         &self,
-        e: &DirEntry,
-        parent_rel: Option<&Path>,
+        e: Entry<'_, '_>,
+        keep: Keep<'_>,
+        rel: Option<&mut RelBuf>,
         depth: usize,
         acc: &mut Acc,
         subs: &mut Vec<Sub>,
     ) {
-        let name = e.file_name();
-        if name.to_str().is_none() {
+        let name = OsStr::from_bytes(e.name.to_bytes());
+        if !name.as_bytes().is_ascii() && std::str::from_utf8(name.as_bytes()).is_err() {
             self.non_utf8_names.fetch_add(1, Ordering::Relaxed);
         }
-        let md = match stat_entry(e) {
-            Stat::Found(md) => md,
-            Stat::Vanished => {
-                self.vanished.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            Stat::Failed(issue) => {
-                self.report(Some(issue));
+        let st = match platform::scan_stat_at(e.dir, e.name) {
+            Ok(st) => st,
+            Err(err) => {
+                self.fail(|| e.at.join(name), "lstat", err);
                 return;
             }
         };
-        if md.dev() != self.dev {
+        if st.dev != self.dev {
             self.other_device.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let head = self.head(&md, || e.path());
-        let rel = parent_rel
+        let head = self.head(&st, || e.at.join(name));
+        let rel = rel
             .filter(|_| depth <= self.max_depth)
-            .map(|p| p.join(&name));
-        let claim = rel
-            .as_deref()
-            .and_then(|r| self.classifier.classify(self.kind, r));
-        let inner_rel = rel.filter(|_| claim.is_none() && depth < self.max_depth);
+            .map(|r| r.with(name));
+        let claim = rel.and_then(|r| self.classifier.classify(self.kind, r));
         let next = if claim.is_some() || depth == 1 {
             Next::Item(claim)
         } else {
@@ -269,57 +226,55 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             Next::Plain
         };
         if head.is_dir {
+            let inner = matches!(next, Next::Plain | Next::Item(None)) && depth < self.max_depth;
+            let name = match keep {
+                Keep::Copy(names) => SubName::Serial(names.push(e.name)),
+                Keep::Batch(span) => SubName::Batch(span),
+            };
             subs.push(Sub {
-                path: e.path(),
+                name,
                 head,
-                rel: inner_rel,
+                rel: rel.filter(|_| inner).map(Path::to_path_buf),
                 next,
             });
         } else if let Next::Item(claim) = next {
-            self.finish(e.path(), head, claim, None, depth);
+            let at = At::child(e.at, name);
+            self.finish(Open::Path, &at, head, claim, None, depth);
         }
     }
 
-    /// Walks a queued subdir at `depth`: the sum to add to its parent (nothing for an item).
-    fn descend(&self, sub: Sub, depth: usize) -> Acc {
-        match sub.next {
-            Next::Plain => self.children(&sub.path, sub.rel.as_deref(), depth),
-            Next::Item(claim) => {
-                self.finish(sub.path, sub.head, claim, sub.rel.as_deref(), depth);
-                Acc::default()
-            }
-        }
-    }
-
-    fn head(&self, md: &Metadata, path: impl FnOnce() -> PathBuf) -> Head {
+    fn head(&self, st: &ScanStat, path: impl FnOnce() -> PathBuf) -> Head {
         Head {
-            own: self.own(md, path),
-            birth: birth_time(md),
-            dev: md.dev(),
-            ino: md.ino(),
-            is_dir: md.is_dir(),
-            is_symlink: md.file_type().is_symlink(),
+            own: self.own(st, path),
+            birth: st.born,
+            dev: st.dev,
+            ino: st.ino,
+            is_dir: st.is_dir(),
+            is_symlink: st.kind == ScanKind::Symlink,
         }
     }
 
-    /// Measures the item at `path` (whose metadata is `md`, at `depth`) and records it. `claim` is
+    /// Measures the item at `path` (whose `lstat` is `st`, at `depth`) and records it. `claim` is
     /// the rule claiming it (`None`: an unattributed top-level entry, whose claimed descendants are
     /// classified through `rel` and left out of its measure).
     pub(crate) fn item(
         &self,
-        path: PathBuf,
-        md: &Metadata,
+        path: &Path,
+        st: &ScanStat,
         claim: Option<Claim>,
         rel: Option<&Path>,
         depth: usize,
     ) {
-        let head = self.head(md, || path.clone());
-        self.finish(path, head, claim, rel, depth);
+        let head = self.head(st, || path.to_path_buf());
+        self.finish(Open::Path, &At::start(path), head, claim, rel, depth);
     }
 
+    /// Measures the item at `at` (its contents opened as `open` says when it is a dir) and hands it
+    /// to the sink, or adds a structure dir to the total.
     fn finish(
         &self,
-        path: PathBuf,
+        open: Open<'_>,
+        at: &At<'_>,
         head: Head,
         claim: Option<Claim>,
         rel: Option<&Path>,
@@ -328,15 +283,19 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         let mut acc = head.own;
         let mut unclaimed_inside = false;
         if head.is_dir {
-            let inside = self.children(&path, rel, depth);
+            let inside = self.children(open, at, rel, depth);
             unclaimed_inside = inside.files > 0 || inside.dirs > 0 || inside.allocated_bytes > 0;
             acc = acc.merge(inside);
         }
         let (producer, captures) = match claim {
             Some(c) => (Some(c.producer), c.captures),
             None => {
-                let structure = path
-                    .file_name()
+                let name = if at.is_start() {
+                    Path::new(at.name()).file_name()
+                } else {
+                    Some(at.name())
+                };
+                let structure = name
                     .filter(|_| depth == 1)
                     .and_then(|name| self.classifier.structure_of(self.kind, Path::new(name)));
                 if structure.is_some() && !unclaimed_inside {
@@ -354,7 +313,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             captures.bundle = Some(bundle.clone());
         }
         let item = Item {
-            path,
+            path: at.path(),
             producer,
             captures,
             measure: acc.into_measure(head.birth),
@@ -363,13 +322,21 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             ino: head.ino,
         };
         self.add_total(acc);
-        self.items.fetch_add(1, Ordering::Relaxed);
         self.progress.add_item();
         (self.sink)(item);
     }
 }
 
+/// A listed entry: its dir's fd and place, and its name.
+#[derive(Clone, Copy)]
+struct Entry<'d, 'n> {
+    dir: BorrowedFd<'d>,
+    at: &'d At<'d>,
+    name: &'n CStr,
+}
+
 /// What the walk keeps of an entry's metadata.
+#[derive(Clone, Copy)]
 struct Head {
     own: Acc,
     birth: Option<SystemTime>,
@@ -387,10 +354,30 @@ enum Next {
     Item(Option<Claim>),
 }
 
-/// A subdir queued for walking once its parent's listing is done.
+/// Where a listed name is kept for a subdir queued with it.
+enum Keep<'a> {
+    /// Copied into this buffer (the name is in the listing's buffer, about to be reused).
+    Copy(&'a mut Names),
+    /// Already at this span of the batch's names.
+    Batch((usize, usize)),
+}
+
+/// A queued subdir's name: a span of its parent's serial or batch names.
+#[derive(Clone, Copy)]
+enum SubName {
+    Serial((usize, usize)),
+    Batch((usize, usize)),
+}
+
+/// A subdir queued for walking once its parent's listing (or batch) is done.
 struct Sub {
-    path: PathBuf,
+    name: SubName,
     head: Head,
     rel: Option<PathBuf>,
     next: Next,
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "walk_tests.rs"]
+mod tests;

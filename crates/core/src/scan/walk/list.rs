@@ -1,0 +1,166 @@
+//! Listing one open dir in batches: the part of the walk that bounds its buffers by the batch,
+//! not by the dir, and hands subdirs to the parallel descent.
+
+use super::*;
+
+impl<C: Classify + ?Sized> Walker<'_, C> {
+    /// Lists the open dir `fd` (see [`Walker::children`]).
+    ///
+    /// The first [`SERIAL_ENTRIES`] entries are `lstat`ed (and classified) as they are listed; the
+    /// rest of a big dir is listed [`BATCH_ENTRIES`] at a time, each batch `lstat`ed in parallel
+    /// chunks and its subdirs walked (in parallel) before the next batch is listed, so one huge dir
+    /// neither serializes the walk nor holds its whole listing: the walk's buffers are bounded by
+    /// the batch, not by the dir. Subdirs are opened relative to the dir's fd, kept open while they
+    /// are walked within the [`FdBudget`]; past it a dir whose listing ended within its first batch
+    /// is closed first (its subdirs then opened by path), so open fds grow only with nested dirs of
+    /// more than [`BATCH_ENTRIES`] entries.
+    pub(super) fn list(&self, fd: OwnedFd, at: &At<'_>, rel: Option<&Path>, depth: usize) -> Acc {
+        let mut listing = match Listing::new(fd) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                self.fail(|| at.path(), "read dir", e);
+                return Acc::default();
+            }
+        };
+        let mut held = false;
+        let mut acc = Acc::default();
+        let mut subs = Vec::new();
+        let mut relbuf = rel.map(RelBuf::new);
+        let mut serial = Names::default();
+        let mut batch = Names::default();
+        let mut listed = 0usize;
+        let mut more = true;
+        while more && batch.is_empty() {
+            let Some(l) = listing.as_mut() else { break };
+            let read = l.read_some(|dir, name| {
+                if listed < SERIAL_ENTRIES {
+                    let e = Entry { dir, at, name };
+                    let keep = Keep::Copy(&mut serial);
+                    self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
+                } else {
+                    batch.push(name);
+                }
+                listed += 1;
+            });
+            more = self.read_on(read, at);
+        }
+        self.progress.add_entries(listed.min(SERIAL_ENTRIES) as u64);
+        loop {
+            while more && batch.len() < BATCH_ENTRIES {
+                let Some(l) = listing.as_mut() else { break };
+                let read = l.read_some(|_, name| {
+                    batch.push(name);
+                });
+                more = self.read_on(read, at);
+            }
+            // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
+            let mut groups: Vec<Vec<Sub>> = Vec::new();
+            if let (false, Some(l)) = (batch.is_empty(), listing.as_ref()) {
+                let dir = l.fd();
+                let chunks: Vec<(Acc, Vec<Sub>)> = batch
+                    .spans()
+                    .par_chunks(STAT_CHUNK)
+                    .map(|chunk| {
+                        let mut acc = Acc::default();
+                        let mut subs = Vec::new();
+                        let mut relbuf = rel.map(RelBuf::new);
+                        for &span in chunk {
+                            let Some(name) = batch.get(span) else {
+                                continue;
+                            };
+                            let e = Entry { dir, at, name };
+                            let keep = Keep::Batch(span);
+                            self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
+                        }
+                        self.progress.add_entries(chunk.len() as u64);
+                        (acc, subs)
+                    })
+                    .collect();
+                groups.reserve(chunks.len() + 1);
+                for (more_acc, more_subs) in chunks {
+                    acc = acc.merge(more_acc);
+                    groups.push(more_subs);
+                }
+            }
+            let has_subs = !subs.is_empty() || groups.iter().any(|g| !g.is_empty());
+            if has_subs && listing.is_some() && !held {
+                held = self.fds.take();
+                if !held && !more {
+                    // Over the fd budget: close the dir before walking its subdirs.
+                    listing = None;
+                }
+            }
+            let parent = Parent {
+                fd: listing.as_ref().map(Listing::fd),
+                at,
+                serial: &serial,
+                batch: &batch,
+            };
+            acc = acc.merge(self.descend_all(std::mem::take(&mut subs), groups, parent, depth + 1));
+            batch.clear();
+            if !more || self.progress.is_cancelled() {
+                break;
+            }
+        }
+        if held {
+            self.fds.give_back();
+        }
+        acc
+    }
+
+    /// Whether to read on after a read of the listing: reports its error (which ends it).
+    fn read_on(&self, read: io::Result<bool>, at: &At<'_>) -> bool {
+        read.unwrap_or_else(|e| {
+            self.fail(|| at.path(), "read dir", e);
+            false
+        })
+    }
+
+    /// Walks the queued subdirs `subs` and `groups` (at `depth`) of `parent`, in parallel when
+    /// there are several: the sum to add to their parent.
+    fn descend_all(
+        &self,
+        mut subs: Vec<Sub>,
+        mut groups: Vec<Vec<Sub>>,
+        parent: Parent<'_>,
+        depth: usize,
+    ) -> Acc {
+        match (subs.len(), groups.is_empty()) {
+            (0, true) => Acc::default(),
+            (1, true) => subs
+                .first_mut()
+                .map_or_else(Acc::default, |s| self.descend(s, parent, depth)),
+            _ => {
+                groups.push(subs);
+                // By reference: a queued subdir is a few hundred bytes, not worth moving.
+                groups
+                    .par_iter_mut()
+                    .flat_map(|g| g.par_iter_mut())
+                    .map(|s| self.descend(s, parent, depth))
+                    .reduce(Acc::default, Acc::merge)
+            }
+        }
+    }
+
+    /// Walks a queued subdir of `parent` at `depth`: the sum to add to its parent (nothing for an
+    /// item).
+    pub(super) fn descend(&self, sub: &mut Sub, parent: Parent<'_>, depth: usize) -> Acc {
+        let cname = match sub.name {
+            SubName::Serial(span) => parent.serial.get(span),
+            SubName::Batch(span) => parent.batch.get(span),
+        };
+        let Some(cname) = cname else {
+            return Acc::default();
+        };
+        let name = OsStr::from_bytes(cname.to_bytes());
+        let at = At::child(parent.at, name);
+        let open = parent.fd.map_or(Open::Path, |fd| Open::At(fd, cname));
+        match std::mem::replace(&mut sub.next, Next::Plain) {
+            Next::Plain => self.children(open, &at, sub.rel.as_deref(), depth),
+            Next::Item(claim) => {
+                self.finish(open, &at, sub.head, claim, sub.rel.as_deref(), depth);
+                Acc::default()
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! The fd-relative walk's own edges: a dir replaced by a symlink between its `lstat` and its
+//! open, and trees deeper than the fd budget. Sizes are checked against `du`.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use super::{At, Open, Walker};
+use crate::inventory::Item;
+use crate::platform;
+use crate::roots::RootKind;
+use crate::scan::{Claim, Classify, ScanProgress};
+
+/// No rules: every top-level entry is an unattributed item.
+struct NoRules;
+
+impl Classify for NoRules {
+    fn max_depth(&self, _kind: RootKind) -> usize {
+        0
+    }
+
+    fn classify(&self, _kind: RootKind, _rel: &Path) -> Option<Claim> {
+        None
+    }
+
+    fn item_of(&self, _kind: RootKind, _rel: &Path) -> Option<(PathBuf, Claim)> {
+        None
+    }
+}
+
+fn dev_of(p: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::dev(&fs::symlink_metadata(p).unwrap())
+}
+
+/// The walk is told to list the dir `d` (as after listing its parent and `lstat`ing `d` as a dir),
+/// but `d` has become a symlink to a full dir meanwhile: the symlink is not followed, `d` counts
+/// as vanished, nothing of the target is measured, and no issue is reported.
+#[test]
+fn a_dir_replaced_by_a_symlink_before_its_open_is_not_followed() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let target = root.join("target");
+    cachewatch_testkit::tree::write_file(&target.join("big"), 100_000);
+    std::os::unix::fs::symlink(&target, root.join("d")).unwrap();
+    let sink = |_: Item| {};
+    let progress = ScanProgress::new();
+    let walker = Walker::new(
+        RootKind::Cache,
+        &NoRules,
+        dev_of(&root),
+        u64::MAX,
+        &sink,
+        &progress,
+        None,
+    );
+    let root_fd = platform::open_dir_path(&root).unwrap();
+    let at_root = At::start(&root);
+    let at = At::child(&at_root, OsStr::new("d"));
+    let inside = walker.children(Open::At(root_fd.as_fd(), c"d"), &at, None, 1);
+    assert_eq!((inside.files, inside.allocated_bytes), (0, 0));
+    assert_eq!(walker.vanished.load(Ordering::Relaxed), 1);
+    // By path too (a parent closed to save fds): `O_NOFOLLOW` on the last component.
+    let inside = walker.contents(&root.join("d"), None, 1);
+    assert_eq!((inside.files, inside.allocated_bytes), (0, 0));
+    assert_eq!(walker.vanished.load(Ordering::Relaxed), 2);
+    let (_, issues) = walker.into_found();
+    assert!(issues.is_empty(), "{issues:?}");
+}
+
+/// A chain of dirs deeper than the fd budget (each with a file), walked from one top-level item:
+/// past the budget dirs are closed before their subdir is walked and it is opened by path; the
+/// item measures what `du` says and no fd is left held.
+#[test]
+fn a_tree_deeper_than_the_fd_budget_measures_like_du() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let budget = super::FdBudget::new();
+    let levels = budget.max() + 40;
+    let mut p = root.join("top");
+    for i in 0..levels {
+        p.push("d");
+        if i % 50 == 0 {
+            cachewatch_testkit::tree::write_file(&p.join("f"), 5000 + i);
+        }
+    }
+    fs::create_dir_all(&p).unwrap();
+    let items = Mutex::new(Vec::new());
+    let sink = |i: Item| items.lock().unwrap().push(i);
+    let progress = ScanProgress::new();
+    let walker = Walker::new(
+        RootKind::Cache,
+        &NoRules,
+        dev_of(&root),
+        u64::MAX,
+        &sink,
+        &progress,
+        None,
+    );
+    let loose = crate::scan::in_pool(|| walker.contents(&root, None, 0));
+    assert_eq!(loose.allocated_bytes, 0);
+    assert_eq!(walker.fds.held(), 0);
+    let (_, issues) = walker.into_found();
+    assert!(issues.is_empty(), "{issues:?}");
+    let items = items.into_inner().unwrap();
+    assert_eq!(items.len(), 1);
+    let top = &items[0];
+    assert_eq!(top.path, root.join("top"));
+    assert_eq!(
+        top.measure.allocated_bytes,
+        cachewatch_testkit::du::allocated(&[&top.path])
+    );
+    assert_eq!(
+        top.measure.apparent_bytes,
+        cachewatch_testkit::du::apparent(&[&top.path])
+    );
+    assert_eq!(top.measure.dirs, levels as u64 + 1);
+}
