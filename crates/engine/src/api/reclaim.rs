@@ -267,6 +267,31 @@ fn refused(e: ReclaimError) -> AuditedReport {
     }
 }
 
+/// Tries to write a batch's outcomes this many times: each try waits up to the history's busy
+/// timeout for another writer (another cachewatch, a `sqlite3` shell) to let go, so a lock held
+/// for up to about 15 s does not leave deleted items reading `interrupted`.
+const OUTCOME_TRIES: u32 = 10;
+
+/// Writes `outcomes` ([`History::finish_reclaims`]), trying again [`OUTCOME_TRIES`] times
+/// ~100 ms apart (the history released in between); the last error when every try failed.
+fn finish_with_retries<'h>(
+    lock: &dyn Fn() -> std::sync::MutexGuard<'h, History>,
+    outcomes: &[(i64, String)],
+) -> Result<(), crate::history::HistoryError> {
+    let mut tries = 1;
+    loop {
+        match lock().finish_reclaims(outcomes) {
+            Ok(()) => return Ok(()),
+            Err(e) if tries >= OUTCOME_TRIES => return Err(e),
+            Err(e) => {
+                tracing::debug!(error = %e, tries, "audit outcomes not written yet; trying again");
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+}
+
 /// The audited batch loop: for each batch from `next`, its `attempt` rows, then its deletions,
 /// then its outcomes; `on_batch` after each. Returns the audit problems met after deleting began.
 fn audited_loop<'a>(
@@ -334,7 +359,7 @@ fn audited_loop<'a>(
             .copied()
             .zip(done.records.iter().map(|r| r.outcome.clone()))
             .collect();
-        if let Err(e) = lock().finish_reclaims(&outcomes) {
+        if let Err(e) = finish_with_retries(&lock, &outcomes) {
             audit_errors.push(ReclaimErrorEntry {
                 path: PathBuf::new(),
                 message: format!(
