@@ -2,7 +2,8 @@
 # Issue 10's benchmark, in one run: the seed's scale (700k leaked Metal dirs) and a 1M-entry mixed
 # tree, CacheWatch against diskus, pdu (parallel-disk-usage), du and gdu.
 #
-#   scan     each tool on each tree: one untimed warm-up run, then RUNS runs under /usr/bin/time;
+#   scan     each tool on each tree: one untimed warm-up run, then RUNS runs under /usr/bin/time,
+#            interleaved (run k of every tool before run k+1);
 #            medians of wall, user, sys, CPU, peak RSS and each one's ratio to the best peer; then
 #            cachewatch scan --json's allocated/apparent totals against du -B1 / du -b (MATCH).
 #   watch    cachewatch watch on the seed tree: resident (VmRSS) and peak (VmHWM) right after the
@@ -137,33 +138,36 @@ if [ "$MIXED" -gt 0 ] && has scan; then
 fi
 
 # ---------------------------------------------------------------- scan
-# runs FILE CMD...: one untimed warm-up, then RUNS timed runs appended to FILE.
-runs() {
-    local file=$1; shift
-    "$@" >/dev/null 2>&1 || true
-    : > "$file"
-    for _ in $(seq "$RUNS"); do
-        /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.out" "$@" >/dev/null 2>"$file.err" || true
-        tail -1 "$RES/time.out" >> "$file"
-    done
+# tool_argv TOOL TREE: sets ARGV to the command that scans TREE with TOOL.
+tool_argv() {
+    case $1 in
+        cachewatch) ARGV=("$CW" scan --root "cache=$2") ;;
+        diskus) ARGV=(diskus "$2") ;;
+        # -x one filesystem; --max-depth=1: print the total only
+        pdu) ARGV=(pdu -x --max-depth=1 "$2") ;;
+        du) ARGV=(du -s -x "$2") ;;
+        # -n non-interactive, -s total only, -p no progress, -x one filesystem
+        gdu) ARGV=(gdu -n -s -p -x --no-prefix "$2") ;;
+    esac
 }
 scan_tree() { # LABEL TREE
-    local label=$1 tree=$2 tools=() files=()
-    say "scan: $label ($tree), warm cache, $RUNS runs each"
-    runs "$RES/scan-$label-cachewatch" "$CW" scan --root "cache=$tree"
-    tools+=(cachewatch); files+=("$RES/scan-$label-cachewatch")
-    if command -v diskus >/dev/null; then
-        runs "$RES/scan-$label-diskus" diskus "$tree"; tools+=(diskus); files+=("$RES/scan-$label-diskus")
-    fi
-    if command -v pdu >/dev/null; then
-        # -x one filesystem; --max-depth=1: print the total only
-        runs "$RES/scan-$label-pdu" pdu -x --max-depth=1 "$tree"; tools+=(pdu); files+=("$RES/scan-$label-pdu")
-    fi
-    runs "$RES/scan-$label-du" du -s -x "$tree"; tools+=(du); files+=("$RES/scan-$label-du")
-    if command -v gdu >/dev/null; then
-        # -n non-interactive, -s total only, -p no progress, -x one filesystem
-        runs "$RES/scan-$label-gdu" gdu -n -s -p -x --no-prefix "$tree"; tools+=(gdu); files+=("$RES/scan-$label-gdu")
-    fi
+    local label=$1 tree=$2 tools=() files=() t
+    say "scan: $label ($tree), warm cache, $RUNS runs each, interleaved (run k of every tool, then run k+1)"
+    for t in cachewatch diskus pdu du gdu; do
+        [ "$t" = cachewatch ] || command -v "$t" >/dev/null || continue
+        tools+=("$t"); files+=("$RES/scan-$label-$t")
+        tool_argv "$t" "$tree"
+        "${ARGV[@]}" >/dev/null 2>&1 || true   # untimed warm-up
+        : > "$RES/scan-$label-$t"
+    done
+    # Interleaved so that a change in the machine's load during the runs falls on every tool alike.
+    for _ in $(seq "$RUNS"); do
+        for t in "${tools[@]}"; do
+            tool_argv "$t" "$tree"
+            /usr/bin/time -q -f '%e %U %S %M %x' -o "$RES/time.out" "${ARGV[@]}" >/dev/null 2>"$RES/scan-$label-$t.err" || true
+            tail -1 "$RES/time.out" >> "$RES/scan-$label-$t"
+        done
+    done
     python3 "$TABLE" scan "$label" "${tools[@]}" -- "${files[@]}" | tee "$RES/table-$label" | grep -v '^MD|'
     grep '^MD|' "$RES/table-$label" | sed 's/^MD|//' >> "$SUMMARY"
     local du_b1 du_b cw
