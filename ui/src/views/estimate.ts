@@ -11,8 +11,11 @@ export const PRODUCERS_NAMED = 3;
 export interface EstimateText {
   /** `About 2.0 GiB freeable in 340 items`, or that there is nothing to reclaim. */
   frees: string;
-  /** One line per producer, most freeable first: `Metal gpuarchiver: 340 items, 2.0 GiB`. */
-  producers: string[];
+  /**
+   * One line per producer, most freeable first: name `Metal gpuarchiver` and figures
+   * `340 items, 2.0 GiB` (the name gives way when the line is too long).
+   */
+  producers: { name: string; figures: string }[];
   /** `Estimate as of 2 min ago` (`Estimate` before the engine's first figures). */
   asOf: string;
 }
@@ -35,14 +38,18 @@ export function estimateText(
     (a, b) => b.freeable_bytes - a.freeable_bytes || b.items - a.items || a.producer.localeCompare(b.producer),
   );
   const shown = sorted.slice(0, named);
-  const producers = shown.map(
-    (p) => `${nameOf(p.producer)}: ${formatCount(p.items, 'item')}, ${formatBytes(p.freeable_bytes)}`,
-  );
+  const producers = shown.map((p) => ({
+    name: nameOf(p.producer),
+    figures: `${formatCount(p.items, 'item')}, ${formatBytes(p.freeable_bytes)}`,
+  }));
   const rest = sorted.slice(named);
   if (rest.length > 0) {
     const items = rest.reduce((s, p) => s + p.items, 0);
     const bytes = rest.reduce((s, p) => s + p.freeable_bytes, 0);
-    producers.push(`${formatCount(rest.length, 'more producer')}: ${formatCount(items, 'item')}, ${formatBytes(bytes)}`);
+    producers.push({
+      name: formatCount(rest.length, 'more producer'),
+      figures: `${formatCount(items, 'item')}, ${formatBytes(bytes)}`,
+    });
   }
   const asOf =
     estimate.as_of_unix_secs > 0 ? `Estimate as of ${formatAgo(estimate.as_of_unix_secs, nowUnixSecs)}` : 'Estimate';
@@ -69,7 +76,11 @@ export function estimateElements(
   ];
   if (text.producers.length > 0) {
     const list = h('ul', { class: 'estimate-producers', 'aria-label': 'By producer', 'data-testid': 'preview-producers' });
-    for (const line of text.producers) list.appendChild(h('li', {}, line));
+    for (const line of text.producers) {
+      list.appendChild(
+        h('li', { title: `${line.name}: ${line.figures}` }, h('span', { class: 'name' }, `${line.name}: `), h('span', { class: 'figures' }, line.figures)),
+      );
+    }
     out.push(list);
   }
   out.push(

@@ -256,9 +256,9 @@ describe('the window', () => {
     expect(names).toEqual(['Metal gpuarchiver', 'KataGo CoreML bundles', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
     expect(await page.getByTestId('producer-reclaimable').allTextContents()).toEqual([
-      '2.0 GiB reclaimable',
-      '100 MiB reclaimable',
-      '0 B reclaimable (manual)',
+      '2.0 GiB reclaimable (allocated)',
+      '100 MiB reclaimable (allocated)',
+      '0 B reclaimable (allocated, manual)',
     ]);
     const facts = await page.locator('.row-facts').allTextContents();
     expect(facts[0]).toBe('12,000 items · +1.2 GiB in the last 1 d');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { humanizeKey, readAlerts } from '../../src/views/settings';
+import { reclaimableText } from '../../src/views/producers';
 import { reportText } from '../../src/views/reclaim';
 import { estimateText } from '../../src/views/estimate';
 import { changedText, emptyText } from '../../src/views/reclaim-dialog';
@@ -29,11 +30,14 @@ describe('estimateText', () => {
     const now = 1_760_000_000;
     // 512 MiB + 256 MiB + 256 MiB = 1 GiB freeable; 3 + 1 + 1 = 5 items
     const e = estimate([['b', 1, 256 * MIB], ['a', 3, 512 * MIB], ['c', 1, 256 * MIB]], now - 150);
-    expect(estimateText(e, now, nameOf)).toEqual({
-      frees: 'About 1.0 GiB freeable in 5 items',
-      producers: ['Alpha: 3 items, 512 MiB', 'Beta: 1 item, 256 MiB', 'Gamma: 1 item, 256 MiB'],
-      asOf: 'Estimate as of 2 min ago',
-    });
+    const text = estimateText(e, now, nameOf);
+    expect(text.frees).toBe('About 1.0 GiB freeable in 5 items');
+    expect(text.producers.map((p) => `${p.name}: ${p.figures}`)).toEqual([
+      'Alpha: 3 items, 512 MiB',
+      'Beta: 1 item, 256 MiB',
+      'Gamma: 1 item, 256 MiB',
+    ]);
+    expect(text.asOf).toBe('Estimate as of 2 min ago');
     expect(estimateText(e, now - 140, nameOf).asOf).toBe('Estimate as of just now');
   });
 
@@ -41,7 +45,7 @@ describe('estimateText', () => {
     const e = estimate([['a', 4, 4 * MIB], ['b', 3, 3 * MIB], ['c', 2, 2 * MIB], ['d', 1, MIB], ['x', 1, MIB]], 10);
     const text = estimateText(e, 70, nameOf, 3);
     // the last two: 1 + 1 items, 1 MiB + 1 MiB
-    expect(text.producers.at(-1)).toBe('2 more producers: 2 items, 2.0 MiB');
+    expect(text.producers.at(-1)).toEqual({ name: '2 more producers', figures: '2 items, 2.0 MiB' });
     expect(text.producers).toHaveLength(4);
     expect(text.asOf).toBe('Estimate as of 1 min ago');
   });
@@ -83,6 +87,14 @@ describe('the plan dialog texts', () => {
     expect(planDiffers(shown(2, 4 * MIB), request, p)).toBe(true);
     expect(planDiffers(shown(3, 3 * MIB), { producers: ['x'], thresholdSecs: 3600 }, p)).toBe(false);
     expect(changedText(shown(3, 5 * MIB))).toBe('The estimate said about 3 items, 5.0 MiB; items changed since. These are the figures now.');
+  });
+});
+
+describe('the producer row\'s reclaimable figure', () => {
+  it('says its unit (allocated), as the reclaim panel says freeable', () => {
+    expect(reclaimableText({ reclaim: 'auto', kind: 'leak', reclaimable_bytes: 3 * MIB })).toBe('3.0 MiB reclaimable (allocated)');
+    expect(reclaimableText({ reclaim: 'manual', kind: 'cache', reclaimable_bytes: 0 })).toBe('0 B reclaimable (allocated, manual)');
+    expect(reclaimableText({ reclaim: 'auto', kind: 'system', reclaimable_bytes: MIB })).toBe('never reclaimed');
   });
 });
 
