@@ -305,6 +305,17 @@ test('the window shows the producer with the bytes du counts', async () => {
   const text = await until('the producer row', rowBytes);
   const [lo, hi] = parseShown(text);
   assert.ok(lo <= expected && expected <= hi, `row shows ${text}, du says ${expected} B`);
+  // The estimate at the configured threshold: the old dirs (two days old) when it is at most two
+  // days, else nothing; the young ones never.
+  const older = snap.threshold_secs <= 2 * 86400 ? fx.old : [];
+  const estimate = await until('the estimate in the window', () => textOf('[data-testid="preview-frees"]'));
+  if (older.length === 0) {
+    assert.equal(estimate, 'Nothing to reclaim at this threshold');
+  } else {
+    const [bytes, items] = parseEstimate(estimate);
+    assert.equal(items, older.length);
+    assertShows(bytes, du(older), 'the estimate');
+  }
   await shot('window-light');
 });
 
@@ -520,5 +531,6 @@ test('an app started with a missing root watches the other and says so in the wi
     session.exec(`const b = document.getElementById('banner'); return b && !b.hidden ? b.textContent : null;`),
   );
   assert.ok(banner.includes('no-such-dir') && banner.includes('not watched'), banner);
+  await until('the estimate in the window', () => textOf('[data-testid="preview-frees"]'));
   await shot('missing-root');
 });
