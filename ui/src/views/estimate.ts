@@ -89,6 +89,8 @@ export function estimateElements(
       {
         class: 'as-of',
         'data-testid': 'preview-asof',
+        // the panel's live region announces a new estimate, not each minute of its age
+        'aria-live': 'off',
         title: 'From the engine\u2019s age histograms; Reclaim makes the real plan, checking each item.',
       },
       text.asOf,

@@ -5,7 +5,7 @@ import { formatDuration } from '../format';
 import type { ReclaimController } from '../reclaim-controller';
 import { canReclaim, shownOf, type ReclaimState } from '../reclaim-state';
 import { parseThreshold, presetFor, THRESHOLD_PRESETS } from '../threshold';
-import { estimateElements } from './estimate';
+import { estimateElements, estimateText } from './estimate';
 import { dialogContent } from './reclaim-dialog';
 
 export { reportText } from './reclaim-dialog';
@@ -135,9 +135,16 @@ export class ReclaimPanel {
     this.renderDialog(state);
   }
 
-  /** Brings "as of … ago" up to date (the dialog is left alone). */
+  /**
+   * Brings "as of … ago" up to date in place (the estimate is not announced again; the dialog is
+   * left alone).
+   */
   refreshTimes(): void {
-    this.renderPreview();
+    const shown = shownOf(this.state);
+    const asOf = this.preview.querySelector<HTMLElement>('[data-testid="preview-asof"]');
+    if (!shown || !asOf) return;
+    const text = estimateText(shown.estimate, this.context.nowUnixSecs(), this.context.producerName).asOf;
+    if (asOf.textContent !== text) asOf.textContent = text;
   }
 
   private renderPreview(): void {
