@@ -86,6 +86,28 @@ function parseShown(text) {
   return [Number(m[1]) * unit - half, Number(m[1]) * unit + half];
 }
 
+/** The text of the first element matching `css`, or null. */
+const textOf = (css) => session.exec(`return document.querySelector(arguments[0])?.textContent ?? null;`, css);
+
+/** "About 12.3 KiB freeable in 6 items" → [bytes text, items]; null for another text. */
+function parseEstimate(text) {
+  const m = /^About ([\d.]+ [KMG]?i?B) freeable in ([\d,]+) items?$/.exec(text ?? '');
+  return m ? [m[1], Number(m[2].replace(/,/g, ''))] : null;
+}
+
+/** "Deletes 6 items older than 1 d, freeing 12.3 KiB." → [bytes text, items]. */
+function parseSummary(text) {
+  const m = /^Deletes ([\d,]+) items? older than .*, freeing ([\d.]+ [KMG]?i?B)\.$/.exec(text ?? '');
+  assert.ok(m, `a confirmation summary: ${JSON.stringify(text)}`);
+  return [m[2], Number(m[1].replace(/,/g, ''))];
+}
+
+/** Asserts that a shown byte text stands for `bytes`. */
+function assertShows(text, bytes, what) {
+  const [lo, hi] = parseShown(text);
+  assert.ok(lo <= bytes && bytes <= hi, `${what} says ${text}, du says ${bytes} B`);
+}
+
 const rowBytes = () =>
   session.exec(
     `const e = document.querySelector('[data-producer="${PRODUCER}"] [data-testid="producer-bytes"]');
@@ -109,6 +131,33 @@ async function shot(name) {
     execFileSync('import', ['-window', 'root', join(SHOTS, `${name}-screen.png`)]);
   } catch (e) {
     console.log(`# no X screenshot (${e.message.split('\n')[0]})`);
+  }
+}
+
+/** Whether a process runs the executable `path` (`pgrep -f`, read only). */
+function running(path) {
+  try {
+    execFileSync('pgrep', ['-f', `^${path.replace(/[.+]/g, '\\$&')}( |$)`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The D-Bus name the app's single-instance plugin owns (its identifier + `.SingleInstance`). */
+const SINGLE_INSTANCE = 'io.github.cachewatch.app.SingleInstance';
+
+/** Whether the session bus has an owner for `name` (false without a bus). */
+function busHas(name) {
+  try {
+    const out = execFileSync(
+      'dbus-send',
+      ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.NameHasOwner', `string:${name}`],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    return /boolean true/.test(out);
+  } catch {
+    return false;
   }
 }
 
@@ -256,6 +305,17 @@ test('the window shows the producer with the bytes du counts', async () => {
   const text = await until('the producer row', rowBytes);
   const [lo, hi] = parseShown(text);
   assert.ok(lo <= expected && expected <= hi, `row shows ${text}, du says ${expected} B`);
+  // The estimate at the configured threshold: the old dirs (two days old) when it is at most two
+  // days, else nothing; the young ones never.
+  const older = snap.threshold_secs <= 2 * 86400 ? fx.old : [];
+  const estimate = await until('the estimate in the window', () => textOf('[data-testid="preview-frees"]'));
+  if (older.length === 0) {
+    assert.equal(estimate, 'Nothing to reclaim at this threshold');
+  } else {
+    const [bytes, items] = parseEstimate(estimate);
+    assert.equal(items, older.length);
+    assertShows(bytes, du(older), 'the estimate');
+  }
   await shot('window-light');
 });
 
@@ -288,25 +348,46 @@ test('a file created in a watched root appears in the window', async () => {
   });
 });
 
-test('reclaim from the window frees exactly the planned items', async () => {
+test('the threshold shows the estimate; Reclaim plans, confirms and frees exactly the old items', async () => {
   const oldBytes = du(fx.old);
-  await session.click(await session.find('label:has([data-key="threshold-86400"])'));
-  await until('the preview', async () => {
-    const t = await session.exec(`return document.querySelector('[data-testid="preview-frees"]')?.textContent ?? null;`);
-    return t && t.includes('6');
+  // The engine's estimate at 1 d, from its histograms: the six old dirs, to the byte.
+  const est = await until('the estimate of the old dirs', async () => {
+    const r = await invoke('estimate_reclaim', { producers: [], thresholdSecs: 86400 });
+    return r.ok && r.ok.items === fx.old.length && r.ok;
   });
+  assert.equal(est.allocated_bytes, oldBytes, 'the estimate counts the bytes du counts');
+  assert.deepEqual(est.producers.map((p) => [p.producer, p.items]), [[PRODUCER, fx.old.length]]);
+  await session.click(await session.find('label:has([data-key="threshold-86400"])'));
+  const shown = await until('the estimate in the window', async () => {
+    const e = parseEstimate(await textOf('[data-testid="preview-frees"]'));
+    return e && e[1] === fx.old.length && e;
+  });
+  assertShows(shown[0], oldBytes, 'the estimate');
+  const rows = await session.exec(
+    `return [...document.querySelectorAll('[data-testid="preview-producers"] li')].map((l) => l.textContent);`,
+  );
+  const name = (await invoke('get_snapshot')).ok.producers.find((p) => p.id === PRODUCER).name;
+  assert.deepEqual(rows, [`${name}: ${fx.old.length} items, ${shown[0]}`]);
+  assert.match(await textOf('[data-testid="preview-asof"]'), /^Estimate as of (just now|\d+ min ago)$/);
+  // No plan was made for the estimate: the threshold control never plans.
   await session.click(await session.find('[data-key="reclaim"]'));
-  const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
-  assert.match(await session.exec(`return document.querySelector('[data-key="dialog-confirm"]').textContent;`), /Delete 6 items/);
+  const confirm = await until('the confirmation of the real plan', () => session.find('[data-key="dialog-confirm"]'));
+  assert.match(await textOf('[data-key="dialog-confirm"]'), new RegExp(`^Delete ${fx.old.length} items$`));
+  const [planned, plannedItems] = parseSummary(await textOf('[data-testid="confirm-summary"]'));
+  assert.equal(plannedItems, fx.old.length);
+  assertShows(planned, oldBytes, 'the confirmation');
+  assert.equal(planned, shown[0], 'the plan says what the estimate said');
+  assert.equal(await textOf('[data-testid="confirm-changed"]'), null, 'no change since the estimate');
+  const listed = await session.exec(
+    `return [...document.querySelectorAll('[data-testid="confirm-items"] li')].map((l) => l.textContent.split(' · ')[0]);`,
+  );
+  assert.deepEqual(listed.sort(), fx.old.map((d) => d.split('/').at(-1)).sort(), 'the confirmation lists the old dirs');
   await shot('reclaim-confirm');
   await session.click(confirm);
-  const result = await until('the result', () =>
-    session.exec(`return document.querySelector('[data-testid="result"]')?.textContent ?? null;`),
-  );
-  assert.match(result, /6 deleted/);
+  const result = await until('the result', () => textOf('[data-testid="result"]'));
+  assert.match(result, new RegExp(`${fx.old.length} deleted`));
   const freedText = /Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1];
-  const [lo, hi] = parseShown(freedText);
-  assert.ok(lo <= oldBytes && oldBytes <= hi, `result says ${freedText}, the old dirs took ${oldBytes} B`);
+  assertShows(freedText, oldBytes, 'the result');
   await shot('reclaim-result');
   for (const d of fx.old) assert.ok(!existsSync(d), `${d} deleted`);
   for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
@@ -374,9 +455,9 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   assert.ok(mine.message.startsWith(body.split(' Upstream:')[0]), `the window's alert is the same: ${mine.message}`);
 });
 
-// Issue 12: an alert card's button opens the reclaim preview of its producer alone, and Reclaim
-// then deletes exactly what that preview said (count and bytes), nothing younger.
-test("an alert's Reclaim button deletes what the preview said", async () => {
+// Issue 12: an alert card's button opens the reclaim estimate of its producer alone, and Reclaim
+// then plans, confirms and deletes exactly those items (count and bytes), nothing younger.
+test("an alert's Reclaim button deletes what its estimate and plan said", async () => {
   // An alert for the producer (the notification test provokes one; without dunst, do it here).
   const alerted = async () =>
     (await invoke('get_snapshot')).ok?.alerts.some((a) => a.rule === 'producer-growth' && a.producer === PRODUCER);
@@ -401,22 +482,22 @@ test("an alert's Reclaim button deletes what the preview said", async () => {
   await session.exec(`document.querySelector('[data-key="dialog-done"]')?.click();`);
   const button = await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
   await session.click(button);
-  const frees = await until('the preview of the producer alone', async () => {
+  const estimated = await until('the estimate of the producer alone', async () => {
     const scoped = await session.exec(`return document.querySelector('[data-key="scope-clear"]') !== null;`);
-    const t = await session.exec(`return document.querySelector('[data-testid="preview-frees"]')?.textContent ?? null;`);
-    return scoped && t && /· 2 items$/.test(t) && t;
+    const e = parseEstimate(await textOf('[data-testid="preview-frees"]'));
+    return scoped && e && e[1] === 2 && e;
   });
-  const [lo, hi] = parseShown(/^Frees ([\d.]+ [KMG]?i?B)/.exec(frees)[1]);
-  assert.ok(lo <= oldBytes && oldBytes <= hi, `the preview says ${frees}, the old dirs take ${oldBytes} B`);
+  assertShows(estimated[0], oldBytes, 'the estimate');
   await session.click(await session.find('[data-key="reclaim"]'));
   const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
-  assert.match(await session.exec(`return document.querySelector('[data-key="dialog-confirm"]').textContent;`), /Delete 2 items/);
+  assert.match(await textOf('[data-key="dialog-confirm"]'), /^Delete 2 items$/);
+  const [planned, plannedItems] = parseSummary(await textOf('[data-testid="confirm-summary"]'));
+  assert.equal(plannedItems, 2);
+  assertShows(planned, oldBytes, 'the confirmation');
   await session.click(confirm);
-  const result = await until('the result', () =>
-    session.exec(`return document.querySelector('[data-testid="result"]')?.textContent ?? null;`),
-  );
+  const result = await until('the result', () => textOf('[data-testid="result"]'));
   assert.match(result, /2 deleted/);
-  assert.equal(/Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1], /^Frees ([\d.]+ [KMG]?i?B)/.exec(frees)[1], 'freed what the preview said');
+  assert.equal(/Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1], planned, 'freed what the confirmation said');
   for (const d of old) assert.ok(!existsSync(d), `${d} deleted`);
   for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
   await session.click(await session.find('[data-key="dialog-done"]'));
@@ -426,6 +507,11 @@ test("an alert's Reclaim button deletes what the preview said", async () => {
 test('an app started with a missing root watches the other and says so in the window', async () => {
   await session.close();
   session = null;
+  // The single-instance plugin hands a second start to a running first one over D-Bus: start the
+  // next app only once the first has exited and the bus has dropped its name (else it forwards
+  // its arguments to a dying process and exits, "Message recipient disconnected from message bus
+  // without replying", and the new session waits for a window that never comes).
+  await until('the first app to exit', () => !running(APP) && !busHas(SINGLE_INSTANCE), { tries: 100, everyMs: 100 });
   const missing = join(fx.dir, 'no-such-dir');
   session = await Session.create(driverBase, {
     alwaysMatch: {
@@ -445,5 +531,6 @@ test('an app started with a missing root watches the other and says so in the wi
     session.exec(`const b = document.getElementById('banner'); return b && !b.hidden ? b.textContent : null;`),
   );
   assert.ok(banner.includes('no-such-dir') && banner.includes('not watched'), banner);
+  await until('the estimate in the window', () => textOf('[data-testid="preview-frees"]'));
   await shot('missing-root');
 });

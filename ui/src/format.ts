@@ -81,10 +81,11 @@ export function formatEtaBasis(spanSecs: number | null | undefined): string {
 
 /**
  * Growth over the span actually observed, never extrapolated: `+105 MiB in the last 3 min`,
- * `no change in the last 2 h`, `no history` when `null` (fewer than two samples).
+ * `no change in the last 2 h`, `growth not measured yet` when `null` (fewer than two samples in
+ * the last day: the chart beside it may still show older ones, or the one sample so far).
  */
 export function formatObservedGrowth(g: ObservedGrowth | null | undefined): string {
-  if (!g) return 'no history';
+  if (!g) return 'growth not measured yet';
   const span = formatDuration(g.span_secs);
   if (g.bytes === 0) return `no change in the last ${span}`;
   return `${formatSignedBytes(g.bytes)} in the last ${span}`;

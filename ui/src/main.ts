@@ -3,7 +3,7 @@ import './locale-guard'; // first: no module may format with a bad platform loca
 import './style.css';
 import { h, keepFocus, replaceChildren } from './dom';
 import * as ipc from './ipc';
-import { ReclaimController } from './reclaim-state';
+import { ReclaimController } from './reclaim-controller';
 import { mergeAlerts } from './sort';
 import type { AlertDto, Snapshot, UiError } from './types';
 import type { ChartRange } from './views/chart';
@@ -51,7 +51,7 @@ const ui = {
   /** A set_threshold not yet answered: snapshots may still carry the old value. */
   thresholdPending: 0,
   thresholdTimer: null as ReturnType<typeof setTimeout> | null,
-  /** `null` = every auto producer; else the one producer the preview is of. */
+  /** `null` = every auto producer; else the one producer the estimate and plan are of. */
   scope: null as string | null,
   reclaimableKey: '',
   /** What auto-reclaim rules deleted so far (`producer:items`): a change is a new run to list. */
@@ -73,19 +73,26 @@ const controller = new ReclaimController(ipc, (state) => {
     detailCharts.invalidate();
   }
 });
-const panel = new ReclaimPanel(els.reclaim, els.reclaimDialog, controller, {
-  thresholdChanged: (secs) => {
-    ui.thresholdSecs = secs;
-    requestPreview();
-    sendThreshold(secs);
+const panel = new ReclaimPanel(
+  els.reclaim,
+  els.reclaimDialog,
+  controller,
+  {
+    thresholdChanged: (secs) => {
+      ui.thresholdSecs = secs;
+      requestEstimate();
+      sendThreshold(secs);
+    },
+    scopeCleared: () => setScope(null),
   },
-  scopeCleared: () => setScope(null),
-});
-const history = new ReclaimHistoryPanel(
-  els.history,
-  ipc.reclaimHistory,
-  (id) => ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id,
+  { nowUnixSecs: () => nowSecs(), producerName },
 );
+const history = new ReclaimHistoryPanel(els.history, ipc.reclaimHistory, producerName);
+
+/** A producer's name by id (the id when the snapshot does not list it). */
+function producerName(id: string): string {
+  return ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id;
+}
 const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.parseSize);
 
 function showError(error: unknown): void {
@@ -124,7 +131,8 @@ function renderBanner(): void {
   replaceChildren(els.banner, ...children);
 }
 
-function requestPreview(): void {
+/** Asks for the estimate at the current threshold and scope (the plan is made on Reclaim). */
+function requestEstimate(): void {
   if (ui.thresholdSecs === null) return;
   controller.request({
     producers: ui.scope === null ? [] : [ui.scope],
@@ -148,9 +156,9 @@ function sendThreshold(secs: number): void {
 
 function setScope(id: string | null): void {
   ui.scope = id;
-  const name = id === null ? null : (ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id);
+  const name = id === null ? null : producerName(id);
   panel.showScope(name);
-  requestPreview();
+  requestEstimate();
 }
 
 /** The parts with "… ago" times: the crash groups and the alerts. */
@@ -225,23 +233,23 @@ function applySnapshot(snapshot: Snapshot): void {
   ui.receivedAt = performance.now();
   // Alerts the snapshot already lists need not be kept twice.
   ui.received = ui.received.filter((a) => a.time_unix_secs > snapshot.taken_at_unix_secs);
-  let previewStale = false;
+  let estimateStale = false;
   const adopt =
     ui.thresholdSecs === null ||
     (ui.thresholdPending === 0 && ui.thresholdTimer === null && snapshot.threshold_secs !== ui.thresholdSecs);
   if (adopt) {
     ui.thresholdSecs = snapshot.threshold_secs;
     panel.showThreshold(snapshot.threshold_secs);
-    previewStale = true;
+    estimateStale = true;
   }
-  // The engine's own reclaimable figures or the item counts changed: what a reclaim would do
-  // (and keep) changed too, so the preview says the same as the rows.
+  // The engine's own reclaimable figures or the item counts changed: its age histograms changed
+  // with them, so the estimate says the same as the rows.
   const key = snapshot.producers
     .map((p) => `${p.id}:${p.items}:${p.reclaimable_items}:${p.reclaimable_bytes}`)
     .join(',');
   if (key !== ui.reclaimableKey) {
     ui.reclaimableKey = key;
-    previewStale = true;
+    estimateStale = true;
   }
   const autoKey = (snapshot.auto_reclaim?.reclaimed ?? []).map((r) => `${r.producer}:${r.items}`).join(',');
   if (ui.autoReclaimedKey !== null && autoKey !== ui.autoReclaimedKey) {
@@ -251,12 +259,12 @@ function applySnapshot(snapshot: Snapshot): void {
   ui.autoReclaimedKey = autoKey;
   if (first) panel.showScope(null);
   renderAll();
-  if (previewStale) requestPreview();
+  if (estimateStale) requestEstimate();
 }
 
 /**
  * A notification was clicked (`focus-producer`): the producer's row opens (with its chart) and the
- * reclaim preview is of that producer alone, when it can be reclaimed.
+ * reclaim estimate is of that producer alone, when it can be reclaimed.
  */
 function focusProducer(id: string): void {
   ui.expanded.add(id);
@@ -294,4 +302,5 @@ setInterval(() => {
   const snapshot = ui.snapshot;
   if (!snapshot || document.hidden) return;
   keepFocus(() => renderTimes(snapshot));
+  panel.refreshTimes();
 }, AGO_TICK_MS);

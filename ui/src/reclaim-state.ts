@@ -1,62 +1,123 @@
-// The preview/reclaim state machine: a pure reducer, and a controller that debounces preview
-// requests, drops stale answers and runs the reclaim by plan id (never by paths).
-import type { ErrorCode, ReclaimPreview, ReclaimResult, UiError } from './types';
+// The reclaim panel's state machine as a pure reducer: the threshold control shows an estimate
+// (from the engine's age histograms), Reclaim makes the real plan, the confirmation shows that
+// plan and execute runs it by its id (never by paths). The controller that drives it, with the
+// debounce and the IPC calls, is in `reclaim-controller.ts`.
+import type { ErrorCode, ReclaimEstimate, ReclaimPreview, ReclaimResult, UiError } from './types';
 
-/** What the reclaim panel shows. */
+/** What an estimate or a plan is of: producer ids (empty = every auto producer), the threshold. */
+export interface PreviewRequest {
+  producers: string[];
+  thresholdSecs: number;
+}
+
+/** An estimate with the request it answers. */
+export interface Estimated {
+  request: PreviewRequest;
+  estimate: ReclaimEstimate;
+}
+
+/**
+ * What the reclaim panel shows. `seq` is the request an answer must carry to count (an answer
+ * to an older or cancelled request is ignored); `shown` is the estimate on screen.
+ */
 export type ReclaimState =
   | { phase: 'idle' }
-  | { phase: 'previewing'; seq: number; plan: ReclaimPreview | null }
-  | { phase: 'ready'; plan: ReclaimPreview }
-  | { phase: 'preview-failed'; error: UiError }
-  | { phase: 'confirming'; plan: ReclaimPreview }
+  | { phase: 'estimating'; seq: number; shown: Estimated | null }
+  | { phase: 'ready'; shown: Estimated }
+  | { phase: 'estimate-failed'; error: UiError }
+  | { phase: 'planning'; seq: number; request: PreviewRequest; shown: Estimated }
+  | { phase: 'plan-failed'; request: PreviewRequest; shown: Estimated; error: UiError }
+  | { phase: 'plan-empty'; request: PreviewRequest; shown: Estimated; plan: ReclaimPreview }
+  | { phase: 'confirming'; request: PreviewRequest; shown: Estimated; plan: ReclaimPreview }
   | { phase: 'executing'; plan: ReclaimPreview }
   | { phase: 'done'; plan: ReclaimPreview; report: ReclaimResult }
   | { phase: 'failed'; plan: ReclaimPreview; error: UiError };
 
+/** The phases of the reclaim panel. */
+export type ReclaimPhase = ReclaimState['phase'];
+
 /** What happens to it. */
 export type ReclaimEvent =
-  | { type: 'preview-requested'; seq: number }
-  | { type: 'preview-resolved'; seq: number; plan: ReclaimPreview }
-  | { type: 'preview-failed'; seq: number; error: UiError }
-  | { type: 'reclaim-clicked' }
+  | { type: 'estimate-requested'; seq: number }
+  | { type: 'estimate-resolved'; seq: number; request: PreviewRequest; estimate: ReclaimEstimate }
+  | { type: 'estimate-failed'; seq: number; error: UiError }
+  | { type: 'reclaim-clicked'; seq: number; request: PreviewRequest }
+  | { type: 'retried'; seq: number }
+  | { type: 'planned'; seq: number; plan: ReclaimPreview }
+  | { type: 'plan-failed'; seq: number; error: UiError }
   | { type: 'cancelled' }
   | { type: 'confirmed' }
   | { type: 'executed'; report: ReclaimResult }
   | { type: 'execute-failed'; error: UiError }
   | { type: 'dismissed' };
 
-/** The plan the state holds, if any (shown while a newer preview loads). */
-export function planOf(state: ReclaimState): ReclaimPreview | null {
-  return 'plan' in state ? state.plan : null;
+/** The estimate on screen, if any (kept while a newer one loads and while a plan is made). */
+export function shownOf(state: ReclaimState): Estimated | null {
+  return 'shown' in state ? state.shown : null;
 }
 
-/** Whether the Reclaim button acts: a ready plan with something to delete. */
+/**
+ * Whether the Reclaim button acts: an estimate with something to take is on screen and no reclaim
+ * is under way (a newer estimate may be loading: the plan is made at the latest request anyway).
+ */
 export function canReclaim(state: ReclaimState): boolean {
-  return state.phase === 'ready' && state.plan.planned_items > 0;
+  return (state.phase === 'ready' || state.phase === 'estimating') && (state.shown?.estimate.items ?? 0) > 0;
+}
+
+/** Whether two requests are of the same producers at the same threshold. */
+export function sameRequest(a: PreviewRequest, b: PreviewRequest): boolean {
+  return (
+    a.thresholdSecs === b.thresholdSecs &&
+    a.producers.length === b.producers.length &&
+    a.producers.every((p, i) => p === b.producers[i])
+  );
+}
+
+/**
+ * Whether the real plan says other figures than the estimate on screen for the same request
+ * (items changed since the estimate's histograms, or a bucket's width): the confirmation says so.
+ */
+export function planDiffers(shown: Estimated, request: PreviewRequest, plan: ReclaimPreview): boolean {
+  return (
+    sameRequest(shown.request, request) &&
+    (shown.estimate.items !== plan.planned_items || shown.estimate.freeable_bytes !== plan.planned_freeable_bytes)
+  );
 }
 
 /**
  * The next state. Events that do not apply to the current phase leave it unchanged (the same
- * object), e.g. a preview answer whose `seq` is not the latest request, or a second confirm.
- * While a reclaim is confirming, running or showing its result, previews are not started.
+ * object): an answer whose `seq` is not the one awaited (older, or cancelled), a second confirm,
+ * an estimate while a reclaim is being planned, confirmed, run or shown.
  */
 export function reduce(state: ReclaimState, event: ReclaimEvent): ReclaimState {
   switch (event.type) {
-    case 'preview-requested':
-      if (!isPreviewPhase(state)) return state;
-      return { phase: 'previewing', seq: event.seq, plan: planOf(state) };
-    case 'preview-resolved':
-      if (state.phase !== 'previewing' || state.seq !== event.seq) return state;
-      return { phase: 'ready', plan: event.plan };
-    case 'preview-failed':
-      if (state.phase !== 'previewing' || state.seq !== event.seq) return state;
-      return { phase: 'preview-failed', error: event.error };
+    case 'estimate-requested':
+      if (!isEstimatePhase(state)) return state;
+      return { phase: 'estimating', seq: event.seq, shown: shownOf(state) };
+    case 'estimate-resolved':
+      if (state.phase !== 'estimating' || state.seq !== event.seq) return state;
+      return { phase: 'ready', shown: { request: event.request, estimate: event.estimate } };
+    case 'estimate-failed':
+      if (state.phase !== 'estimating' || state.seq !== event.seq) return state;
+      return { phase: 'estimate-failed', error: event.error };
     case 'reclaim-clicked':
-      if (!canReclaim(state) || state.phase !== 'ready') return state;
-      return { phase: 'confirming', plan: state.plan };
+      if (!canReclaim(state) || (state.phase !== 'ready' && state.phase !== 'estimating') || !state.shown) return state;
+      return { phase: 'planning', seq: event.seq, request: event.request, shown: state.shown };
+    case 'retried':
+      if (state.phase !== 'plan-failed') return state;
+      return { phase: 'planning', seq: event.seq, request: state.request, shown: state.shown };
+    case 'planned': {
+      if (state.phase !== 'planning' || state.seq !== event.seq) return state;
+      const { request, shown } = state;
+      const phase = event.plan.planned_items > 0 ? 'confirming' : 'plan-empty';
+      return { phase, request, shown, plan: event.plan };
+    }
+    case 'plan-failed':
+      if (state.phase !== 'planning' || state.seq !== event.seq) return state;
+      return { phase: 'plan-failed', request: state.request, shown: state.shown, error: event.error };
     case 'cancelled':
-      if (state.phase !== 'confirming') return state;
-      return { phase: 'ready', plan: state.plan };
+      if (!isPlanPhase(state)) return state;
+      return { phase: 'ready', shown: state.shown };
     case 'confirmed':
       if (state.phase !== 'confirming') return state;
       return { phase: 'executing', plan: state.plan };
@@ -72,138 +133,26 @@ export function reduce(state: ReclaimState, event: ReclaimEvent): ReclaimState {
   }
 }
 
-function isPreviewPhase(state: ReclaimState): boolean {
+/** Phases where an estimate may start (no reclaim planned, confirmed, running or shown). */
+export function isEstimatePhase(state: ReclaimState): boolean {
   return (
     state.phase === 'idle' ||
-    state.phase === 'previewing' ||
+    state.phase === 'estimating' ||
     state.phase === 'ready' ||
-    state.phase === 'preview-failed'
+    state.phase === 'estimate-failed'
   );
 }
 
-/** The IPC calls the controller needs (a subset of `ipc.ts`, injected for tests). */
-export interface ReclaimIpc {
-  planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPreview>;
-  executeReclaim(planId: string): Promise<ReclaimResult>;
-}
-
-/** Timer functions (injected so tests use fake timers). */
-export interface Timers {
-  set(fn: () => void, ms: number): unknown;
-  clear(handle: unknown): void;
-}
-
-const browserTimers: Timers = {
-  set: (fn, ms) => setTimeout(fn, ms),
-  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-/** What the preview is of: producer ids (empty = every auto producer) and the threshold. */
-export interface PreviewRequest {
-  producers: string[];
-  thresholdSecs: number;
-}
-
-/**
- * Drives the reducer: `request()` debounces previews by `debounceMs` (only the last request in a
- * burst calls `plan_reclaim`), answers to older requests are ignored, `confirm()` sends the plan
- * id of the plan the user saw. `onChange` gets every new state.
- */
-export class ReclaimController {
-  private current: ReclaimState = { phase: 'idle' };
-  private seq = 0;
-  private pending: unknown = null;
-  private last: PreviewRequest | null = null;
-  /** A preview was refused while a reclaim was under way: run it when that ends. */
-  private stale = false;
-
-  constructor(
-    private readonly ipc: ReclaimIpc,
-    private readonly onChange: (state: ReclaimState) => void,
-    private readonly debounceMs = 250,
-    private readonly timers: Timers = browserTimers,
-  ) {}
-
-  /** The current state. */
-  get state(): ReclaimState {
-    return this.current;
-  }
-
-  /** The last preview request, if any. */
-  get lastRequest(): PreviewRequest | null {
-    return this.last;
-  }
-
-  /** Asks for a preview of `req` after the debounce delay, replacing a pending one. */
-  request(req: PreviewRequest): void {
-    this.last = { producers: [...req.producers], thresholdSecs: req.thresholdSecs };
-    if (this.pending !== null) this.timers.clear(this.pending);
-    this.pending = this.timers.set(() => {
-      this.pending = null;
-      void this.runPreview();
-    }, this.debounceMs);
-  }
-
-  /** Opens the confirmation (when a non-empty plan is ready). */
-  reclaim(): void {
-    this.dispatch({ type: 'reclaim-clicked' });
-  }
-
-  /** Closes the confirmation without deleting. */
-  cancel(): void {
-    this.dispatch({ type: 'cancelled' });
-    if (this.current.phase === 'ready' && this.stale && this.last) {
-      this.stale = false;
-      this.request(this.last);
-    }
-  }
-
-  /** Confirms: executes the confirmed plan by its id. Resolves when the report (or error) is in. */
-  async confirm(): Promise<void> {
-    if (this.current.phase !== 'confirming') return;
-    const planId = this.current.plan.id;
-    this.dispatch({ type: 'confirmed' });
-    try {
-      const report = await this.ipc.executeReclaim(planId);
-      this.dispatch({ type: 'executed', report });
-    } catch (error) {
-      this.dispatch({ type: 'execute-failed', error: toIpcError(error) });
-    }
-  }
-
-  /** Closes the result and previews again with the last request (sizes changed). */
-  dismiss(): void {
-    if (this.current.phase !== 'done' && this.current.phase !== 'failed') return;
-    this.dispatch({ type: 'dismissed' });
-    this.stale = false;
-    if (this.last) this.request(this.last);
-  }
-
-  private async runPreview(): Promise<void> {
-    const req = this.last;
-    if (!req) return;
-    this.seq += 1;
-    const seq = this.seq;
-    const before = this.current;
-    this.dispatch({ type: 'preview-requested', seq });
-    if (this.current === before && before.phase !== 'previewing') {
-      this.stale = true; // a reclaim is under way: preview when it ends
-      return;
-    }
-    try {
-      const plan = await this.ipc.planReclaim(req.producers, req.thresholdSecs);
-      this.dispatch({ type: 'preview-resolved', seq, plan });
-    } catch (error) {
-      this.dispatch({ type: 'preview-failed', seq, error: toIpcError(error) });
-    }
-  }
-
-  private dispatch(event: ReclaimEvent): void {
-    const next = reduce(this.current, event);
-    if (next === this.current) return;
-    this.current = next;
-    this.onChange(next);
-  }
+/** Phases the user leaves with Cancel (or Back) to the estimate, nothing deleted. */
+function isPlanPhase(
+  state: ReclaimState,
+): state is Extract<ReclaimState, { phase: 'planning' | 'plan-failed' | 'plan-empty' | 'confirming' }> {
+  return (
+    state.phase === 'planning' ||
+    state.phase === 'plan-failed' ||
+    state.phase === 'plan-empty' ||
+    state.phase === 'confirming'
+  );
 }
 
 /**

@@ -141,8 +141,8 @@ function renderRow(
         { class: 'row-line sub' },
         h(
           'span',
-          { class: 'row-reclaimable', 'data-testid': 'producer-reclaimable' },
-          reclaimText(p),
+          { class: 'row-reclaimable', 'data-testid': 'producer-reclaimable', title: RECLAIMABLE_TITLE },
+          reclaimableText(p),
         ),
       ),
     ),
@@ -156,11 +156,20 @@ function renderRow(
   );
 }
 
-function reclaimText(p: ProducerDto): string {
+/**
+ * What a reclaim at the current threshold would delete of the producer, in allocated bytes (the
+ * engine's figure) and said so, beside the reclaim panel's freeable bytes:
+ * `2.0 GiB reclaimable (allocated)`, `… (allocated, manual)`, `never reclaimed`.
+ */
+export function reclaimableText(p: Pick<ProducerDto, 'reclaim' | 'kind' | 'reclaimable_bytes'>): string {
   if (p.reclaim === 'never' || p.kind === 'system') return 'never reclaimed';
-  const text = `${formatBytes(p.reclaimable_bytes)} reclaimable`;
-  return p.reclaim === 'manual' ? `${text} (manual)` : text;
+  const unit = p.reclaim === 'manual' ? 'allocated, manual' : 'allocated';
+  return `${formatBytes(p.reclaimable_bytes)} reclaimable (${unit})`;
 }
+
+/** The tooltip of the reclaimable figure: its unit and why it may differ from the panel's. */
+export const RECLAIMABLE_TITLE =
+  'Allocated bytes of the items a reclaim at the current threshold would delete. The reclaim panel says freeable bytes: less where clones share blocks.';
 
 function growthClass(bytes: number | null): string {
   if (bytes === null || bytes === 0) return 'growth';

@@ -1,11 +1,14 @@
-// The reclaim panel: threshold control, live preview, Reclaim button, and the dialog that
-// confirms, shows progress and then the result.
+// The reclaim panel: threshold control, the live estimate, the Reclaim button, and the dialog
+// that plans, confirms, shows progress and then the result (its content: `reclaim-dialog.ts`).
 import { h, replaceChildren } from '../dom';
-import { describeKeepReason, formatBytes, formatCount, formatDuration, formatFreeable } from '../format';
-import { canReclaim, planOf, type ReclaimController, type ReclaimState } from '../reclaim-state';
-import { confirmBody } from './confirm-list';
+import { formatDuration } from '../format';
+import type { ReclaimController } from '../reclaim-controller';
+import { canReclaim, shownOf, type ReclaimState } from '../reclaim-state';
 import { parseThreshold, presetFor, THRESHOLD_PRESETS } from '../threshold';
-import type { ReclaimPreview, ReclaimResult } from '../types';
+import { estimateElements, estimateText } from './estimate';
+import { dialogContent } from './reclaim-dialog';
+
+export { reportText } from './reclaim-dialog';
 
 /** What the panel tells the app. */
 export interface ReclaimPanelActions {
@@ -15,37 +18,12 @@ export interface ReclaimPanelActions {
   scopeCleared(): void;
 }
 
-/**
- * The preview in one line: `Frees 1.2 GiB · 340 items`, and the kept items by reason (in the
- * engine's order: most first).
- */
-export function previewText(plan: ReclaimPreview): { frees: string; keeps: string } {
-  const frees =
-    plan.planned_items === 0
-      ? 'Nothing to reclaim at this threshold'
-      : `Frees ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)} · ${formatCount(plan.planned_items, 'item')}`;
-  if (plan.kept_items === 0) return { frees, keeps: 'Keeps nothing' };
-  const reasons = plan.kept
-    .map((group) => `${group.items.toLocaleString('en-US')} ${describeKeepReason(group.reason)}`)
-    .join(', ');
-  return { frees, keeps: `Keeps ${formatCount(plan.kept_items, 'item')}: ${reasons}` };
-}
-
-/**
- * The result in one line: `Freed 1.2 GiB · 340 deleted · 2 kept · 1 error`, with
- * `· 3 already gone` before the errors when some were.
- */
-export function reportText(report: ReclaimResult): string {
-  const gone = report.already_gone_items;
-  return [
-    `Freed ${formatBytes(report.freed_bytes)}`,
-    `${report.deleted_items.toLocaleString('en-US')} deleted`,
-    `${report.kept_items.toLocaleString('en-US')} kept`,
-    gone > 0 ? `${gone.toLocaleString('en-US')} already gone` : null,
-    formatCount(report.error_count, 'error'),
-  ]
-    .filter((part) => part !== null)
-    .join(' · ');
+/** What the panel reads from the app. */
+export interface ReclaimPanelContext {
+  /** Now, Unix seconds, on the engine's clock (for "as of … ago"). */
+  nowUnixSecs(): number;
+  /** A producer's name by id. */
+  producerName(id: string): string;
 }
 
 /** The panel; `render(state)` after each controller change. */
@@ -56,6 +34,7 @@ export class ReclaimPanel {
   private readonly custom: HTMLInputElement;
   private readonly hint: HTMLElement;
   private thresholdSecs = 0;
+  private state: ReclaimState = { phase: 'idle' };
   private readonly inputs: HTMLInputElement[] = [];
 
   constructor(
@@ -63,6 +42,7 @@ export class ReclaimPanel {
     private readonly dialog: HTMLDialogElement,
     private readonly controller: ReclaimController,
     private readonly actions: ReclaimPanelActions,
+    private readonly context: ReclaimPanelContext,
   ) {
     const group = h('fieldset', { class: 'segmented threshold' }, h('legend', {}, 'Reclaim items older than'));
     for (const preset of THRESHOLD_PRESETS) {
@@ -90,7 +70,7 @@ export class ReclaimPanel {
         type: 'button',
         class: 'primary',
         'data-key': 'reclaim',
-        onclick: () => this.controller.reclaim(),
+        onclick: () => void this.controller.reclaim(),
       },
       'Reclaim…',
     );
@@ -102,11 +82,12 @@ export class ReclaimPanel {
       h('div', { class: 'reclaim-row' }, this.preview, this.button),
     );
     dialog.addEventListener('cancel', (event) => {
-      // Escape: close the confirmation or the result; never interrupt a running reclaim.
+      // Escape: leave the planning, the confirmation or the result; never interrupt a running
+      // reclaim.
       event.preventDefault();
       const phase = this.controller.state.phase;
-      if (phase === 'confirming') this.controller.cancel();
       if (phase === 'done' || phase === 'failed') this.controller.dismiss();
+      else if (phase !== 'executing') this.controller.cancel();
     });
   }
 
@@ -145,79 +126,60 @@ export class ReclaimPanel {
     );
   }
 
-  /** Renders the preview, the button and the dialog for `state`. */
+  /** Renders the estimate, the button and the dialog for `state`. */
   render(state: ReclaimState): void {
-    // After a reclaim the plan is spent: show none until the next preview.
-    const plan = state.phase === 'done' || state.phase === 'failed' ? null : planOf(state);
-    const loading = state.phase === 'previewing';
-    this.preview.classList.toggle('loading', loading);
-    if (state.phase === 'preview-failed') {
-      replaceChildren(this.preview, h('span', { class: 'error-text' }, state.error.message));
-    } else if (plan) {
-      const text = previewText(plan);
-      replaceChildren(
-        this.preview,
-        h('span', { class: 'frees', 'data-testid': 'preview-frees' }, text.frees),
-        h('span', { class: 'keeps', 'data-testid': 'preview-keeps' }, text.keeps),
-      );
-    } else {
-      replaceChildren(this.preview, h('span', { class: 'muted' }, loading ? 'Computing preview…' : ''));
-    }
+    this.state = state;
+    this.renderPreview();
     // aria-disabled, not disabled: the button keeps the focus (e.g. after the result closes).
     this.button.setAttribute('aria-disabled', String(!canReclaim(state)));
     this.renderDialog(state);
   }
 
+  /**
+   * Brings "as of … ago" up to date in place (the estimate is not announced again; the dialog is
+   * left alone).
+   */
+  refreshTimes(): void {
+    const shown = shownOf(this.state);
+    const asOf = this.preview.querySelector<HTMLElement>('[data-testid="preview-asof"]');
+    if (!shown || !asOf) return;
+    const text = estimateText(shown.estimate, this.context.nowUnixSecs(), this.context.producerName).asOf;
+    if (asOf.textContent !== text) asOf.textContent = text;
+  }
+
+  private renderPreview(): void {
+    const state = this.state;
+    // After a reclaim the estimate is spent: show none until the next one.
+    const shown = shownOf(state);
+    this.preview.classList.toggle('loading', state.phase === 'estimating');
+    if (state.phase === 'estimate-failed') {
+      replaceChildren(this.preview, h('span', { class: 'error-text' }, state.error.message));
+    } else if (shown) {
+      replaceChildren(this.preview, ...estimateElements(shown.estimate, this.context.nowUnixSecs(), this.context.producerName));
+    } else {
+      const text = state.phase === 'estimating' ? 'Estimating…' : '';
+      replaceChildren(this.preview, h('span', { class: 'muted' }, text));
+    }
+  }
+
   private renderDialog(state: ReclaimState): void {
-    const open = state.phase === 'confirming' || state.phase === 'executing' || state.phase === 'done' || state.phase === 'failed';
-    if (!open) {
+    const content = dialogContent(state, {
+      cancel: () => this.controller.cancel(),
+      retry: () => void this.controller.retry(),
+      confirm: () => void this.controller.confirm(),
+      dismiss: () => this.controller.dismiss(),
+    });
+    if (!content) {
       if (this.dialog.open) {
         this.dialog.close();
         this.button.focus();
       }
       return;
     }
-    let focus: HTMLElement | null = null;
-    if (state.phase === 'confirming') {
-      const { plan } = state;
-      const cancel = h('button', { type: 'button', 'data-key': 'dialog-cancel', onclick: () => this.controller.cancel() }, 'Cancel');
-      const confirm = h('button', { type: 'button', class: 'danger', 'data-key': 'dialog-confirm', onclick: () => void this.controller.confirm() }, `Delete ${formatCount(plan.planned_items, 'item')}`);
-      replaceChildren(
-        this.dialog,
-        h('h2', { id: 'dialog-title' }, 'Reclaim space?'),
-        h('p', {}, `Deletes ${formatCount(plan.planned_items, 'item')} older than ${formatDuration(this.thresholdSecs)}, freeing ${formatFreeable(plan.planned_freeable_bytes, plan.planned_bytes)}.`),
-        ...confirmBody(plan),
-        h('p', { class: 'muted' }, 'Each item is checked again just before deletion: anything that changed, is in use or whose owner runs is kept.'),
-        h('div', { class: 'dialog-buttons' }, cancel, confirm),
-      );
-      focus = cancel;
-    } else if (state.phase === 'executing') {
-      replaceChildren(
-        this.dialog,
-        h('h2', { id: 'dialog-title' }, 'Reclaiming…'),
-        h('progress', { 'aria-label': 'Reclaiming' }),
-        h('p', { class: 'muted' }, `${formatCount(state.plan.planned_items, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
-      );
-    } else if (state.phase === 'done' || state.phase === 'failed') {
-      const done = h('button', { type: 'button', class: 'primary', 'data-key': 'dialog-done', onclick: () => this.controller.dismiss() }, 'Done');
-      const body =
-        state.phase === 'done'
-          ? [
-              h('p', { class: 'result', 'data-testid': 'result' }, reportText(state.report)),
-              state.report.error_count > 0 ? errorList(state.report) : null,
-            ]
-          : [h('p', { class: 'error-text', 'data-testid': 'result' }, state.error.message)];
-      replaceChildren(
-        this.dialog,
-        h('h2', { id: 'dialog-title' }, state.phase === 'done' ? 'Reclaimed' : 'Reclaim failed'),
-        ...body,
-        h('div', { class: 'dialog-buttons' }, done),
-      );
-      focus = done;
-    }
+    replaceChildren(this.dialog, h('h2', { id: 'dialog-title' }, content.title), ...content.body);
     this.dialog.setAttribute('aria-labelledby', 'dialog-title');
     if (!this.dialog.open) this.dialog.showModal();
-    focus?.focus();
+    content.focus?.focus();
   }
 
   private radio(label: string, value: string): HTMLLabelElement {
@@ -258,12 +220,4 @@ export class ReclaimPanel {
     this.thresholdSecs = secs;
     this.actions.thresholdChanged(secs);
   }
-}
-
-function errorList(report: ReclaimResult): HTMLElement {
-  const list = h('ul', { class: 'errors' });
-  for (const error of report.errors.slice(0, 10)) {
-    list.appendChild(h('li', { title: error.path }, `${error.path}: ${error.message}`));
-  }
-  return list;
 }

@@ -54,8 +54,11 @@ afterAll(async () => {
 
 /**
  * The shell stand-in's command handlers, run in the page. Item ages 400000 s, 200000 s and
- * 7200 s with 1 GiB, 1 GiB and 512 MiB: a threshold keeps the younger ones as too young, and one
- * more item is always kept as in use. `execute_reclaim` waits for `__releaseExecute()`.
+ * 7200 s with 1 GiB, 1 GiB and 512 MiB (`__items`, the tree the plan reads): a threshold keeps
+ * the younger ones as too young, and one more item is always kept as in use. The estimate reads
+ * `__estimateItems` when a test sets it (histograms older than the tree), else the same items.
+ * `plan_reclaim` waits for `__releasePlans()` while `__holdPlans` is set and fails while
+ * `__failPlans` counts down; `execute_reclaim` waits for `__releaseExecute()`.
  */
 function installHandlers(args: { snapshot: unknown; gib: number; mib: number; now: number }): void {
   const w = window as unknown as Record<string, unknown>;
@@ -67,8 +70,17 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
   const plans = new Map<string, ReclaimPreview>();
   const lastKept = new Map<string, KeptItem[]>();
   let release: () => void = () => {};
+  let held: (() => void)[] = [];
+  let planCount = 0;
+  w.__items = items;
   w.__snapshot = args.snapshot;
   w.__releaseExecute = () => release();
+  w.__holdPlans = false;
+  w.__failPlans = 0;
+  w.__releasePlans = () => {
+    for (const go of held) go();
+    held = [];
+  };
   const settings: Settings = {
     default_threshold_secs: 86400,
     open_at_login: false,
@@ -81,54 +93,64 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     },
   };
   w.__settings = settings;
+  function makePlan(producers: string[], thresholdSecs: number): ReclaimPreview {
+    planCount += 1;
+    const taken = items.filter((i) => i.age_secs >= thresholdSecs);
+    const kept: KeptItem[] = items
+      .filter((i) => i.age_secs < thresholdSecs)
+      .map((i) => ({ path: i.path, producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: i.age_secs, needed_secs: thresholdSecs }));
+    kept.push({
+      path: '/tmp/katago-coreml-222.mlmodelc', producer: 'katago-coreml', reason: 'in-use', pid: 77,
+      open_path: '/tmp/katago-coreml-222.mlmodelc/model.mil',
+    });
+    const plannedBytes = taken.reduce((sum, i) => sum + i.allocated_bytes, 0);
+    // Grouped by reason as the engine sends them: most first (stable: first seen on ties).
+    const groups = new Map<KeptItem['reason'], KeptItem[]>();
+    for (const k of kept) groups.set(k.reason, [...(groups.get(k.reason) ?? []), k]);
+    const largest = taken.map((i, n) => ({
+      ...i, root: '/tmp', producer: 'metal-gpuarchiver', apparent_bytes: i.allocated_bytes, freeable_bytes: i.allocated_bytes,
+      dev: 1, ino: 100 + n, is_symlink: false, newest_mtime_unix_secs: 1_760_000_000 - i.age_secs,
+    }));
+    const plan: ReclaimPreview = {
+      id: `plan-${planCount}-${thresholdSecs}-${producers.join('+')}`,
+      created_unix_secs: 1_760_000_000,
+      threshold_secs: thresholdSecs,
+      planned_items: taken.length,
+      planned_bytes: plannedBytes,
+      planned_freeable_bytes: plannedBytes,
+      producers: taken.length === 0 ? [] : [{
+        producer: 'metal-gpuarchiver', items: taken.length, allocated_bytes: plannedBytes, freeable_bytes: plannedBytes,
+        oldest_age_secs: Math.max(...taken.map((i) => i.age_secs)),
+      }],
+      kept_items: kept.length,
+      kept: [...groups.entries()]
+        .map(([reason, list]) => ({ reason, items: list.length, examples: list.slice(0, 3) }))
+        .sort((a, b) => b.items - a.items),
+      largest,
+    };
+    lastKept.set(plan.id, kept.slice(-1));
+    plans.set(plan.id, plan);
+    return plan;
+  }
   const mock: Handlers = {
     // a test may feed a snapshot of an older engine (fields missing) on purpose
     get_snapshot: () => w.__snapshot as Snapshot,
     plan_reclaim: ({ producers, thresholdSecs }) => {
-      const planned = items.filter((i) => i.age_secs >= thresholdSecs);
-      const kept: KeptItem[] = items
-        .filter((i) => i.age_secs < thresholdSecs)
-        .map((i) => ({ path: i.path, producer: 'metal-gpuarchiver', reason: 'too-young', age_secs: i.age_secs, needed_secs: thresholdSecs }));
-      kept.push({
-        path: '/tmp/katago-coreml-222.mlmodelc', producer: 'katago-coreml', reason: 'in-use', pid: 77,
-        open_path: '/tmp/katago-coreml-222.mlmodelc/model.mil',
-      });
-      const plannedBytes = planned.reduce((sum, i) => sum + i.allocated_bytes, 0);
-      // Grouped by reason as the engine sends them: most first (stable: first seen on ties).
-      const groups = new Map<KeptItem['reason'], KeptItem[]>();
-      for (const k of kept) groups.set(k.reason, [...(groups.get(k.reason) ?? []), k]);
-      const largest = planned.map((i, n) => ({
-        ...i, root: '/tmp', producer: 'metal-gpuarchiver', apparent_bytes: i.allocated_bytes, freeable_bytes: i.allocated_bytes,
-        dev: 1, ino: 100 + n, is_symlink: false, newest_mtime_unix_secs: 1_760_000_000 - i.age_secs,
-      }));
-      const plan: ReclaimPreview = {
-        id: `plan-${thresholdSecs}-${producers.join('+')}`,
-        created_unix_secs: 1_760_000_000,
-        threshold_secs: thresholdSecs,
-        planned_items: planned.length,
-        planned_bytes: plannedBytes,
-        planned_freeable_bytes: plannedBytes,
-        producers: planned.length === 0 ? [] : [{
-          producer: 'metal-gpuarchiver', items: planned.length, allocated_bytes: plannedBytes, freeable_bytes: plannedBytes,
-          oldest_age_secs: Math.max(...planned.map((i) => i.age_secs)),
-        }],
-        kept_items: kept.length,
-        kept: [...groups.entries()]
-          .map(([reason, list]) => ({ reason, items: list.length, examples: list.slice(0, 3) }))
-          .sort((a, b) => b.items - a.items),
-        largest,
-      };
-      lastKept.set(plan.id, kept.slice(-1));
-      plans.set(plan.id, plan);
-      return plan;
+      if ((w.__failPlans as number) > 0) {
+        w.__failPlans = (w.__failPlans as number) - 1;
+        throw { code: 'job-failed', message: 'a blocking job failed: reclaim plan panicked' };
+      }
+      const plan = makePlan(producers, thresholdSecs);
+      if (!w.__holdPlans) return plan;
+      return new Promise<ReclaimPreview>((resolve) => held.push(() => resolve(plan)));
     },
     estimate_reclaim: ({ thresholdSecs }) => {
-      const taken = items.filter((i) => i.age_secs >= thresholdSecs);
+      const taken = ((w.__estimateItems ?? items) as typeof items).filter((i) => i.age_secs >= thresholdSecs);
       const bytes = taken.reduce((sum, i) => sum + i.allocated_bytes, 0);
       return {
         threshold_secs: thresholdSecs, items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes,
         producers: taken.length === 0 ? [] : [{ producer: 'metal-gpuarchiver', items: taken.length, allocated_bytes: bytes, freeable_bytes: bytes, oldest_age_secs: 0 }],
-        as_of_unix_secs: 1_760_000_000,
+        as_of_unix_secs: args.now,
       };
     },
     execute_reclaim: ({ planId }) =>
@@ -234,9 +256,9 @@ describe('the window', () => {
     expect(names).toEqual(['Metal gpuarchiver', 'KataGo CoreML bundles', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
     expect(await page.getByTestId('producer-reclaimable').allTextContents()).toEqual([
-      '2.0 GiB reclaimable',
-      '100 MiB reclaimable',
-      '0 B reclaimable (manual)',
+      '2.0 GiB reclaimable (allocated)',
+      '100 MiB reclaimable (allocated)',
+      '0 B reclaimable (allocated, manual)',
     ]);
     const facts = await page.locator('.row-facts').allTextContents();
     expect(facts[0]).toBe('12,000 items · +1.2 GiB in the last 1 d');
@@ -245,12 +267,18 @@ describe('the window', () => {
     const unattributed = await page.getByTestId('unattributed').allTextContents();
     expect(unattributed).toEqual(['pipcache300 MiB', 'mystery-dirtemp200 MiB']);
     expect(await page.getByTestId('alert').first().textContent()).toContain('Metal gpuarchiver is growing10 min ago');
-    // The first call is the snapshot, then the preview at the snapshot's threshold (1 d).
+    // The first call is the snapshot, then the estimate at the snapshot's threshold (1 d); no
+    // plan is made before Reclaim is clicked.
     const sent = await calls(page);
     expect(sent[0]).toEqual(['get_snapshot', {}]);
-    expect(sent).toContainEqual(['plan_reclaim', { producers: [], thresholdSecs: 86400 }]);
-    expect(await page.getByTestId('preview-frees').textContent()).toBe('Frees 2.0 GiB · 2 items');
-    expect(await page.getByTestId('preview-keeps').textContent()).toBe('Keeps 2 items: 1 too young, 1 in use');
+    expect(sent).toContainEqual(['estimate_reclaim', { producers: [], thresholdSecs: 86400 }]);
+    expect(sent.filter(([c]) => c === 'plan_reclaim')).toEqual([]);
+    // The two items older than 1 d: 1 GiB each.
+    expect(await page.getByTestId('preview-frees').textContent()).toBe('About 2.0 GiB freeable in 2 items');
+    expect(await page.getByTestId('preview-producers').locator('li').allTextContents()).toEqual([
+      'Metal gpuarchiver: 2 items, 2.0 GiB',
+    ]);
+    expect(await page.getByTestId('preview-asof').textContent()).toBe('Estimate as of just now');
     expect(await page.locator('input[name="threshold"]:checked').getAttribute('value')).toBe('86400');
     expect(await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).toEqual([]);
     expect(errors).toEqual([]);
@@ -260,10 +288,10 @@ describe('the window', () => {
   it('previews again when the threshold changes, preset or custom', async () => {
     const { context, page } = await openApp();
     await page.locator('#reclaim').getByText('3 d', { exact: true }).click();
-    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 1.0 GiB · 1 item');
-    expect(await page.getByTestId('preview-keeps').textContent()).toBe('Keeps 3 items: 2 too young, 1 in use');
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('About 1.0 GiB freeable in 1 item');
     await page.locator('#reclaim').getByText('1 h', { exact: true }).click();
-    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 2.5 GiB · 3 items');
+    // 1 GiB + 1 GiB + 512 MiB
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('About 2.5 GiB freeable in 3 items');
     await page.locator('#reclaim').getByText('7 d', { exact: true }).click();
     await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Nothing to reclaim at this threshold');
     expect(await page.locator('[data-key="reclaim"]').getAttribute('aria-disabled')).toBe('true');
@@ -272,7 +300,7 @@ describe('the window', () => {
     await page.locator('#reclaim').getByText('Custom', { exact: true }).click();
     const custom = page.locator('#custom-threshold');
     await custom.fill('2d 12h'); // 216000 s: only the 400000 s item is older
-    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 1.0 GiB · 1 item');
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('About 1.0 GiB freeable in 1 item');
     expect(await page.locator('#custom-hint').textContent()).toBe('= 2 d 12 h');
     await custom.fill('soon');
     expect(await custom.getAttribute('aria-invalid')).toBe('true');
@@ -280,30 +308,132 @@ describe('the window', () => {
       'set_threshold',
       { thresholdSecs: 216000 },
     ]);
-    const thresholds = (await calls(page)).filter(([c]) => c === 'plan_reclaim').map(([, a]) => a.thresholdSecs);
+    const thresholds = (await calls(page)).filter(([c]) => c === 'estimate_reclaim').map(([, a]) => a.thresholdSecs);
     expect(thresholds).toEqual([86400, 259200, 3600, 604800, 216000]);
+    expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toEqual([]); // estimates only
     await context.close();
   });
 
-  it('runs the reclaim flow by plan id: confirm, progress, result', async () => {
+  it('runs the reclaim flow by plan id: planning, confirm of the real plan, progress, result', async () => {
     const { context, page } = await openApp();
-    await page.locator('[data-key="reclaim"]').click();
     const dialog = page.locator('#reclaim-dialog');
-    expect(await dialog.locator('p').first().textContent()).toBe('Deletes 2 items older than 1 d, freeing 2.0 GiB.');
+    await page.evaluate(() => ((window as unknown as { __holdPlans: boolean }).__holdPlans = true));
+    await page.locator('[data-key="reclaim"]').click();
+    // The real plan is being made: a cancellable "Planning…".
+    expect(await dialog.locator('h2').textContent()).toBe('Planning…');
+    expect(await dialog.locator('progress').count()).toBe(1);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toEqual([
+      ['plan_reclaim', { producers: [], thresholdSecs: 86400 }],
+    ]);
+    mkdirSync(join(UI_DIR, 'screenshots'), { recursive: true });
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'planning.png') });
+    await page.evaluate(() => (window as unknown as { __releasePlans: () => void }).__releasePlans());
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Reclaim space?');
+    // The plan says what the estimate said: no word of a change.
+    expect(await dialog.getByTestId('confirm-summary').textContent()).toBe('Deletes 2 items older than 1 d, freeing 2.0 GiB.');
+    expect(await dialog.getByTestId('confirm-changed').count()).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await dialog.getByText('Delete 2 items').click();
     expect(await dialog.locator('h2').textContent()).toBe('Reclaiming…');
     expect(await dialog.locator('progress').count()).toBe(1);
     await page.evaluate(() => (window as unknown as { __releaseExecute: () => void }).__releaseExecute());
     await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 1 kept · 0 errors');
-    mkdirSync(join(UI_DIR, 'screenshots'), { recursive: true });
     await page.screenshot({ path: join(UI_DIR, 'screenshots', 'light-result.png') });
     const executes = (await calls(page)).filter(([c]) => c === 'execute_reclaim');
-    expect(executes).toEqual([['execute_reclaim', { planId: 'plan-86400-' }]]); // an id, never paths
+    expect(executes).toEqual([['execute_reclaim', { planId: 'plan-1-86400-' }]]); // an id, never paths
     await dialog.getByText('Done').click();
     expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
     expect(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.key)).toBe('reclaim');
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
+    expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toHaveLength(1);
+    await context.close();
+  });
+
+  it('ignores the plan of a cancelled planning and executes only the plan confirmed', async () => {
+    const { context, page } = await openApp();
+    const dialog = page.locator('#reclaim-dialog');
+    await page.evaluate(() => ((window as unknown as { __holdPlans: boolean }).__holdPlans = true));
+    await page.locator('[data-key="reclaim"]').click();
+    await dialog.getByText('Cancel').click();
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    await page.evaluate(() => (window as unknown as { __releasePlans: () => void }).__releasePlans());
+    // the cancelled plan came: nothing opens; the estimate is asked for again instead
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    await page.evaluate(() => ((window as unknown as { __holdPlans: boolean }).__holdPlans = false));
+    await page.locator('[data-key="reclaim"]').click();
+    await dialog.getByText('Delete 2 items').click();
+    expect((await calls(page)).filter(([c]) => c === 'execute_reclaim')).toEqual([['execute_reclaim', { planId: 'plan-2-86400-' }]]);
+    await page.evaluate(() => (window as unknown as { __releaseExecute: () => void }).__releaseExecute());
+    await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 1 kept · 0 errors');
+    await context.close();
+  });
+
+  it('confirms the real figures when items changed since the estimate', async () => {
+    const { context, page } = await openApp();
+    const dialog = page.locator('#reclaim-dialog');
+    // The histograms are of the tree as it was; then a 1 GiB item 300000 s old appears.
+    await page.evaluate((gib) => {
+      const w = window as unknown as { __items: { path: string; age_secs: number; allocated_bytes: number }[]; __estimateItems: unknown };
+      w.__estimateItems = [...w.__items];
+      w.__items.push({ path: '/tmp/com.apple.gpuarchiver/gpuarchiver-4', age_secs: 300000, allocated_bytes: gib });
+    }, GIB);
+    expect(await page.getByTestId('preview-frees').textContent()).toBe('About 2.0 GiB freeable in 2 items');
+    await page.locator('[data-key="reclaim"]').click();
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Reclaim space?');
+    // 1 GiB × 3 now
+    expect(await dialog.getByTestId('confirm-summary').textContent()).toBe('Deletes 3 items older than 1 d, freeing 3.0 GiB.');
+    expect(await dialog.getByTestId('confirm-changed').textContent()).toBe(
+      'The estimate said about 2 items, 2.0 GiB; items changed since. These are the figures now.',
+    );
+    expect(await dialog.getByTestId('confirm-items').locator('li').count()).toBe(3);
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'confirm-changed.png') });
+    await dialog.getByText('Delete 3 items').click();
+    expect((await calls(page)).filter(([c]) => c === 'execute_reclaim')).toEqual([['execute_reclaim', { planId: 'plan-1-86400-' }]]);
+    await context.close();
+  });
+
+  it('says so when the real plan is empty, and goes back to the estimate', async () => {
+    const { context, page } = await openApp();
+    const dialog = page.locator('#reclaim-dialog');
+    // Everything the estimate counted is gone by the time the plan is made.
+    await page.evaluate(() => {
+      const w = window as unknown as { __items: unknown[]; __estimateItems: unknown };
+      w.__estimateItems = [...w.__items];
+      w.__items.length = 0;
+    });
+    await page.locator('[data-key="reclaim"]').click();
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Nothing to reclaim');
+    expect(await dialog.getByTestId('plan-empty').textContent()).toBe(
+      'The plan made now finds nothing older than 1 d to delete: 1 item must stay. The estimate said about 2 items, 2.0 GiB; items changed since.',
+    );
+    expect(await dialog.getByTestId('confirm-kept').locator('li').allTextContents()).toEqual(['1 in use: katago-coreml-222.mlmodelc (pid 77)']);
+    expect(await dialog.locator('[data-key="dialog-confirm"]').count()).toBe(0);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Back');
+    await dialog.getByText('Back').click();
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
+    expect((await calls(page)).filter(([c]) => c === 'execute_reclaim')).toEqual([]);
+    await context.close();
+  });
+
+  it('shows a failed plan with its error and plans again on Retry', async () => {
+    const { context, page } = await openApp();
+    const dialog = page.locator('#reclaim-dialog');
+    await page.evaluate(() => ((window as unknown as { __failPlans: number }).__failPlans = 1));
+    await page.locator('[data-key="reclaim"]').click();
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Planning failed');
+    expect(await dialog.getByTestId('plan-error').textContent()).toBe('a blocking job failed: reclaim plan panicked');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Retry');
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'plan-failed.png') });
+    await dialog.getByText('Retry').click();
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Reclaim space?');
+    expect(await dialog.getByTestId('confirm-summary').textContent()).toBe('Deletes 2 items older than 1 d, freeing 2.0 GiB.');
+    expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toEqual([
+      ['plan_reclaim', { producers: [], thresholdSecs: 86400 }],
+      ['plan_reclaim', { producers: [], thresholdSecs: 86400 }],
+    ]);
     await context.close();
   });
 
@@ -311,13 +441,20 @@ describe('the window', () => {
     const { context, page } = await openApp();
     await page.locator('[data-key="producer-metal-gpuarchiver"]').click();
     await page.getByText('Preview reclaim of Metal gpuarchiver only').click();
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)).toEqual([
-      'plan_reclaim',
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1)).toEqual([
+      'estimate_reclaim',
       { producers: ['metal-gpuarchiver'], thresholdSecs: 86400 },
     ]);
     expect(await page.locator('.scope strong').textContent()).toBe('Metal gpuarchiver');
+    // Reclaim plans that producer alone.
+    await page.locator('[data-key="reclaim"]').click();
+    await page.locator('[data-key="dialog-confirm"]').waitFor();
+    expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toEqual([
+      ['plan_reclaim', { producers: ['metal-gpuarchiver'], thresholdSecs: 86400 }],
+    ]);
+    await page.locator('[data-key="dialog-cancel"]').click();
     await page.locator('[data-key="scope-clear"]').click();
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)?.[1]).toEqual({ producers: [], thresholdSecs: 86400 });
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1)?.[1]).toEqual({ producers: [], thresholdSecs: 86400 });
     await context.close();
   });
 
@@ -342,8 +479,8 @@ describe('the window', () => {
     expect(await page.getByTestId('eta').textContent()).toBe('—');
     expect(await page.locator('.row-name').allTextContents()).toEqual(['KataGo CoreML bundles', 'Metal gpuarchiver', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['150 MiB', '100 MiB', '5.5 MiB']);
-    // Reclaimable figures changed: the preview is asked for again.
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    // Reclaimable figures changed: the estimate is asked for again.
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
     await page.evaluate(
       (alert) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('alert', alert),
       { id: 8, time_unix_secs: NOW + 120, rule: 'free-disk', producer: null, title: 'Disk almost full', message: '9.5 GiB free.' },
@@ -481,8 +618,8 @@ describe('the window', () => {
     await page.getByTestId('chart-katago-coreml').locator('canvas').waitFor();
     expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('true');
     await expect
-      .poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1))
-      .toEqual(['plan_reclaim', { producers: ['katago-coreml'], thresholdSecs: 86400 }]);
+      .poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1))
+      .toEqual(['estimate_reclaim', { producers: ['katago-coreml'], thresholdSecs: 86400 }]);
     expect((await calls(page)).filter(([c]) => c === 'producer_history')).toEqual([
       ['producer_history', { producer: 'katago-coreml', spanSecs: 86400 }],
     ]);
@@ -538,7 +675,7 @@ describe('the window', () => {
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['3.0 GiB', '150 MiB', '5.5 MiB']);
     expect((await page.locator('.row-facts').allTextContents())[0]).toBe('12,000 items · +1.2 GiB in the last 1 d');
     await expect.poll(() => page.locator('.spark canvas').count()).toBe(3);
-    expect(await page.getByTestId('preview-frees').textContent()).toBe('Frees 2.0 GiB · 2 items');
+    expect(await page.getByTestId('preview-frees').textContent()).toBe('About 2.0 GiB freeable in 2 items');
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -640,9 +777,10 @@ describe('the window', () => {
   it('lists in the confirm dialog what goes, largest first with ages, what is kept and why', async () => {
     const { context, page } = await openApp();
     await page.locator('#reclaim').getByText('1 h', { exact: true }).click();
-    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('Frees 2.5 GiB · 3 items');
+    await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('About 2.5 GiB freeable in 3 items');
     await page.locator('[data-key="reclaim"]').click();
     const dialog = page.locator('#reclaim-dialog');
+    await dialog.getByTestId('confirm-items').waitFor();
     expect(await dialog.getByTestId('confirm-items').locator('li').allTextContents()).toEqual([
       'gpuarchiver-1 · 1.0 GiB · 4 d 15 h old',
       'gpuarchiver-2 · 1.0 GiB · 2 d 7 h old',
@@ -665,8 +803,8 @@ describe('the window', () => {
       'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Upstream: https://developer.apple.com/forums/thread/12345',
     );
     await card.getByTestId('alert-reclaim').click();
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').at(-1)).toEqual([
-      'plan_reclaim',
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1)).toEqual([
+      'estimate_reclaim',
       { producers: ['metal-gpuarchiver'], thresholdSecs: 86400 },
     ]);
     expect(await page.locator('#reclaim .scope strong').textContent()).toBe('Metal gpuarchiver');
@@ -678,8 +816,12 @@ describe('the window', () => {
     const { context, page } = await openApp('light', { clock: true });
     const time = page.getByTestId('alert').first().locator('time');
     expect(await time.textContent()).toBe('10 min ago');
+    expect(await page.getByTestId('preview-asof').textContent()).toBe('Estimate as of just now');
     await page.clock.runFor(5 * 60_000 + 30_000); // the next 30 s tick after 5 min
     await expect.poll(() => time.textContent()).toBe('15 min ago');
+    // the estimate's age moves on with it (no new estimate was asked for)
+    expect(await page.getByTestId('preview-asof').textContent()).toBe('Estimate as of 5 min ago');
+    expect((await calls(page)).filter(([c]) => c === 'estimate_reclaim')).toHaveLength(1);
     await context.close();
   });
 
@@ -700,16 +842,16 @@ describe('the window', () => {
   });
 
   // The preview said "Keeps 1 item" while the row said 61 items: new items ask for it again.
-  it('asks for the preview again when a producer gains items', async () => {
+  it('asks for the estimate again when a producer gains items', async () => {
     const { context, page } = await openApp();
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(1);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(1);
     const next = fixtureSnapshot();
     next.taken_at_unix_secs = NOW + 5;
     const gpu = next.producers.find((p) => p.id === 'metal-gpuarchiver');
     if (!gpu) throw new Error('fixture lacks gpuarchiver');
     gpu.items += 1;
     await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
-    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'plan_reclaim').length).toBe(2);
+    await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
     await context.close();
   });
 });

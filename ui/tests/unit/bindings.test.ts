@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/bindings';
 import { describeKeepReason } from '../../src/format';
-import { previewText, reportText } from '../../src/views/reclaim';
+import { confirmSummary, reportText } from '../../src/views/reclaim-dialog';
+import { keptLines } from '../../src/views/confirm-list';
 import { crashGroupText } from '../../src/views/crashes';
 import { rootDetail } from '../../src/views/lists';
 import { IPC_ERROR, KEEP_REASONS, PREVIEW, RESULT, SNAPSHOT } from '../generated/samples';
@@ -20,8 +21,8 @@ describe('generated bindings', () => {
   });
 
   it('render a real preview, result, crash group and root', () => {
-    expect(previewText(PREVIEW).frees).toBe('Frees 2.7 GiB · 700,000 items');
-    expect(previewText(PREVIEW).keeps).toContain('1 a filesystem is mounted in it');
+    expect(confirmSummary(PREVIEW)).toBe('Deletes 700,000 items older than 1 d, freeing 2.7 GiB.');
+    expect(keptLines(PREVIEW.kept).join('\n')).toContain('1 a filesystem is mounted in it');
     expect(reportText(RESULT)).toBe('Freed 4.0 KiB · 1 deleted · 1 kept · 1 already gone · 1 error');
     expect(crashGroupText(SNAPSHOT.crash_groups[0], SNAPSHOT.taken_at_unix_secs).detail).toMatch(/^crash: /);
     expect(SNAPSHOT.roots.map((r) => r.kind)).toContain('code-sign-clones');

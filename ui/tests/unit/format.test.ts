@@ -82,7 +82,8 @@ describe('formatEta', () => {
 describe('observed growth, the ETA basis and counts', () => {
   // Issue 12 §2: two minutes into a leak the row said "+31.6 GiB/day": say what was observed.
   it('says growth over the span observed, never per day', () => {
-    expect(formatObservedGrowth(null)).toBe('no history');
+    // "no history" sat beside a sparkline that drew the history: say what is missing.
+    expect(formatObservedGrowth(null)).toBe('growth not measured yet');
     expect(formatObservedGrowth({ bytes: 105 * 1048576, items: 40, span_secs: 180 })).toBe(
       '+105 MiB in the last 3 min',
     );

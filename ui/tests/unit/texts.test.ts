@@ -1,32 +1,100 @@
 import { describe, expect, it } from 'vitest';
 import { humanizeKey, readAlerts } from '../../src/views/settings';
-import { previewText, reportText } from '../../src/views/reclaim';
+import { reclaimableText } from '../../src/views/producers';
+import { reportText } from '../../src/views/reclaim';
+import { estimateText } from '../../src/views/estimate';
+import { changedText, emptyText } from '../../src/views/reclaim-dialog';
+import { planDiffers, type Estimated } from '../../src/reclaim-state';
 import { plan } from './fixture';
-import type { KeptItem } from '../../src/types';
+import type { KeptItem, ReclaimEstimate } from '../../src/types';
 
 const MIB = 1024 ** 2;
 
-describe('previewText', () => {
-  it('says what deleting frees (clones share blocks), with the allocated size beside it', () => {
-    const clones = { ...plan('c', [100 * MIB]), planned_freeable_bytes: 4 * MIB };
-    expect(previewText(clones).frees).toBe('Frees 4.0 MiB (100 MiB allocated) · 1 item');
+describe('estimateText', () => {
+  const names: Record<string, string> = { a: 'Alpha', b: 'Beta', c: 'Gamma', d: 'Delta' };
+  const nameOf = (id: string) => names[id] ?? id;
+  function estimate(producers: [string, number, number][], asOf: number): ReclaimEstimate {
+    return {
+      threshold_secs: 86400,
+      items: producers.reduce((s, [, items]) => s + items, 0),
+      allocated_bytes: producers.reduce((s, [, , bytes]) => s + 2 * bytes, 0),
+      freeable_bytes: producers.reduce((s, [, , bytes]) => s + bytes, 0),
+      producers: producers.map(([producer, items, bytes]) => ({
+        producer, items, allocated_bytes: 2 * bytes, freeable_bytes: bytes, oldest_age_secs: 0,
+      })),
+      as_of_unix_secs: asOf,
+    };
+  }
+
+  it('says what the histograms give, freeable bytes, per producer most first, and how old it is', () => {
+    const now = 1_760_000_000;
+    // 512 MiB + 256 MiB + 256 MiB = 1 GiB freeable; 3 + 1 + 1 = 5 items
+    const e = estimate([['b', 1, 256 * MIB], ['a', 3, 512 * MIB], ['c', 1, 256 * MIB]], now - 150);
+    const text = estimateText(e, now, nameOf);
+    expect(text.frees).toBe('About 1.0 GiB freeable in 5 items');
+    expect(text.producers.map((p) => `${p.name}: ${p.figures}`)).toEqual([
+      'Alpha: 3 items, 512 MiB',
+      'Beta: 1 item, 256 MiB',
+      'Gamma: 1 item, 256 MiB',
+    ]);
+    expect(text.asOf).toBe('Estimate as of 2 min ago');
+    expect(estimateText(e, now - 140, nameOf).asOf).toBe('Estimate as of just now');
   });
 
-  it('sums what a plan frees and counts what it keeps by reason', () => {
-    const kept: KeptItem[] = [
-      { path: '/tmp/a', producer: 'p', reason: 'too-young', age_secs: 10, needed_secs: 86400 },
-      { path: '/tmp/b', producer: 'p', reason: 'owner-alive', pid: 42 },
-      { path: '/tmp/c', producer: 'p', reason: 'too-young', age_secs: 20, needed_secs: 86400 },
-    ];
-    // 512 MiB + 256 MiB + 256 MiB = 1 GiB
-    expect(previewText(plan('x', [512 * MIB, 256 * MIB, 256 * MIB], kept))).toEqual({
-      frees: 'Frees 1.0 GiB · 3 items',
-      keeps: 'Keeps 3 items: 2 too young, 1 owner running',
-    });
-    expect(previewText(plan('y', []))).toEqual({
+  it('sums the producers past the ones it names', () => {
+    const e = estimate([['a', 4, 4 * MIB], ['b', 3, 3 * MIB], ['c', 2, 2 * MIB], ['d', 1, MIB], ['x', 1, MIB]], 10);
+    const text = estimateText(e, 70, nameOf, 3);
+    // the last two: 1 + 1 items, 1 MiB + 1 MiB
+    expect(text.producers.at(-1)).toEqual({ name: '2 more producers', figures: '2 items, 2.0 MiB' });
+    expect(text.producers).toHaveLength(4);
+    expect(text.asOf).toBe('Estimate as of 1 min ago');
+  });
+
+  it('says when there is nothing to take, and gives no age before the first figures', () => {
+    expect(estimateText(estimate([], 0), 1_760_000_000, nameOf)).toEqual({
       frees: 'Nothing to reclaim at this threshold',
-      keeps: 'Keeps nothing',
+      producers: [],
+      asOf: 'Estimate',
     });
+  });
+});
+
+describe('the plan dialog texts', () => {
+  const request = { producers: [], thresholdSecs: 3600 };
+  const shown = (items: number, bytes: number): Estimated => ({
+    request,
+    estimate: { threshold_secs: 3600, items, allocated_bytes: bytes, freeable_bytes: bytes, producers: [], as_of_unix_secs: 1 },
+  });
+
+  it('says the real plan is empty and what the estimate had said', () => {
+    const kept: KeptItem[] = [
+      { path: '/tmp/a', producer: 'p', reason: 'in-use', pid: 7, open_path: '/tmp/a/f' },
+      { path: '/tmp/b', producer: 'p', reason: 'owner-alive', pid: 42 },
+    ];
+    expect(emptyText(plan('e', [], kept), request, shown(2, 3 * MIB))).toBe(
+      'The plan made now finds nothing older than 1 h to delete: 2 items must stay. The estimate said about 2 items, 3.0 MiB; items changed since.',
+    );
+    // an estimate of another threshold is not compared
+    expect(emptyText(plan('e', []), { producers: [], thresholdSecs: 60 }, shown(2, 3 * MIB))).toBe(
+      'The plan made now finds nothing older than 1 h to delete.',
+    );
+  });
+
+  it('tells the confirmation when the plan differs from the estimate of the same request', () => {
+    const p = plan('p', [MIB, 2 * MIB]); // 2 items, 3 MiB
+    expect(planDiffers(shown(2, 3 * MIB), request, p)).toBe(false);
+    expect(planDiffers(shown(3, 3 * MIB), request, p)).toBe(true);
+    expect(planDiffers(shown(2, 4 * MIB), request, p)).toBe(true);
+    expect(planDiffers(shown(3, 3 * MIB), { producers: ['x'], thresholdSecs: 3600 }, p)).toBe(false);
+    expect(changedText(shown(3, 5 * MIB))).toBe('The estimate said about 3 items, 5.0 MiB; items changed since. These are the figures now.');
+  });
+});
+
+describe('the producer row\'s reclaimable figure', () => {
+  it('says its unit (allocated), as the reclaim panel says freeable', () => {
+    expect(reclaimableText({ reclaim: 'auto', kind: 'leak', reclaimable_bytes: 3 * MIB })).toBe('3.0 MiB reclaimable (allocated)');
+    expect(reclaimableText({ reclaim: 'manual', kind: 'cache', reclaimable_bytes: 0 })).toBe('0 B reclaimable (allocated, manual)');
+    expect(reclaimableText({ reclaim: 'auto', kind: 'system', reclaimable_bytes: MIB })).toBe('never reclaimed');
   });
 });
 
