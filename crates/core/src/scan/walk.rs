@@ -39,6 +39,10 @@ const BATCH_ENTRIES: usize = 1024;
 /// Entries per parallel `lstat` task of a big dir.
 const STAT_CHUNK: usize = 256;
 
+/// Batches of a big dir walked at once while it is listed on: bounds the walk's buffers at this
+/// many batches per big dir being listed.
+const BATCHES_IN_FLIGHT: usize = 4;
+
 /// The state of one walk (a root scan, or one item re-measured).
 pub(crate) struct Walker<'a, C: ?Sized> {
     kind: RootKind,

@@ -118,3 +118,71 @@ fn a_tree_deeper_than_the_fd_budget_measures_like_du() {
     );
     assert_eq!(top.measure.dirs, levels as u64 + 1);
 }
+
+/// A dir of more batches than are walked at once while it is listed (subdirs with files, a
+/// nested subdir, plain files, and one subdir itself big enough to be listed in batches): the
+/// item measures what `du` says, counts every file and dir made, every entry is counted as
+/// scanned, and no fd is left held.
+#[test]
+fn a_dir_of_many_batches_walked_while_listed_measures_like_du() {
+    use super::{BATCHES_IN_FLIGHT, BATCH_ENTRIES, SERIAL_ENTRIES};
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let many = root.join("top/many");
+    let n = SERIAL_ENTRIES + BATCH_ENTRIES * (BATCHES_IN_FLIGHT + 2) + 17;
+    let (mut files, mut dirs) = (0u64, 2u64);
+    for i in 0..n {
+        if i % 3 == 0 {
+            cachewatch_testkit::tree::write_file(&many.join(format!("f-{i:05}")), i * 7 % 9000);
+            files += 1;
+        } else {
+            let d = many.join(format!("d-{i:05}"));
+            cachewatch_testkit::tree::write_file(&d.join("a"), i * 13 % 20_000);
+            files += 1;
+            dirs += 1;
+            if i % 11 == 0 {
+                cachewatch_testkit::tree::write_file(&d.join("sub/b"), 4097 + i);
+                files += 1;
+                dirs += 1;
+            }
+        }
+    }
+    // One subdir big enough to be listed in batches itself.
+    let inner = many.join("d-00001");
+    for i in 0..(SERIAL_ENTRIES + 2 * BATCH_ENTRIES + 5) {
+        fs::create_dir(inner.join(format!("e-{i:05}"))).unwrap();
+        dirs += 1;
+    }
+    let entries_made = files + dirs; // every entry below the root, `top` included
+    let items = Mutex::new(Vec::new());
+    let sink = |i: Item| items.lock().unwrap().push(i);
+    let progress = ScanProgress::new();
+    let walker = Walker::new(
+        RootKind::Cache,
+        &NoRules,
+        dev_of(&root),
+        u64::MAX,
+        &sink,
+        &progress,
+        None,
+    );
+    let loose = crate::scan::in_pool(|| walker.contents(&root, None, 0));
+    assert_eq!(loose.allocated_bytes, 0);
+    assert_eq!(walker.fds.held(), 0);
+    let (_, issues) = walker.into_found();
+    assert!(issues.is_empty(), "{issues:?}");
+    let items = items.into_inner().unwrap();
+    assert_eq!(items.len(), 1);
+    let top = &items[0];
+    assert_eq!(top.path, root.join("top"));
+    assert_eq!(
+        top.measure.allocated_bytes,
+        cachewatch_testkit::du::allocated(&[&top.path])
+    );
+    assert_eq!(
+        top.measure.apparent_bytes,
+        cachewatch_testkit::du::apparent(&[&top.path])
+    );
+    assert_eq!((top.measure.files, top.measure.dirs), (files, dirs));
+    assert_eq!(progress.entries(), entries_made);
+}

@@ -2,15 +2,31 @@
 //! not by the dir, and hands subdirs to the parallel descent.
 
 use super::*;
+use std::os::fd::AsFd;
+use std::sync::atomic::AtomicUsize;
+
+/// A big dir being listed: what [`Walker::list_pipelined`] needs of it.
+struct Big<'p, 'a> {
+    /// Its listing, past the first batch.
+    listing: Listing,
+    /// A second fd of it, for the batches' `lstat`s and opens while it is listed on.
+    shared: OwnedFd,
+    /// The names of its serial part (the subdirs queued from it point into these).
+    serial: &'p Names,
+    at: &'p At<'a>,
+    rel: Option<&'p Path>,
+    depth: usize,
+}
 
 impl<C: Classify + ?Sized> Walker<'_, C> {
     /// Lists the open dir `fd` (see [`Walker::children`]).
     ///
     /// The first [`SERIAL_ENTRIES`] entries are `lstat`ed (and classified) as they are listed; the
     /// rest of a big dir is listed [`BATCH_ENTRIES`] at a time, each batch `lstat`ed in parallel
-    /// chunks and its subdirs walked (in parallel) before the next batch is listed, so one huge dir
-    /// neither serializes the walk nor holds its whole listing: the walk's buffers are bounded by
-    /// the batch, not by the dir. Subdirs are opened relative to the dir's fd, kept open while they
+    /// chunks and its subdirs walked (in parallel). A dir of more than one batch is listed on while
+    /// up to [`BATCHES_IN_FLIGHT`] of its batches are walked, through a second fd of it (within the
+    /// fd budget; without one, batch after batch). So one huge dir neither serializes the walk nor
+    /// holds its whole listing: the walk's buffers are bounded by the batch, not by the dir. Subdirs are opened relative to the dir's fd, kept open while they
     /// are walked within the [`FdBudget`]; past it a dir whose listing ended within its first batch
     /// is closed first (its subdirs then opened by path), so open fds grow only with nested dirs of
     /// more than [`BATCH_ENTRIES`] entries.
@@ -45,6 +61,30 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             more = self.read_on(read, at);
         }
         self.progress.add_entries(listed.min(SERIAL_ENTRIES) as u64);
+        while more && batch.len() < BATCH_ENTRIES {
+            let Some(l) = listing.as_mut() else { break };
+            let read = l.read_some(|_, name| {
+                batch.push(name);
+            });
+            more = self.read_on(read, at);
+        }
+        if more && !self.progress.is_cancelled() {
+            // A big dir: listed on while its earlier batches are walked, with its own fd for them.
+            let shared = listing.as_ref().and_then(|l| self.second_fd(l));
+            if let (Some(shared), Some(l)) = (shared, listing.take()) {
+                let big = Big {
+                    listing: l,
+                    shared,
+                    serial: &serial,
+                    at,
+                    rel,
+                    depth,
+                };
+                let rest = self.list_pipelined(big, batch, subs);
+                self.fds.give_back();
+                return acc.merge(rest);
+            }
+        }
         loop {
             while more && batch.len() < BATCH_ENTRIES {
                 let Some(l) = listing.as_mut() else { break };
@@ -56,31 +96,9 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             // Subdirs in groups (the serial part, then one per chunk), walked without concatenating.
             let mut groups: Vec<Vec<Sub>> = Vec::new();
             if let (false, Some(l)) = (batch.is_empty(), listing.as_ref()) {
-                let dir = l.fd();
-                let chunks: Vec<(Acc, Vec<Sub>)> = batch
-                    .spans()
-                    .par_chunks(STAT_CHUNK)
-                    .map(|chunk| {
-                        let mut acc = Acc::default();
-                        let mut subs = Vec::new();
-                        let mut relbuf = rel.map(RelBuf::new);
-                        for &span in chunk {
-                            let Some(name) = batch.get(span) else {
-                                continue;
-                            };
-                            let e = Entry { dir, at, name };
-                            let keep = Keep::Batch(span);
-                            self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
-                        }
-                        self.progress.add_entries(chunk.len() as u64);
-                        (acc, subs)
-                    })
-                    .collect();
-                groups.reserve(chunks.len() + 1);
-                for (more_acc, more_subs) in chunks {
-                    acc = acc.merge(more_acc);
-                    groups.push(more_subs);
-                }
+                let (more_acc, more_groups) = self.stat_batch(&batch, l.fd(), at, rel, depth);
+                acc = acc.merge(more_acc);
+                groups = more_groups;
             }
             let has_subs = !subs.is_empty() || groups.iter().any(|g| !g.is_empty());
             if has_subs && listing.is_some() && !held {
@@ -106,6 +124,128 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             self.fds.give_back();
         }
         acc
+    }
+
+    /// A second fd of `listing`'s dir (within the fd budget) for its batches' walks while it is
+    /// listed on; `None` (the dir is then walked batch after batch) when none is left.
+    fn second_fd(&self, listing: &Listing) -> Option<OwnedFd> {
+        if !self.fds.take() {
+            return None;
+        }
+        // A failed dup is not a failure of the walk: the dir is walked batch after batch instead.
+        let fd = listing.fd().try_clone_to_owned().ok();
+        if fd.is_none() {
+            self.fds.give_back();
+        }
+        fd
+    }
+
+    /// The rest of a big dir: each batch of [`BATCH_ENTRIES`] names is `lstat`ed and its subdirs
+    /// walked as one task while the next batch is listed, at most [`BATCHES_IN_FLIGHT`] batches at
+    /// once (so buffers stay bounded by the batch), with no wait between batches: a thread that
+    /// finished its part of one batch takes up the next instead of idling until the slowest part
+    /// of the batch is done. `first` is the batch already listed, `subs` the subdirs queued from
+    /// the serial part. The sum to add to the dir.
+    fn list_pipelined(&self, big: Big<'_, '_>, first: Names, subs: Vec<Sub>) -> Acc {
+        let Big {
+            listing,
+            shared,
+            serial,
+            at,
+            rel,
+            depth,
+        } = big;
+        let dir = shared.as_fd();
+        let total = Mutex::new(Acc::default());
+        let in_flight = AtomicUsize::new(0);
+        let mut listing = Some(listing);
+        rayon::scope(|s| {
+            let (total, in_flight) = (&total, &in_flight);
+            let mut batch = first;
+            let mut subs = subs;
+            loop {
+                let this = std::mem::take(&mut batch);
+                let these_subs = std::mem::take(&mut subs);
+                in_flight.fetch_add(1, Ordering::AcqRel);
+                s.spawn(move |_| {
+                    let (mut acc, groups) = self.stat_batch(&this, dir, at, rel, depth);
+                    let parent = Parent {
+                        fd: Some(dir),
+                        at,
+                        serial,
+                        batch: &this,
+                    };
+                    acc = acc.merge(self.descend_all(these_subs, groups, parent, depth + 1));
+                    let mut sum = total.lock().unwrap_or_else(|p| p.into_inner());
+                    *sum = std::mem::take(&mut *sum).merge(acc);
+                    in_flight.fetch_sub(1, Ordering::AcqRel);
+                });
+                let Some(l) = listing.as_mut() else { break };
+                if self.progress.is_cancelled() {
+                    break;
+                }
+                while in_flight.load(Ordering::Acquire) >= BATCHES_IN_FLIGHT {
+                    // Help with the batches in flight rather than wait idle.
+                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                        std::thread::yield_now();
+                    }
+                }
+                let mut more = true;
+                while more && batch.len() < BATCH_ENTRIES {
+                    let read = l.read_some(|_, name| {
+                        batch.push(name);
+                    });
+                    more = self.read_on(read, at);
+                }
+                if !more {
+                    // Listed to the end: its fd and buffer go now, the batches use `dir`.
+                    listing = None;
+                }
+                if batch.is_empty() {
+                    break;
+                }
+            }
+        });
+        total.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `lstat`s (and classifies) the entries of `batch`, names of the dir `dir`, in parallel
+    /// chunks of [`STAT_CHUNK`]: their sum (files and items' heads) and the subdirs to walk, one
+    /// group per chunk.
+    fn stat_batch(
+        &self,
+        batch: &Names,
+        dir: BorrowedFd<'_>,
+        at: &At<'_>,
+        rel: Option<&Path>,
+        depth: usize,
+    ) -> (Acc, Vec<Vec<Sub>>) {
+        let chunks: Vec<(Acc, Vec<Sub>)> = batch
+            .spans()
+            .par_chunks(STAT_CHUNK)
+            .map(|chunk| {
+                let mut acc = Acc::default();
+                let mut subs = Vec::new();
+                let mut relbuf = rel.map(RelBuf::new);
+                for &span in chunk {
+                    let Some(name) = batch.get(span) else {
+                        continue;
+                    };
+                    let e = Entry { dir, at, name };
+                    let keep = Keep::Batch(span);
+                    self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
+                }
+                self.progress.add_entries(chunk.len() as u64);
+                (acc, subs)
+            })
+            .collect();
+        let mut acc = Acc::default();
+        let mut groups = Vec::with_capacity(chunks.len() + 1);
+        for (more_acc, more_subs) in chunks {
+            acc = acc.merge(more_acc);
+            groups.push(more_subs);
+        }
+        (acc, groups)
     }
 
     /// Whether to read on after a read of the listing: reports its error (which ends it).
