@@ -195,7 +195,7 @@ pub fn plan_streamed(
     now: SystemTime,
     progress: &ScanProgress,
 ) -> io::Result<StreamedPlan> {
-    let planner = Planner::new(roots, catalogue, policy, probe, now);
+    let planner = Planner::new(roots, catalogue, policy, probe, now).checking_access();
     let mut st = State::default();
     let mut scans = Vec::with_capacity(roots.len());
     // Items of code-sign-clones roots (a few dozen app copies at most), for the newest-clone guard.
