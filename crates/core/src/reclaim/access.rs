@@ -13,7 +13,7 @@ use std::ffi::{CString, OsStr};
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{accessat, openat, statat, Access, AtFlags, Dir, FileType, Mode, OFlags, CWD};
 
@@ -21,21 +21,22 @@ use rustix::fs::{accessat, openat, statat, Access, AtFlags, Dir, FileType, Mode,
 /// stops `path` from being deleted whole: its parent dir, or `path` itself or a dir inside it when
 /// `path` is a dir (not a symlink). `None` when every one allows it, or when `path` is gone or
 /// cannot be read (the scan's unreadable paths and execute's re-checks cover those).
-pub(super) fn first_not_deletable(path: &Path) -> Option<PathBuf> {
+///
+/// `parent` remembers the last parent dir checked and its answer (items of a producer share their
+/// parent, so a plan asks once per run of items under one parent).
+pub(super) fn first_not_deletable(path: &Path, parent: &ParentMemo) -> Option<PathBuf> {
     let wx = Access::WRITE_OK | Access::EXEC_OK;
-    let parent = path.parent()?;
-    if denied(accessat(CWD, parent, wx, AtFlags::EACCESS)) {
-        return Some(parent.to_path_buf());
+    let dir = path.parent()?;
+    if parent.denied(dir) {
+        return Some(dir.to_path_buf());
     }
-    let st = statat(CWD, path, AtFlags::SYMLINK_NOFOLLOW).ok()?;
-    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
-        return None;
-    }
+    // Opened only when a dir (`O_DIRECTORY`), never through a symlink (`O_NOFOLLOW`): anything
+    // else (a file, a symlink, gone) has nothing inside to check.
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let top = Arc::new(openat(CWD, path, flags, Mode::empty()).ok()?);
     if denied(accessat(CWD, path, wx, AtFlags::EACCESS)) {
         return Some(path.to_path_buf());
     }
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let top = Arc::new(openat(CWD, path, flags, Mode::empty()).ok()?);
     // Dirs listed, depth first; a subdir is opened when its turn comes (from its parent's fd,
     // kept open until then), so open fds follow the depth, not the width.
     let mut pending: Vec<(Arc<OwnedFd>, CString, PathBuf)> = Vec::new();
@@ -73,6 +74,26 @@ pub(super) fn first_not_deletable(path: &Path) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The last parent dir [`first_not_deletable`] asked about, and whether it was refused.
+#[derive(Debug, Default)]
+pub(super) struct ParentMemo(Mutex<Option<(PathBuf, bool)>>);
+
+impl ParentMemo {
+    /// True when the effective user may not remove entries from `dir` (asked once per new `dir`).
+    fn denied(&self, dir: &Path) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match &*last {
+            Some((d, refused)) if d == dir => *refused,
+            _ => {
+                let wx = Access::WRITE_OK | Access::EXEC_OK;
+                let refused = denied(accessat(CWD, dir, wx, AtFlags::EACCESS));
+                *last = Some((dir.to_path_buf(), refused));
+                refused
+            }
+        }
+    }
 }
 
 /// True when the answer is a refusal (`EACCES`, `EPERM`, `EROFS`); other errors (the entry

@@ -101,6 +101,8 @@ pub struct Planner<'a> {
     /// Whether an item about to be planned is first checked to be deletable whole by the
     /// effective user ([`Planner::checking_access`]).
     check_access: bool,
+    /// The last parent dir the access check asked about.
+    parents: super::access::ParentMemo,
 }
 
 impl<'a> Planner<'a> {
@@ -133,6 +135,7 @@ impl<'a> Planner<'a> {
             roots,
             guards: PlanGuards::mounts(),
             check_access: false,
+            parents: Default::default(),
         }
     }
 
@@ -202,7 +205,7 @@ impl<'a> Planner<'a> {
         }
         .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err))
         .and_then(|p| match self.check_access {
-            true => super::access::first_not_deletable(&p.path)
+            true => super::access::first_not_deletable(&p.path, &self.parents)
                 .map_or(Ok(p), |path| Err(KeepReason::NotDeletable { path })),
             false => Ok(p),
         });
