@@ -146,6 +146,8 @@ export function describeKeepReason(reason: KeepReasonKind): string {
       return 'newest clone of a running app';
     case 'unreadable':
       return 'partly unreadable';
+    case 'not-deletable':
+      return 'not deletable by you';
   }
 }
 

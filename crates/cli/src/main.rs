@@ -16,6 +16,7 @@ mod explain;
 mod format;
 mod history;
 mod launchd;
+mod path_bytes;
 mod producers;
 mod reclaim;
 mod scan;

@@ -160,6 +160,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             deleted: json::Deleted(&done.deleted),
             kept: json::Kept(&plan, &report.kept),
             already_gone: &report.already_gone,
+            already_gone_bytes: crate::path_bytes::of_list(&report.already_gone),
             freed_bytes: report.freed_bytes,
             errors: report
                 .errors

@@ -50,10 +50,16 @@ pub struct ScanReport {
 pub struct RootJson {
     /// `temp`, `cache`, `library-caches` or `diagnostic-reports`.
     pub kind: String,
-    /// The path as given.
+    /// The path as given (lossy text when not UTF-8).
     pub path: String,
-    /// The path with symlinks resolved.
+    /// Only when `path` is not UTF-8: its bytes in base64 ([`crate::path_bytes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    /// The path with symlinks resolved (lossy text when not UTF-8).
     pub canonical: String,
+    /// Only when `canonical` is not UTF-8: its bytes in base64.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical_bytes: Option<String>,
     /// Allocated bytes (as `du -B1 -s -x`).
     pub allocated_bytes: u64,
     /// Apparent bytes (as `du -b -s -x`).
@@ -95,8 +101,11 @@ pub struct ProducerJson {
 /// An unattributed top-level entry.
 #[derive(Debug, Serialize)]
 pub struct UnattributedJson {
-    /// Absolute path.
+    /// Absolute path (lossy text when not UTF-8).
     pub path: String,
+    /// Only when `path` is not UTF-8: its bytes in base64 ([`crate::path_bytes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     /// The kind of its root.
     pub root_kind: String,
     /// Allocated bytes outside claimed items inside it.
@@ -108,8 +117,11 @@ pub struct UnattributedJson {
 /// A path that could not be read.
 #[derive(Debug, Serialize)]
 pub struct ErrorJson {
-    /// The path.
+    /// The path (lossy text when not UTF-8).
     pub path: String,
+    /// Only when `path` is not UTF-8: its bytes in base64 ([`crate::path_bytes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     /// `permission-denied` or `io`.
     pub kind: IssueKind,
     /// The OS error text.
@@ -172,7 +184,9 @@ fn root_json(
     RootJson {
         kind: root.kind.to_string(),
         path: root.path.display().to_string(),
+        path_bytes: crate::path_bytes::of(&root.path),
         canonical: root.canonical.display().to_string(),
+        canonical_bytes: crate::path_bytes::of(&root.canonical),
         allocated_bytes: total.allocated_bytes,
         apparent_bytes: total.apparent_bytes,
         items,
@@ -211,6 +225,7 @@ fn assemble<'a>(
         .into_iter()
         .map(|u| UnattributedJson {
             path: u.path.display().to_string(),
+            path_bytes: crate::path_bytes::of(&u.path),
             root_kind: u.root_kind.to_string(),
             allocated_bytes: u.measure.allocated_bytes,
             apparent_bytes: u.measure.apparent_bytes,
@@ -219,6 +234,7 @@ fn assemble<'a>(
     let errors = issues
         .map(|i| ErrorJson {
             path: i.path.display().to_string(),
+            path_bytes: crate::path_bytes::of(&i.path),
             kind: i.kind,
             message: i.message.clone(),
         })

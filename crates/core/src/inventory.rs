@@ -188,9 +188,14 @@ impl Inventory {
         v
     }
 
-    /// Unattributed top-level entries of all roots, largest allocated first.
+    /// Unattributed top-level entries of all roots, largest allocated first; an entry that is
+    /// another root nested in its root ([`Root::is_nested_root`]) is left out (that root's items
+    /// report its contents).
     pub fn unattributed(&self) -> Vec<(&Root, &Item)> {
-        let mut v: Vec<_> = self.items().filter(|(_, i)| i.producer.is_none()).collect();
+        let mut v: Vec<_> = self
+            .items()
+            .filter(|(r, i)| i.producer.is_none() && !r.is_nested_root(&i.path))
+            .collect();
         v.sort_by(|a, b| {
             b.1.measure
                 .allocated_bytes

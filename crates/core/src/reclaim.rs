@@ -27,6 +27,7 @@
 //! with one set of guards for the whole pass, into a [`PlanSink`] (the same sums and spools). All
 //! execute through [`Executor`] in audited batches.
 
+mod access;
 mod attempt;
 mod error;
 mod execute;

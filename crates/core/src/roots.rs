@@ -16,7 +16,7 @@ mod nested;
 pub use containers::{
     default_container_temps, default_containers_dir, discover_container_temps, resolve, Resolved,
 };
-pub use nested::counted_in_totals;
+pub use nested::{counted_in_totals, mark_nested};
 
 /// The kind of a root; the same words as the catalogue's `root` field and the CLI's `--root KIND=PATH`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -160,6 +160,12 @@ pub struct Root {
     pub path: PathBuf,
     /// The canonical path (symlinks resolved; `/private/var/...` on macOS).
     pub canonical: PathBuf,
+    /// The other roots strictly inside this one, as paths relative to `canonical` (set on a list
+    /// of roots by [`mark_nested`]; empty for a root made alone). An item belongs to the innermost
+    /// root holding it: this root's scan attributes nothing at or below these paths (their bytes
+    /// stay in its totals, in the item that holds them), so no item is counted in two roots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nested: Vec<PathBuf>,
 }
 
 impl Root {
@@ -182,6 +188,7 @@ impl Root {
             kind,
             path,
             canonical,
+            nested: Vec::new(),
         })
     }
 
@@ -217,6 +224,18 @@ impl Root {
         p.strip_prefix(&self.canonical)
             .ok()
             .or_else(|| p.strip_prefix(&self.path).ok())
+    }
+
+    /// True when `rel` (a path relative to this root) is another root nested in this one, or lies
+    /// inside one ([`Root::nested`]): this root attributes nothing there.
+    pub fn in_nested(&self, rel: &Path) -> bool {
+        self.nested.iter().any(|n| rel.starts_with(n))
+    }
+
+    /// True when `p` (absolute, either spelling) is exactly another root nested in this one.
+    pub fn is_nested_root(&self, p: &Path) -> bool {
+        self.relative(p)
+            .is_some_and(|rel| self.nested.iter().any(|n| n == rel))
     }
 
     /// True when `p` lies inside this root (either spelling), the root itself excluded.

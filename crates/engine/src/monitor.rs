@@ -171,7 +171,9 @@ impl std::fmt::Debug for MonitorHandle {
 /// # Errors
 /// [`MonitorError::NoRuntime`] outside a tokio runtime. A root that cannot be watched is not an
 /// error: it is rescanned periodically and the snapshot says why.
-pub fn spawn(opts: MonitorOptions) -> Result<MonitorHandle, MonitorError> {
+pub fn spawn(mut opts: MonitorOptions) -> Result<MonitorHandle, MonitorError> {
+    // An item belongs to the innermost root holding it (`roots::mark_nested`).
+    crate::roots::mark_nested(&mut opts.roots);
     let rt = tokio::runtime::Handle::try_current().map_err(|_| MonitorError::NoRuntime)?;
     let (cmd_tx, cmd_rx) = mpsc::channel(64);
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();

@@ -104,3 +104,66 @@ fn sibling_roots_and_a_root_given_alone_all_count() {
     // `ab` is not inside `a` (components, not string prefixes).
     assert_eq!(cachewatch::roots::counted_in_totals(&roots), [true, true]);
 }
+
+/// Regression: an item under a root nested in another (`cache=C`, `cache=C/com.foo`) was an item
+/// of both roots, so the producer's figures counted it twice. The monitor attributes it in the
+/// innermost root only, after its first scan and after events inside the inner root; each root's
+/// figure stays `du -s` of it, and the inner root is not an unattributed entry of the outer one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_under_a_nested_root_counts_once_in_the_producer_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().join("cache");
+    let inner = outer.join("com.foo");
+    let archive = |parent: &Path, name: &str, len: usize| {
+        let d = parent.join("com.apple.gpuarchiver").join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("PersistentState"), vec![7u8; len]).unwrap();
+        d
+    };
+    let mut archives = vec![
+        archive(&outer, "gpuarchiver-out", 12_000),
+        archive(&inner, "gpuarchiver-in1", 30_000),
+    ];
+    let roots = vec![
+        Root::new(RootKind::Cache, &outer).unwrap(),
+        Root::new(RootKind::Cache, &inner).unwrap(),
+    ];
+    let mut o = MonitorOptions::new(roots, Arc::new(Catalogue::builtin()));
+    o.debounce = Duration::from_millis(50);
+    let m = monitor::spawn(o).unwrap();
+    m.subscribe()
+        .wait_for(|s| s.state != MonitorState::Scanning)
+        .await
+        .unwrap();
+    m.flush().await.unwrap();
+    let check = |when: &str, archives: &[std::path::PathBuf]| {
+        let s = m.snapshot();
+        let gpu = s
+            .producers
+            .iter()
+            .find(|p| p.id == "metal-gpuarchiver")
+            .unwrap();
+        let du_archives: u64 = archives.iter().map(|a| du(a)).sum();
+        assert_eq!(
+            (gpu.items, gpu.allocated_bytes),
+            (archives.len() as u64, du_archives),
+            "{when}"
+        );
+        assert_eq!(s.roots[0].allocated_bytes, du(&outer), "{when}");
+        assert_eq!(s.roots[1].allocated_bytes, du(&inner), "{when}");
+        assert!(
+            s.unattributed.iter().all(|u| Path::new(&u.path) != inner),
+            "{when}: {:?}",
+            s.unattributed
+        );
+    };
+    check("after the first scan", &archives);
+
+    archives.push(archive(&inner, "gpuarchiver-in2", 20_000));
+    m.flush().await.unwrap();
+    check(
+        "after an archive was added inside the inner root",
+        &archives,
+    );
+    m.shutdown().await;
+}

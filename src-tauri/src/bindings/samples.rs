@@ -277,6 +277,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::Unreadable {
             path: PathBuf::from("/roots/temp/kept/private"),
         },
+        KeepReason::NotDeletable {
+            path: PathBuf::from("/roots/temp/kept/root-owned"),
+        },
     ];
     for r in &all {
         match r {
@@ -293,7 +296,8 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::HoldsMount { .. }
             | KeepReason::HoldsProtected { .. }
             | KeepReason::NewestCloneOfRunningApp { .. }
-            | KeepReason::Unreadable { .. } => {}
+            | KeepReason::Unreadable { .. }
+            | KeepReason::NotDeletable { .. } => {}
         }
     }
     all

@@ -55,4 +55,10 @@ app: string, } | { "reason": "unreadable",
  * The first path inside it the scan could not read. Serialized as `unreadable_path`: a
  * [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
  */
-unreadable_path: string, };
+unreadable_path: string, } | { "reason": "not-deletable", 
+/**
+ * The first dir found that the user cannot remove entries from. Serialized as
+ * `not_writable_path`: a [`KeptItem`](super::KeptItem) flattens the reason next to its
+ * own `path`.
+ */
+not_writable_path: string, };

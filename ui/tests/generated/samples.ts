@@ -474,6 +474,18 @@ export const PREVIEW: ReclaimPreview = {
       ],
       "items": 1,
       "reason": "unreadable"
+    },
+    {
+      "examples": [
+        {
+          "not_writable_path": "/roots/temp/kept/root-owned",
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
+          "reason": "not-deletable"
+        }
+      ],
+      "items": 1,
+      "reason": "not-deletable"
     }
   ],
   "kept_items": 14,

@@ -7,6 +7,8 @@ use cachewatch::reclaim::{self, DeletedItem, KeptItem, ReclaimErrorEntry, Spool,
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
 
+use crate::path_bytes::{RawPaths, WithBytes};
+
 /// The JSON document of `cachewatch reclaim --json`.
 #[derive(Serialize)]
 pub struct ReclaimJson<'a> {
@@ -25,10 +27,20 @@ pub struct ReclaimJson<'a> {
     /// Items gone before they could be deleted (not an error).
     #[serde(serialize_with = "reclaim::path_text::many::serialize")]
     pub already_gone: &'a [PathBuf],
+    /// Only when a path of `already_gone` is not UTF-8: per path, in order, the base64 of its
+    /// bytes, or null for a UTF-8 one ([`crate::path_bytes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_gone_bytes: Option<Vec<Option<String>>>,
     /// Allocated bytes freed.
     pub freed_bytes: u64,
     /// Items that could not be deleted, and audit rows that could not be written.
+    #[serde(serialize_with = "with_bytes")]
     pub errors: Vec<ReclaimErrorEntry>,
+}
+
+/// Each entry with `path_bytes` when its path is not UTF-8 ([`crate::path_bytes`]).
+fn with_bytes<S: Serializer>(v: &[ReclaimErrorEntry], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(WithBytes))
 }
 
 /// The plan's items, serialized as a list read from its spool.
@@ -40,16 +52,18 @@ pub struct Deleted<'a>(pub &'a Spool<DeletedItem>);
 /// The items kept at planning (from the plan's spool), then those kept at the re-check.
 pub struct Kept<'a>(pub &'a StreamedPlan, pub &'a [KeptItem]);
 
+/// The items as a list, each with `<field>_bytes` next to a path field that is not UTF-8
+/// ([`crate::path_bytes`]).
 fn seq<S, T, I>(s: S, len: u64, items: I) -> Result<S::Ok, S::Error>
 where
     S: Serializer,
-    T: Serialize,
+    T: Serialize + RawPaths,
     I: Iterator<Item = std::io::Result<T>>,
 {
     let mut out = s.serialize_seq(usize::try_from(len).ok())?;
     for item in items {
         let item = item.map_err(|e| S::Error::custom(format!("reading the plan back: {e}")))?;
-        out.serialize_element(&item)?;
+        out.serialize_element(&WithBytes(item))?;
     }
     out.end()
 }

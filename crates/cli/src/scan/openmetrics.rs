@@ -95,6 +95,7 @@ mod tests {
     fn unreadable_paths_are_named_on_stderr() {
         let err = |p: &str| ErrorJson {
             path: p.into(),
+            path_bytes: None,
             kind: cachewatch::inventory::IssueKind::PermissionDenied,
             message: "Permission denied (os error 13)".into(),
         };

@@ -100,6 +100,18 @@ pub enum KeepReason {
         #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
+    /// The effective user may not delete the item whole: its parent dir, or a dir inside it (a
+    /// root-owned dir with mode 0755, say), is not writable or not searchable by them, so execute
+    /// would delete part of it and fail on the rest. Found at planning (`faccessat(AT_EACCESS)`,
+    /// never through a symlink); execute's own refusal stays the real guard.
+    NotDeletable {
+        /// The first dir found that the user cannot remove entries from. Serialized as
+        /// `not_writable_path`: a [`KeptItem`](super::KeptItem) flattens the reason next to its
+        /// own `path`.
+        #[serde(rename = "not_writable_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        path: PathBuf,
+    },
 }
 
 impl std::fmt::Display for KeepReason {
@@ -135,6 +147,13 @@ impl std::fmt::Display for KeepReason {
             }
             KeepReason::Unreadable { path } => {
                 write!(f, "unreadable: the scan could not read {}", path.display())
+            }
+            KeepReason::NotDeletable { path } => {
+                write!(
+                    f,
+                    "not deletable: {} is not writable by you",
+                    path.display()
+                )
             }
         }
     }

@@ -46,6 +46,13 @@ impl<'a> PlanPass<'a> {
         }
     }
 
+    /// This pass checking that each item it would plan can be deleted whole by the effective user
+    /// ([`Planner::checking_access`]): for a plan shown or executed, not for periodic figures.
+    pub fn checking_access(mut self) -> PlanPass<'a> {
+        self.planner = self.planner.checking_access();
+        self
+    }
+
     /// The planner (its policy with the full protected list, its roots).
     pub fn planner(&self) -> &Planner<'a> {
         &self.planner

@@ -31,7 +31,9 @@ use super::keep::PlanGuards;
 /// holds a protected path (`policy.protected` plus the user's home dir, as given and canonical) is
 /// kept (`HoldsProtected`); the plan's policy carries that full list, so execute re-checks it and
 /// the plan id covers it. An item that is one of its rule's `structure` dirs (a top-level
-/// `com.apple.gpuarchiver`) is kept (`Structure`).
+/// `com.apple.gpuarchiver`) is kept (`Structure`). An item the effective user cannot delete whole
+/// (a dir in it, or its parent, not writable or searchable by them) is kept (`NotDeletable`, see
+/// [`Planner::checking_access`]).
 ///
 /// An item met twice (a root given twice, or once more through a symlink) is planned once: one
 /// planned item per device and inode, one kept entry per path.
@@ -51,7 +53,8 @@ pub fn plan(
         probe,
         now,
     )
-    .with_guards(PlanGuards::new(inv, probe));
+    .with_guards(PlanGuards::new(inv, probe))
+    .checking_access();
     let mut items = Vec::new();
     let mut kept = Vec::new();
     for (root, item) in inv.items() {
@@ -95,6 +98,11 @@ pub struct Planner<'a> {
     pub(super) roots: Vec<PathBuf>,
     /// The keep rules that look past one item (mounts, unreadable parts, newest clones).
     pub(super) guards: PlanGuards,
+    /// Whether an item about to be planned is first checked to be deletable whole by the
+    /// effective user ([`Planner::checking_access`]).
+    check_access: bool,
+    /// The last parent dir the access check asked about.
+    parents: super::access::ParentMemo,
 }
 
 impl<'a> Planner<'a> {
@@ -126,7 +134,20 @@ impl<'a> Planner<'a> {
             policy,
             roots,
             guards: PlanGuards::mounts(),
+            check_access: false,
+            parents: Default::default(),
         }
+    }
+
+    /// This planner checking, for each item it would plan, that the effective user may delete it
+    /// whole: its parent dir and every dir inside it writable and searchable
+    /// (`faccessat(AT_EACCESS)`, never through a symlink); an item that is not is kept
+    /// ([`KeepReason::NotDeletable`]). Costs a walk of the dirs of each planned item: plans shown
+    /// to the user or executed turn it on ([`plan`], [`super::plan_streamed`], previews), the
+    /// monitor's periodic figures do not.
+    pub fn checking_access(mut self) -> Planner<'a> {
+        self.check_access = true;
+        self
     }
 
     /// This planner with `guards` in place of the mount-table-only ones [`Planner::new`] reads:
@@ -182,7 +203,12 @@ impl<'a> Planner<'a> {
             (None, Some(_)) if structure => Err(KeepReason::Structure),
             (None, Some(rule)) => decide(root, item, rule, named, policy, self.probe, self.now),
         }
-        .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err));
+        .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err))
+        .and_then(|p| match self.check_access {
+            true => super::access::first_not_deletable(&p.path, &self.parents)
+                .map_or(Ok(p), |path| Err(KeepReason::NotDeletable { path })),
+            false => Ok(p),
+        });
         Some(decision.map_err(|reason| KeptItem {
             path: item.path.clone(),
             producer: id.to_owned(),

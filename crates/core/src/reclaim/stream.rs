@@ -195,12 +195,15 @@ pub fn plan_streamed(
     now: SystemTime,
     progress: &ScanProgress,
 ) -> io::Result<StreamedPlan> {
-    let planner = Planner::new(roots, catalogue, policy, probe, now);
+    let planner = Planner::new(roots, catalogue, policy, probe, now).checking_access();
     let mut st = State::default();
     let mut scans = Vec::with_capacity(roots.len());
     // Items of code-sign-clones roots (a few dozen app copies at most), for the newest-clone guard.
     let mut clones: Vec<(Root, Item)> = Vec::new();
-    for root in roots {
+    // An item is scanned (and planned) in the innermost root holding it only.
+    let mut marked = roots.to_vec();
+    crate::roots::mark_nested(&mut marked);
+    for root in &marked {
         let scan = scan_root_each(root, catalogue, progress, |item| {
             if st.error.is_some() {
                 return;

@@ -127,7 +127,8 @@ where
         &sink,
         progress,
         root.container_bundle(),
-    );
+    )
+    .with_nested(&root.nested);
     let own = walker.own(&md, || root.canonical.clone());
     let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
     let loose = if md.is_dir() {

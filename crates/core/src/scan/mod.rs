@@ -156,7 +156,12 @@ pub fn scan(roots: &[Root], catalogue: &Catalogue, now: SystemTime) -> Inventory
 }
 
 /// [`scan`] with any [`Classify`] implementation.
+///
+/// Roots inside others are marked first ([`crate::roots::mark_nested`]), so an item is an item
+/// of the innermost root holding it only.
 pub fn scan_with<C: Classify + ?Sized>(roots: &[Root], rules: &C, now: SystemTime) -> Inventory {
+    let mut roots = roots.to_vec();
+    crate::roots::mark_nested(&mut roots);
     Inventory {
         roots: roots.iter().map(|r| scan_root_with(r, rules)).collect(),
         scanned_at: now,
@@ -245,7 +250,11 @@ pub fn measure_item_with<C: Classify + ?Sized>(
                 format!("{path:?} is not inside root {:?}", root.canonical),
             )
         })?;
-    let (item_rel, claim) = match rules.item_of(root.kind, rel) {
+    // Nothing inside a root nested in this one is this root's item (`Root::nested`).
+    let claimed = rules
+        .item_of(root.kind, rel)
+        .filter(|(item_rel, _)| !root.in_nested(item_rel));
+    let (item_rel, claim) = match claimed {
         Some((item_rel, claim)) => (item_rel, Some(claim)),
         None => match rel.components().next() {
             Some(Component::Normal(top)) => (PathBuf::from(top), None),
@@ -281,7 +290,8 @@ pub fn measure_item_with<C: Classify + ?Sized>(
         &sink,
         &progress,
         root.container_bundle(),
-    );
+    )
+    .with_nested(&root.nested);
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());

@@ -70,7 +70,9 @@ impl Tally {
     }
 
     /// Adds one item of `root`: to its producer's totals, or (unattributed) to the largest
-    /// entries when it is among the `top` largest so far. Copies the path only then.
+    /// entries when it is among the `top` largest so far. Copies the path only then. An
+    /// unattributed item that is another root nested in `root` ([`Root::is_nested_root`]) is left
+    /// out: that root's own items report its contents.
     pub fn add(&mut self, root: &Root, item: &Item) {
         match item.producer.as_deref() {
             Some(id) => {
@@ -95,6 +97,8 @@ impl Tally {
                     }
                 }
             }
+            // A top-level entry that is another root: that root reports what is in it.
+            None if root.is_nested_root(&item.path) => {}
             None => self.add_unattributed(root.kind, item),
         }
     }

@@ -57,6 +57,9 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     progress: &'a ScanProgress,
     /// A `container-temp` root's bundle id, set as every item's `captures.bundle`.
     bundle: Option<String>,
+    /// Other roots inside this one, relative to it ([`crate::roots::Root::nested`]): nothing at or
+    /// below them is classified (the innermost root owns its items).
+    nested: &'a [PathBuf],
     total: Merged<Acc>,
     issues: Mutex<Vec<ScanIssue>>,
     pub(crate) vanished: AtomicU64,
@@ -108,12 +111,20 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             sink,
             progress,
             bundle,
+            nested: &[],
             total: Merged::default(),
             issues: Mutex::new(Vec::new()),
             vanished: AtomicU64::new(0),
             non_utf8_names: AtomicU64::new(0),
             other_device: AtomicU64::new(0),
         }
+    }
+
+    /// The walk with nothing classified at or below `nested` (paths relative to the root: the
+    /// other roots inside it, [`crate::roots::Root::nested`]).
+    pub(crate) fn with_nested(mut self, nested: &'a [PathBuf]) -> Walker<'a, C> {
+        self.nested = nested;
+        self
     }
 
     /// Deepest level at which entries are classified.
@@ -219,9 +230,11 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             return;
         }
         let head = self.head(&st, || e.at.join(name));
+        // Inside another root nested in this one, nothing is classified: its items are that root's.
         let rel = rel
             .filter(|_| depth <= self.max_depth)
-            .map(|r| r.with(name));
+            .map(|r| r.with(name))
+            .filter(|r| !self.nested.iter().any(|n| r.starts_with(n)));
         let claim = rel.and_then(|r| self.classifier.classify(self.kind, r));
         let next = if claim.is_some() || depth == 1 {
             Next::Item(claim)

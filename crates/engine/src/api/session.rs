@@ -218,9 +218,11 @@ impl Session {
 
     /// `roots` without a second root of the same canonical path (given twice, or once more
     /// through a symlink: every item would be listed, planned and audited twice), with a warning
-    /// naming each dropped one.
+    /// naming each dropped one, and each root's nested roots marked ([`roots::mark_nested`]: an
+    /// item is attributed in the innermost root holding it only).
     fn dedupe(roots: Vec<Root>) -> Vec<Root> {
-        let (kept, dropped) = roots::dedupe(roots);
+        let (mut kept, dropped) = roots::dedupe(roots);
+        roots::mark_nested(&mut kept);
         for d in dropped {
             tracing::warn!(
                 "root {}={} left out: the same dir as another root ({})",

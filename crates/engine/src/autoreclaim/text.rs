@@ -27,6 +27,7 @@ pub fn reason_code(r: &KeepReason) -> &'static str {
         KeepReason::HoldsProtected { .. } => "holds-protected",
         KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
         KeepReason::Unreadable { .. } => "unreadable",
+        KeepReason::NotDeletable { .. } => "not-deletable",
     }
 }
 

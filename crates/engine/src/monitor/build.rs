@@ -160,6 +160,10 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             );
         }
         for (_, rel) in &st.unattributed().top.items {
+            // A top-level entry that is another root: that root reports what is in it.
+            if st.root.nested.iter().any(|n| n.as_path() == &**rel) {
+                continue;
+            }
             if let Some(m) = st.measure_at(rel) {
                 unattributed.push((m.allocated_bytes, st.root.canonical.join(rel), st, m));
             }

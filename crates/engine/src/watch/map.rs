@@ -46,7 +46,11 @@ pub fn target_of(root: &Root, catalogue: &Catalogue, path: &Path) -> Target {
     {
         return Target::Marker(token.to_owned());
     }
-    match catalogue.item_of(root.kind, rel) {
+    // Inside a root nested in this one nothing is claimed by this one (`Root::nested`).
+    match catalogue
+        .item_of(root.kind, rel)
+        .filter(|m| !root.in_nested(&m.item))
+    {
         Some(m) => Target::Item {
             path: root.canonical.join(&m.item),
             rel: m.item,

@@ -72,7 +72,8 @@ pub(crate) fn spool_states(
         roots
             .iter()
             .flat_map(|st| st.issues.iter().map(|i| i.path.clone())),
-    );
+    )
+    .checking_access();
     // Roots that do not overlap cannot hand an item out twice: no set of the items seen.
     let overlap = roots.iter().enumerate().any(|(i, a)| {
         roots.iter().skip(i + 1).any(|b| {

@@ -1,0 +1,130 @@
+//! Regression: `cachewatch reclaim --dry-run` planned an item holding a dir its user cannot
+//! delete from (a root-owned subdir, mode 0755, with a file in it), and the real run then deleted
+//! part of the item and failed on the rest with permission denied. The plan now keeps it
+//! (`not-deletable`, naming the dir), in the dry run's text and JSON, and the real run leaves it
+//! whole.
+//!
+//! Permissions do not stop root: the tree is built as root, handed to nobody (uid 65534) but for
+//! the locked dir, and the binary runs as nobody (`setpriv`); where that cannot be done (not root,
+//! or no usable `setpriv`) the test is skipped with a printed reason.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use cachewatch_testkit::tree::{days_ago, set_tree_mtime, write_file};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
+const NOBODY: &str = "65534";
+
+fn setpriv_usable() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    euid == 0
+        && Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// The binary as nobody, with its config, data dir and home in `base`.
+fn as_nobody(base: &Path, args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args([
+            &format!("--reuid={NOBODY}"),
+            &format!("--regid={NOBODY}"),
+            "--clear-groups",
+        ])
+        .arg(BIN)
+        .arg("--config")
+        .arg(base.join("config.toml"))
+        .arg("--data-dir")
+        .arg(base.join("data"))
+        .args(args)
+        .env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .env_remove("RUST_LOG")
+        .env("HOME", base)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn chown(path: &Path, owner: &str) {
+    let ok = Command::new("chown")
+        .args(["-R", owner])
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "chown {owner} {}", path.display());
+}
+
+#[test]
+fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
+    if !setpriv_usable() {
+        println!("SKIPPED: not root, or `setpriv --reuid=nobody` is not usable here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let base = dir.path().join("base");
+    let temp = base.join("temp");
+    let free = temp.join("gradio/item-free");
+    let stuck = temp.join("gradio/item-stuck");
+    let locked = stuck.join("locked");
+    write_file(&free.join("data.bin"), 4000);
+    write_file(&stuck.join("mine.bin"), 3000);
+    write_file(&locked.join("theirs.bin"), 5000);
+    fs::create_dir_all(base.join("data")).unwrap();
+    set_tree_mtime(&temp, days_ago(3));
+    chown(&base, &format!("{NOBODY}:{NOBODY}"));
+    chown(&locked, "0:0");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    let root_arg = format!("temp={}", temp.display());
+    let reclaim = ["reclaim", "--older-than", "1d", "--root", &root_arg];
+
+    // Dry run, JSON: the free item planned, the stuck one kept naming the locked dir.
+    let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let planned: Vec<&str> = v["planned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(planned, [free.to_str().unwrap()]);
+    let kept = v["kept"].as_array().unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["path"], stuck.to_str().unwrap());
+    assert_eq!(kept[0]["reason"], "not-deletable");
+    assert_eq!(kept[0]["not_writable_path"], locked.to_str().unwrap());
+
+    // Dry run, text: the reason in words.
+    let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--list"]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let said = format!("not deletable: {} is not writable by you", locked.display());
+    assert!(text.contains(&said), "{text}");
+
+    // The real run deletes the free item and leaves the stuck one whole, with no error.
+    let out = as_nobody(&base, &[&reclaim[..], &["--yes", "--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    assert!(!free.exists());
+    let left: Vec<PathBuf> = [stuck.join("mine.bin"), locked.join("theirs.bin")].into();
+    assert!(left.iter().all(|p| p.is_file()), "{left:?}");
+}
