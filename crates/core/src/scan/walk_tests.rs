@@ -87,35 +87,7 @@ fn a_tree_deeper_than_the_fd_budget_measures_like_du() {
         }
     }
     fs::create_dir_all(&p).unwrap();
-    let items = Mutex::new(Vec::new());
-    let sink = |i: Item| items.lock().unwrap().push(i);
-    let progress = ScanProgress::new();
-    let walker = Walker::new(
-        RootKind::Cache,
-        &NoRules,
-        dev_of(&root),
-        u64::MAX,
-        &sink,
-        &progress,
-        None,
-    );
-    let loose = crate::scan::in_pool(|| walker.contents(&root, None, 0));
-    assert_eq!(loose.allocated_bytes, 0);
-    assert_eq!(walker.fds.held(), 0);
-    let (_, issues) = walker.into_found();
-    assert!(issues.is_empty(), "{issues:?}");
-    let items = items.into_inner().unwrap();
-    assert_eq!(items.len(), 1);
-    let top = &items[0];
-    assert_eq!(top.path, root.join("top"));
-    assert_eq!(
-        top.measure.allocated_bytes,
-        cachewatch_testkit::du::allocated(&[&top.path])
-    );
-    assert_eq!(
-        top.measure.apparent_bytes,
-        cachewatch_testkit::du::apparent(&[&top.path])
-    );
+    let (top, _) = walk_one_top(&root);
     assert_eq!(top.measure.dirs, levels as u64 + 1);
 }
 
@@ -154,26 +126,35 @@ fn a_dir_of_many_batches_walked_while_listed_measures_like_du() {
         dirs += 1;
     }
     let entries_made = files + dirs; // every entry below the root, `top` included
+    let (top, entries) = walk_one_top(&root);
+    assert_eq!((top.measure.files, top.measure.dirs), (files, dirs));
+    assert_eq!(entries, entries_made);
+}
+
+/// Walks `root`, which holds one dir `top` (an item: no rules), and checks what every walk must
+/// give: no loose bytes, no fd left held, no issue, `top` measured as `du` measures it. The item
+/// and the entries counted as scanned.
+fn walk_one_top(root: &Path) -> (Item, u64) {
     let items = Mutex::new(Vec::new());
     let sink = |i: Item| items.lock().unwrap().push(i);
     let progress = ScanProgress::new();
     let walker = Walker::new(
         RootKind::Cache,
         &NoRules,
-        dev_of(&root),
+        dev_of(root),
         u64::MAX,
         &sink,
         &progress,
         None,
     );
-    let loose = crate::scan::in_pool(|| walker.contents(&root, None, 0));
+    let loose = crate::scan::in_pool(|| walker.contents(root, None, 0));
     assert_eq!(loose.allocated_bytes, 0);
     assert_eq!(walker.fds.held(), 0);
     let (_, issues) = walker.into_found();
     assert!(issues.is_empty(), "{issues:?}");
-    let items = items.into_inner().unwrap();
+    let mut items = items.into_inner().unwrap();
     assert_eq!(items.len(), 1);
-    let top = &items[0];
+    let top = items.remove(0);
     assert_eq!(top.path, root.join("top"));
     assert_eq!(
         top.measure.allocated_bytes,
@@ -183,6 +164,5 @@ fn a_dir_of_many_batches_walked_while_listed_measures_like_du() {
         top.measure.apparent_bytes,
         cachewatch_testkit::du::apparent(&[&top.path])
     );
-    assert_eq!((top.measure.files, top.measure.dirs), (files, dirs));
-    assert_eq!(progress.entries(), entries_made);
+    (top, progress.entries())
 }
