@@ -6,8 +6,12 @@
 #            interleaved (run k of every tool before run k+1);
 #            medians of wall, user, sys, CPU, peak RSS and each one's ratio to the best peer; then
 #            cachewatch scan --json's allocated/apparent totals against du -B1 / du -b (MATCH).
-#   watch    cachewatch watch on the seed tree: resident (VmRSS) and peak (VmHWM) right after the
-#            first scan (seen on /metrics) and over IDLE s of idle, and the CPU used while idle.
+#   watch    cachewatch watch on the seed tree: resident (VmRSS) and peak (VmHWM) after the first
+#            scan and its first figures (the monitor's info log line "first scan and figures done",
+#            logged once the first reclaimable figures are computed, the events queued meanwhile
+#            handled and the free heap returned), and over IDLE s of idle from there, and the CPU
+#            used while idle. Also shown: the resident set when the roots' totals first appear on
+#            /metrics (the point read before: the figures may still be computing then).
 #   reclaim  two fresh copies of the seed tree, one after the other (each deleted after use):
 #            cachewatch reclaim --older-than 12h --yes on one, find ... -mmin +720 -exec rm -rf on
 #            the other; wall, CPU, peak RSS; then the young dirs must be exactly what is left.
@@ -193,7 +197,9 @@ if has watch; then
     TCK=$(getconf CLK_TCK)
     echo "inotify: max_user_watches $(cat /proc/sys/fs/inotify/max_user_watches) (the tree has $(find "$SEED" -xdev -type d | wc -l) dirs; above the limit the monitor rescans every 60 s instead)"
     PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$CW" watch --no-auto-reclaim --root "cache=$SEED" --metrics "127.0.0.1:$PORT" >"$RES/watch.out" 2>"$RES/watch.err" &
+    # Warnings as usual, plus the monitor actor's info lines (the "first scan and figures done" one).
+    RUST_LOG="warn,cachewatch::monitor::actor=info" \
+        "$CW" watch --no-auto-reclaim --root "cache=$SEED" --metrics "127.0.0.1:$PORT" >"$RES/watch.out" 2>"$RES/watch.err" &
     WPID=$!
     trap 'kill -TERM $WPID 2>/dev/null || true' EXIT
     ts=$(date +%s.%N); first=""
@@ -209,8 +215,23 @@ if has watch; then
         tail -5 "$RES/watch.err"
         echo "|| watch, seed $SEED_DIRS dirs | cachewatch watch | first scan not seen | | | | |" >> "$SUMMARY"
     else
+        rssm=$(status_kib "$WPID" VmRSS); hwmm=$(status_kib "$WPID" VmHWM)
+        echo "roots' totals on /metrics after $first s: resident $(mib "$rssm") MiB, peak $(mib "$hwmm") MiB (figures may still be computing)"
+        # A binary older than that log line: read once its CPU time stood still for 3 s instead.
+        ready="" cm=$(cpu_ticks "$WPID") still=0 point="figures done"
+        while kill -0 "$WPID" 2>/dev/null; do
+            if grep -q 'first scan and figures done' "$RES/watch.err"; then
+                ready=$(awk -v a="$ts" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'); break
+            fi
+            sleep 0.2
+            c=$(cpu_ticks "$WPID"); if [ "$c" = "$cm" ]; then still=$((still + 1)); else still=0 cm=$c; fi
+            if [ "$still" -ge 15 ]; then point="CPU quiet for 3 s (no figures-done log line)"; break; fi
+            if awk -v a="$ts" -v b="$(date +%s.%N)" 'BEGIN{exit !(b-a > 900)}'; then break; fi
+        done
+        [ -n "$ready" ] || ready=$(awk -v a="$ts" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
         rss0=$(status_kib "$WPID" VmRSS); hwm0=$(status_kib "$WPID" VmHWM); c0=$(cpu_ticks "$WPID")
-        echo "first scan on /metrics after $first s (CPU $(awk -v t="$c0" -v h="$TCK" 'BEGIN{printf "%.2f", t/h}') s): resident $(mib "$rss0") MiB, peak $(mib "$hwm0") MiB"
+        anon0=$(status_kib "$WPID" RssAnon); file0=$(status_kib "$WPID" RssFile)
+        echo "first scan and figures done ($point) after $ready s (CPU $(awk -v t="$c0" -v h="$TCK" 'BEGIN{printf "%.2f", t/h}') s): resident $(mib "$rss0") MiB ($(mib "$anon0") MiB anonymous, $(mib "$file0") MiB file pages: the binary and libraries), peak $(mib "$hwm0") MiB"
         maxrss=$rss0; samples=""
         for s in $(seq "$IDLE"); do
             sleep 1
@@ -222,8 +243,8 @@ if has watch; then
         if kill -0 "$WPID" 2>/dev/null; then
             hwm1=$(status_kib "$WPID" VmHWM); rss1=$(status_kib "$WPID" VmRSS); c1=$(cpu_ticks "$WPID")
             idle_cpu=$(awk -v a="$c0" -v b="$c1" -v h="$TCK" 'BEGIN{printf "%.2f", (b-a)/h}')
-            echo "idle ${IDLE} s: resident every 10 s (MiB):$samples; max resident $(mib "$maxrss") MiB; peak (VmHWM) $(mib "$hwm1") MiB; CPU used $idle_cpu s"
-            echo "|| watch, seed $SEED_DIRS dirs | cachewatch watch | first scan after $first s | | | resident $(mib "$rss0") MiB after the first scan, max $(mib "$maxrss") MiB over $IDLE s idle; peak (VmHWM) $(mib "$hwm1") MiB | CPU $idle_cpu s over the idle $IDLE s |" >> "$SUMMARY"
+            echo "idle ${IDLE} s from there: resident every 10 s (MiB):$samples; max resident $(mib "$maxrss") MiB; peak (VmHWM) $(mib "$hwm1") MiB; CPU used $idle_cpu s"
+            echo "|| watch, seed $SEED_DIRS dirs | cachewatch watch | first scan after $first s | | | resident $(mib "$rss0") MiB after the first scan and figures ($(mib "$rssm") MiB when its totals first showed on /metrics), max $(mib "$maxrss") MiB over $IDLE s idle; peak (VmHWM) $(mib "$hwm1") MiB | CPU $idle_cpu s over the idle $IDLE s after the figures |" >> "$SUMMARY"
         fi
     fi
     kill -TERM "$WPID" 2>/dev/null || true

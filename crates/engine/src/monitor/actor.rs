@@ -133,6 +133,7 @@ impl Actor {
         }
         self.publish();
         self.initial_scan().await;
+        self.after_initial_scan(&mut events).await;
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let procs_on = self.procs.interval().is_some();
@@ -184,6 +185,33 @@ impl Actor {
             }
         }
         tracing::debug!("monitor stopped: every handle dropped");
+    }
+
+    /// Handles the watch messages queued while the first scan ran, then returns the free heap to
+    /// the OS and logs that the first scan and its figures are done (at `info`: the point where the
+    /// benchmark reads the resident set). On Linux past the inotify limit, the failed watch walk
+    /// queues thousands of events (its overflowed inotify queue) allocated on notify's thread:
+    /// freed only once handled, after the first scan's own release, they would otherwise stay
+    /// resident as free pages of notify's malloc arena.
+    async fn after_initial_scan(&mut self, events: &mut mpsc::UnboundedReceiver<WatchMsg>) {
+        let mut queued = 0u64;
+        while let Ok(msg) = events.try_recv() {
+            self.on_watch(msg);
+            queued += 1;
+        }
+        if queued > 0 {
+            self.after_events().await;
+        }
+        crate::platform::release_free_memory();
+        tracing::info!(
+            items = self
+                .roots
+                .iter()
+                .map(|r| r.item_count() as u64)
+                .sum::<u64>(),
+            queued_events = queued,
+            "first scan and figures done; free heap returned"
+        );
     }
 
     /// The periodic look: gone roots, polling roots, stale figures, a due history sample.

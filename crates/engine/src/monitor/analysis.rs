@@ -60,9 +60,15 @@ impl PartialEq for Analysis {
     }
 }
 
-/// Claimed items handed out at a time: bounds the memory of a refresh (the items of a chunk)
-/// whatever the size of the inventory.
+/// Claimed items handed out at a time to a plan (the monitor's default `plan_chunk`): bounds its
+/// memory (the items of a chunk) whatever the size of the inventory.
 pub(crate) const CHUNK: usize = 8192;
+
+/// Claimed items handed out at a time to the figures: a refresh runs every few seconds to minutes
+/// for as long as the monitor runs, so its chunk is smaller than a plan's (2048 items with their
+/// paths, about 0.7 MB) and the resident set moves less while it runs; the time per item is the
+/// same.
+const FIGURES_CHUNK: usize = 2048;
 
 /// A probe refreshed once for a whole refresh: the plan of each chunk would refresh it again.
 pub(crate) struct Refreshed<'a>(pub(crate) &'a dyn ProcessProbe);
@@ -85,7 +91,7 @@ impl Analysis {
     /// Computes the figures for the claimed items of `roots`: a dry plan naming every producer
     /// that has items (so manual rules count too; `never` and `system` rules plan nothing), and the
     /// owner verdict of every item of a known rule. The items are handed out in chunks of
-    /// [`CHUNK`], so the memory used does not grow with the inventory (the time does: one pass
+    /// [`FIGURES_CHUNK`], so the memory used does not grow with the inventory (the time does: one pass
     /// over the items). Blocking (reads the process table once, the mount table once).
     pub fn compute(
         roots: &[RootState],
@@ -140,7 +146,7 @@ impl Analysis {
         );
         let threshold = threshold.as_secs();
         for st in roots {
-            st.for_each_claimed(CHUNK, |items| {
+            st.for_each_claimed(FIGURES_CHUNK, |items| {
                 for item in &items {
                     out.add_orphan(catalogue, &probe, item);
                     if let Some(d) = pass.decide(&st.root, item) {

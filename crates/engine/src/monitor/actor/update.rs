@@ -77,9 +77,8 @@ impl Actor {
             .await;
         self.refresh_analysis().await;
         self.after_update(true).await;
-        // What the first figures, samples and snapshot left free goes back too: the resident set
-        // after the first scan is then what is live.
-        crate::platform::release_free_memory();
+        // What the first figures, samples and snapshot left free goes back in
+        // `Actor::after_initial_scan`, with what the events queued meanwhile held.
     }
 
     /// Scans root `i` afresh and replaces its state. The scan streams ([`crate::scan::scan_root_each`]):

@@ -1,4 +1,5 @@
-//! The names of a root's dirs and items, each kept once in one byte arena.
+//! The names of a root's dirs and items, each kept once in one byte arena; an item's name with the
+//! id of its dir, so that its slot need not hold the dir.
 
 use std::collections::HashMap;
 
@@ -70,6 +71,42 @@ impl Arena {
         at
     }
 
+    /// Appends the record of an item named `name` in dir `dir`: the dir id (LEB128: 1 byte below
+    /// 128, at most 5), then the name as [`Arena::push`] keeps it. Returns the record's offset.
+    pub(super) fn push_item(&mut self, dir: u32, name: &[u8]) -> u32 {
+        let at = self.bytes.len() as u32;
+        let mut d = dir;
+        while d >= 0x80 {
+            self.bytes.push(0x80 | (d & 0x7f) as u8);
+            d >>= 7;
+        }
+        self.bytes.push(d as u8);
+        self.push(name);
+        at
+    }
+
+    /// The dir id and the name offset of the item record at `at`.
+    pub(super) fn item(&self, at: u32) -> (u32, u32) {
+        let mut i = at as usize;
+        let mut dir = 0u32;
+        let mut shift = 0;
+        loop {
+            let b = self.bytes[i];
+            i += 1;
+            dir |= u32::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 || shift >= 28 {
+                return (dir, i as u32);
+            }
+            shift += 7;
+        }
+    }
+
+    /// Bytes the item record at `at` takes (to count it as garbage).
+    pub(super) fn item_size_of(&self, at: u32) -> usize {
+        let (_, name) = self.item(at);
+        (name - at) as usize + self.size_of(name)
+    }
+
     /// The name at `at` as its prefix (empty if none) and the rest.
     pub(super) fn parts(&self, at: u32) -> (&[u8], &[u8]) {
         let at = at as usize;
@@ -135,5 +172,41 @@ impl Arena {
 
     pub(super) fn shrink(&mut self) {
         self.bytes.shrink_to_fit();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_records_round_trip_dir_ids_of_every_width() {
+        let mut a = Arena::default();
+        let dirs = [
+            0,
+            1,
+            0x7f,
+            0x80,
+            0x3fff,
+            0x4000,
+            0x1f_ffff,
+            0x20_0000,
+            u32::MAX,
+        ];
+        let names: [&[u8]; 3] = [b"gpuarchiver-abc123", b"x", &[b'n'; 200]];
+        let mut recs = Vec::new();
+        for (i, &d) in dirs.iter().enumerate() {
+            let name = names[i % names.len()];
+            recs.push((a.push_item(d, name), d, name));
+        }
+        for (at, d, name) in recs {
+            let (dir, n) = a.item(at);
+            assert_eq!(dir, d);
+            assert!(a.is(n, name));
+            assert_eq!(a.get(n), name.to_vec());
+            // LEB128 width: 7 bits a byte.
+            let width = (32 - d.leading_zeros()).div_ceil(7).max(1) as usize;
+            assert_eq!(a.item_size_of(at), width + a.size_of(n));
+        }
     }
 }

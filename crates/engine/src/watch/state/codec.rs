@@ -42,12 +42,11 @@ impl RootState {
         Some(i)
     }
 
-    /// The slot for `item` in dir `dir` under name offset `name`, and what did not fit in it.
-    /// The pid the name captured goes into the root's pid table ([`HAS_PID`]).
-    pub(super) fn encode(&mut self, item: &Item, dir: u32, name: u32) -> (Slot, Option<Extra>) {
+    /// The slot for `item` under the arena record (dir id and name) at `rec`, and what did not fit
+    /// in it. The pid the name captured goes into the root's pid table ([`HAS_PID`]).
+    pub(super) fn encode(&mut self, item: &Item, rec: u32) -> (Slot, Option<Extra>) {
         let mut s = Slot::default();
-        s.dir = dir;
-        s.name = name;
+        s.rec = rec;
         s.flags = if item.is_symlink { SYMLINK } else { 0 };
         s.producer = NO_PRODUCER;
         let ino = u32::try_from(item.ino).ok();
@@ -124,8 +123,7 @@ impl RootState {
 
     /// The path of slot `id` relative to the root.
     pub(super) fn rel_path_of(&self, id: u32) -> PathBuf {
-        let s = &self.slots[id as usize];
-        self.names.item_path(s.dir, s.name)
+        self.names.item_path(self.slots[id as usize].rec)
     }
 
     /// Slot `id` as an [`Item`] (absolute path).
@@ -172,9 +170,9 @@ impl RootState {
             .map(|(i, _)| i as u32)
     }
 
-    /// Writes `item` into slot `id` under `(dir, name)`.
-    pub(super) fn write_slot(&mut self, id: u32, item: &Item, dir: u32, name: u32) {
-        let (slot, extra) = self.encode(item, dir, name);
+    /// Writes `item` into slot `id` under the arena record at `rec`.
+    pub(super) fn write_slot(&mut self, id: u32, item: &Item, rec: u32) {
+        let (slot, extra) = self.encode(item, rec);
         self.slots[id as usize] = slot;
         match extra {
             Some(e) => self.extra.insert(id, Box::new(e)),
@@ -186,8 +184,8 @@ impl RootState {
         };
     }
 
-    /// Puts `item` into a new (or free) slot under `(dir, name offset)` and indexes it.
-    pub(super) fn insert_slot(&mut self, item: &Item, dir: u32, name: u32) {
+    /// Puts `item` into a new (or free) slot under the arena record at `rec` and indexes it.
+    pub(super) fn insert_slot(&mut self, item: &Item, rec: u32) {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
@@ -195,7 +193,7 @@ impl RootState {
                 (self.slots.len() - 1) as u32
             }
         };
-        self.write_slot(id, item, dir, name);
+        self.write_slot(id, item, rec);
         self.names.index_item(&self.slots, id);
     }
 

@@ -34,16 +34,18 @@ impl RootState {
     }
 
     /// Calls `f` with the claimed items in chunks of at most `chunk` (in slot order, not path
-    /// order): O(items) time, O(chunk) memory.
+    /// order): O(items) time, O(chunk) memory. Each chunk is allocated at its full size at once
+    /// (no growth by doubling, no copies).
     pub fn for_each_claimed(&self, chunk: usize, mut f: impl FnMut(Vec<Item>)) {
-        let mut buf = Vec::with_capacity(chunk.min(self.item_count()));
+        let cap = chunk.clamp(1, self.item_count().max(1));
+        let mut buf = Vec::with_capacity(cap);
         for id in self.live() {
             if self.slots[id as usize].producer == super::slot::NO_PRODUCER {
                 continue;
             }
             buf.push(self.item_of(id));
             if buf.len() >= chunk {
-                f(std::mem::take(&mut buf));
+                f(std::mem::replace(&mut buf, Vec::with_capacity(cap)));
             }
         }
         if !buf.is_empty() {

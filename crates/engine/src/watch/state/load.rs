@@ -40,11 +40,11 @@ impl RootState {
             tracing::warn!(path = %item.path.display(), "item scanned twice; kept once");
             return;
         }
-        let off = self.names.arena.push(name);
+        let rec = self.names.arena.push_item(dir, name);
         let (g, _) = self.group_or_insert(item.producer.as_deref());
         g.totals.items += 1;
         g.totals.measure.add(&item.measure);
-        self.insert_slot(item, dir, off);
+        self.insert_slot(item, rec);
     }
 
     /// Ends a load: the root's totals and what the scan could not read, the own entries of the
@@ -157,13 +157,12 @@ impl RootState {
 /// Largest first, ties by path (compared by name within one dir, else by the rebuilt paths).
 fn rank(names: &Names, slots: &Slots, a: &(u64, u32), b: &(u64, u32)) -> Ordering {
     b.0.cmp(&a.0).then_with(|| {
-        let (sa, sb) = (&slots[a.1 as usize], &slots[b.1 as usize]);
-        if sa.dir == sb.dir {
-            names.arena.get(sa.name).cmp(&names.arena.get(sb.name))
+        let (ra, rb) = (slots[a.1 as usize].rec, slots[b.1 as usize].rec);
+        let ((da, na), (db, nb)) = (names.arena.item(ra), names.arena.item(rb));
+        if da == db {
+            names.arena.get(na).cmp(&names.arena.get(nb))
         } else {
-            let pa = names.item_path(sa.dir, sa.name);
-            let pb = names.item_path(sb.dir, sb.name);
-            Path::cmp(&pa, &pb)
+            Path::cmp(&names.item_path(ra), &names.item_path(rb))
         }
     })
 }

@@ -9,7 +9,7 @@ use super::slot::Slot;
 
 /// log2 of [`PAGE`].
 const PAGE_BITS: usize = 12;
-/// Slots per page (4096; 160 KiB a page).
+/// Slots per page (4096; 144 KiB a page).
 pub(super) const PAGE: usize = 1 << PAGE_BITS;
 
 /// Every slot of a root, by id.
@@ -71,18 +71,18 @@ mod tests {
         let mut s = Slots::default();
         for i in 0..(2 * PAGE + 3) {
             let mut slot = Slot::default();
-            slot.dir = i as u32;
+            slot.rec = i as u32;
             s.push(slot);
         }
         assert_eq!(s.len(), 2 * PAGE + 3);
-        assert_eq!(s[PAGE].dir, PAGE as u32);
-        assert_eq!(s[2 * PAGE + 2].dir, 2 * PAGE as u32 + 2);
-        s[5].dir = 77;
-        assert_eq!(s.iter().nth(5).map(|x| x.dir), Some(77));
+        assert_eq!(s[PAGE].rec, PAGE as u32);
+        assert_eq!(s[2 * PAGE + 2].rec, 2 * PAGE as u32 + 2);
+        s[5].rec = 77;
+        assert_eq!(s.iter().nth(5).map(|x| x.rec), Some(77));
         assert!(s
             .iter()
             .enumerate()
-            .all(|(i, x)| i == 5 || x.dir == i as u32));
+            .all(|(i, x)| i == 5 || x.rec == i as u32));
         assert_eq!(s.iter_mut().count(), 2 * PAGE + 3);
     }
 }

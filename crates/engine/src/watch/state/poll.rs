@@ -57,8 +57,8 @@ impl RootState {
         let base = buf.len();
         for id in self.live() {
             buf.truncate(base);
-            let s = &self.slots[id as usize];
-            self.names.append_path(s.dir, Some(s.name), &mut buf);
+            self.names
+                .append_item_path(self.slots[id as usize].rec, &mut buf);
             let path = Path::new(OsStr::from_bytes(&buf));
             out.stats += 1;
             let newest = encode_time(self.measure_of(id).newest_mtime).unwrap_or(u64::MAX);

@@ -26,17 +26,16 @@ const MAX_FILES: u64 = 0xfff;
 /// Most dirs (`measure.dirs`) a slot holds: 4 bits of `counts`.
 const MAX_DIRS: u64 = 0xf;
 
-/// An item: 40 bytes (4-byte aligned: the 64-bit times are kept as two halves).
+/// An item: 36 bytes (4-byte aligned: the 64-bit times are kept as two halves).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Slot {
     /// `measure.newest_mtime` as nanoseconds since the epoch + 1 (0 for none), low and high half.
     mtime: [u32; 2],
     /// `measure.birth_time`, the same way.
     birth: [u32; 2],
-    /// Parent dir id.
-    pub(super) dir: u32,
-    /// Name offset in the arena.
-    pub(super) name: u32,
+    /// Offset in the arena of the item's record: its parent dir id and its name
+    /// ([`super::arena::Arena::push_item`]).
+    pub(super) rec: u32,
     /// Inode number.
     pub(super) ino: u32,
     /// `measure.allocated_bytes / 512`.
@@ -155,8 +154,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_slot_stays_40_bytes() {
-        assert_eq!(std::mem::size_of::<Slot>(), 40);
+    fn a_slot_stays_36_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 36);
     }
 
     #[test]

@@ -2,10 +2,11 @@
 //! the items as ids (parent id + name), and one fixed-size [`super::slot::Slot`] per item, found by a hash table
 //! of slot ids keyed by (parent dir id, name).
 //!
-//! Per item this costs the slot (40 bytes), its name in the arena (1 or 2 bytes of length, 1 of
-//! prefix id when it has one, and the rest of its bytes) and about 7 bytes of hash table: about 56
-//! bytes for a `gpuarchiver-XXXXXX` dir, against about 400 for a `BTreeMap<Box<Path>, Entry>` with
-//! a full `Measure` and an owned path.
+//! Per item this costs the slot (36 bytes), its record in the arena (its dir id, 1 byte below 128
+//! dirs; 1 or 2 bytes of name length, 1 of prefix id when it has one, and the rest of the name) and
+//! 5 to 10 bytes of hash table (4 of slot id and 1 of control byte per bucket, at 44% to 88% load):
+//! about 53 bytes for a `gpuarchiver-XXXXXX` dir, against about 400 for a
+//! `BTreeMap<Box<Path>, Entry>` with a full `Measure` and an owned path.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -64,9 +65,8 @@ impl Default for Names {
 }
 
 /// `(parent dir id, name offset)` of slot `id`.
-fn key(slots: &Slots, id: u32) -> (u32, u32) {
-    let s = &slots[id as usize];
-    (s.dir, s.name)
+fn key(arena: &Arena, slots: &Slots, id: u32) -> (u32, u32) {
+    arena.item(slots[id as usize].rec)
 }
 
 fn hash(h: &hashbrown::DefaultHashBuilder, dir: u32, name: &[u8]) -> u64 {
@@ -160,7 +160,7 @@ impl Names {
         let h = hash(&self.hasher, dir, name);
         self.item_index
             .find(h, |&i| {
-                let (d, n) = key(slots, i);
+                let (d, n) = key(&self.arena, slots, i);
                 d == dir && self.arena.is(n, name)
             })
             .copied()
@@ -168,23 +168,23 @@ impl Names {
 
     /// Indexes slot `id` (its key must be set and new).
     pub(super) fn index_item(&mut self, slots: &Slots, id: u32) {
-        let (dir, name) = key(slots, id);
+        let (dir, name) = key(&self.arena, slots, id);
         let h = hash_at(&self.hasher, &self.arena, dir, name);
         let (arena, hasher) = (&self.arena, &self.hasher);
         self.item_index.insert_unique(h, id, |&i| {
-            let (d, n) = key(slots, i);
+            let (d, n) = key(arena, slots, i);
             hash_at(hasher, arena, d, n)
         });
     }
 
     /// Takes slot `id` out of the index and counts its name as garbage.
     pub(super) fn unindex_item(&mut self, slots: &Slots, id: u32) {
-        let (dir, name) = key(slots, id);
+        let (dir, name) = key(&self.arena, slots, id);
         let h = hash_at(&self.hasher, &self.arena, dir, name);
         if let Ok(e) = self.item_index.find_entry(h, |&i| i == id) {
             e.remove();
         }
-        self.arena.garbage += self.arena.size_of(name);
+        self.arena.garbage += self.arena.item_size_of(slots[id as usize].rec);
     }
 
     /// The path of dir `id` relative to the root.
@@ -192,9 +192,22 @@ impl Names {
         self.path_of(id, None)
     }
 
-    /// The path of the item `(dir, name)` relative to the root.
-    pub(super) fn item_path(&self, dir: u32, name: u32) -> PathBuf {
+    /// The path relative to the root of the item whose record is at `rec`.
+    pub(super) fn item_path(&self, rec: u32) -> PathBuf {
+        let (dir, name) = self.arena.item(rec);
         self.path_of(dir, Some(name))
+    }
+
+    /// The dir id of the item whose record is at `rec`.
+    pub(super) fn item_dir(&self, rec: u32) -> u32 {
+        self.arena.item(rec).0
+    }
+
+    /// Appends `/` and each component of the path relative to the root of the item whose record
+    /// is at `rec` to `out` ([`Names::append_path`]).
+    pub(super) fn append_item_path(&self, rec: u32, out: &mut Vec<u8>) {
+        let (dir, name) = self.arena.item(rec);
+        self.append_path(dir, Some(name), out);
     }
 
     /// The path of dir `dir` relative to the root, with the name at `name` joined.
@@ -265,7 +278,8 @@ impl Names {
             d.name = self.arena.with(d.name, |n| fresh.push(n));
         }
         for s in slots.iter_mut().filter(|s| !s.is_free()) {
-            s.name = self.arena.with(s.name, |n| fresh.push(n));
+            let (dir, name) = self.arena.item(s.rec);
+            s.rec = self.arena.with(name, |n| fresh.push_item(dir, n));
         }
         fresh.shrink();
         self.arena = fresh;
@@ -279,7 +293,7 @@ impl Names {
             hash_at(hasher, arena, d.parent, d.name)
         });
         self.item_index.shrink_to_fit(|&i| {
-            let (d, n) = key(slots, i);
+            let (d, n) = key(arena, slots, i);
             hash_at(hasher, arena, d, n)
         });
         self.arena.shrink();
