@@ -77,7 +77,10 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
     let free = temp.join("gradio/item-free");
     let stuck = temp.join("gradio/item-stuck");
     let locked = stuck.join("locked");
+    // A dir holding no dir, itself not writable (the plan asks about it without listing it).
+    let shut = temp.join("gradio/item-shut");
     write_file(&free.join("data.bin"), 4000);
+    write_file(&shut.join("sealed.bin"), 2000);
     write_file(&stuck.join("mine.bin"), 3000);
     write_file(&locked.join("theirs.bin"), 5000);
     fs::create_dir_all(base.join("data")).unwrap();
@@ -85,10 +88,12 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
     chown(&base, &format!("{NOBODY}:{NOBODY}"));
     chown(&locked, "0:0");
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(&shut, fs::Permissions::from_mode(0o555)).unwrap();
     let root_arg = format!("temp={}", temp.display());
     let reclaim = ["reclaim", "--older-than", "1d", "--root", &root_arg];
 
-    // Dry run, JSON: the free item planned, the stuck one kept naming the locked dir.
+    // Dry run, JSON: the free item planned, the stuck one kept naming the locked dir, the shut one
+    // naming itself.
     let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--json"]].concat());
     assert!(
         out.status.success(),
@@ -103,11 +108,29 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
         .map(|i| i["path"].as_str().unwrap())
         .collect();
     assert_eq!(planned, [free.to_str().unwrap()]);
-    let kept = v["kept"].as_array().unwrap();
-    assert_eq!(kept.len(), 1, "{kept:?}");
-    assert_eq!(kept[0]["path"], stuck.to_str().unwrap());
-    assert_eq!(kept[0]["reason"], "not-deletable");
-    assert_eq!(kept[0]["not_writable_path"], locked.to_str().unwrap());
+    let mut kept: Vec<(&str, &str, &str)> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let s = |f: &str| k[f].as_str().unwrap_or("");
+            (s("path"), s("reason"), s("not_writable_path"))
+        })
+        .collect();
+    kept.sort();
+    let want = [
+        (
+            shut.to_str().unwrap(),
+            "not-deletable",
+            shut.to_str().unwrap(),
+        ),
+        (
+            stuck.to_str().unwrap(),
+            "not-deletable",
+            locked.to_str().unwrap(),
+        ),
+    ];
+    assert_eq!(kept, want);
 
     // Dry run, text: the reason in words.
     let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--list"]].concat());
@@ -125,6 +148,11 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
     assert!(!free.exists());
-    let left: Vec<PathBuf> = [stuck.join("mine.bin"), locked.join("theirs.bin")].into();
+    let left: Vec<PathBuf> = [
+        stuck.join("mine.bin"),
+        locked.join("theirs.bin"),
+        shut.join("sealed.bin"),
+    ]
+    .into();
     assert!(left.iter().all(|p| p.is_file()), "{left:?}");
 }

@@ -23,12 +23,20 @@ use rustix::fs::{accessat, openat, statat, Access, AtFlags, Dir, FileType, Mode,
 /// cannot be read (the scan's unreadable paths and execute's re-checks cover those).
 ///
 /// `parent` remembers the last parent dir checked and its answer (items of a producer share their
-/// parent, so a plan asks once per run of items under one parent).
-pub(super) fn first_not_deletable(path: &Path, parent: &ParentMemo) -> Option<PathBuf> {
+/// parent, so a plan asks once per run of items under one parent). `dirs` is the item's count of
+/// dirs as measured (itself included): with none (a file) only its parent is asked about, with
+/// one (a dir holding no dir) only it and its parent, without listing it; the walk of a dir that
+/// gained a subdir since is execute's to refuse (its re-check sees the newer mtime first).
+pub(super) fn first_not_deletable(path: &Path, dirs: u64, parent: &ParentMemo) -> Option<PathBuf> {
     let wx = Access::WRITE_OK | Access::EXEC_OK;
     let dir = path.parent()?;
     if parent.denied(dir) {
         return Some(dir.to_path_buf());
+    }
+    match dirs {
+        0 => return None,
+        1 => return denied(accessat(CWD, path, wx, AtFlags::EACCESS)).then(|| path.to_path_buf()),
+        _ => {}
     }
     // Opened only when a dir (`O_DIRECTORY`), never through a symlink (`O_NOFOLLOW`): anything
     // else (a file, a symlink, gone) has nothing inside to check.

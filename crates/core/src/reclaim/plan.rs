@@ -205,7 +205,7 @@ impl<'a> Planner<'a> {
         }
         .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err))
         .and_then(|p| match self.check_access {
-            true => super::access::first_not_deletable(&p.path, &self.parents)
+            true => super::access::first_not_deletable(&p.path, item.measure.dirs, &self.parents)
                 .map_or(Ok(p), |path| Err(KeepReason::NotDeletable { path })),
             false => Ok(p),
         });
