@@ -22,11 +22,12 @@ use super::at::{Names, RelBuf};
 use super::progress::ScanProgress;
 use super::shard::Merged;
 use super::stat::{failure, LinkSet};
-use super::{Claim, Classify};
+use super::{Claim, Classify, DirOwn};
 use crate::inventory::{Captures, Item, ScanIssue};
 use crate::platform::{self, Listing, ScanKind, ScanStat};
 use crate::roots::RootKind;
 
+mod dirs;
 mod list;
 
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
@@ -58,6 +59,8 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     pub(crate) vanished: AtomicU64,
     pub(crate) non_utf8_names: AtomicU64,
     pub(crate) other_device: AtomicU64,
+    /// When set ([`Walker::record_dirs`]): the own entries of the dirs whose entries it classified.
+    dirs: Option<Mutex<Vec<DirOwn>>>,
 }
 
 /// How to open a dir about to be listed.
@@ -109,6 +112,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             vanished: AtomicU64::new(0),
             non_utf8_names: AtomicU64::new(0),
             other_device: AtomicU64::new(0),
+            dirs: None,
         }
     }
 
@@ -227,6 +231,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         };
         if head.is_dir {
             let inner = matches!(next, Next::Plain | Next::Item(None)) && depth < self.max_depth;
+            if let (Some(rel), Next::Plain, true) = (rel, &next, inner) {
+                self.record_dir(rel, &head.own);
+            }
             let name = match keep {
                 Keep::Copy(names) => SubName::Serial(names.push(e.name)),
                 Keep::Batch(span) => SubName::Batch(span),
