@@ -2,6 +2,7 @@
 //! below a new dir. Run in `spawn_blocking`.
 
 use std::collections::BTreeSet;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -12,7 +13,13 @@ use crate::watch::state::DirEntryStat;
 
 /// What [`measure_batch`] found for one path: the item (`None`: gone, or not an item) and, for a
 /// top-level dir, the own entries its measure counted (see [`measure_batch`]).
-pub(super) type Measured = (PathBuf, Option<Item>, Vec<(PathBuf, DirEntryStat)>);
+pub(super) type Measured = (PathBuf, Option<Item>, Vec<Counted>);
+
+/// An own entry a measure counted: the dir (relative to the root), its `lstat` as counted, and
+/// whether it becomes a baseline even when the state holds no such dir yet (the top-level dir,
+/// and the dirs between it and a path of the batch). The others only replace a baseline the state
+/// already keeps: a re-measure of a big unattributed tree never adds its dirs to the state.
+pub(super) type Counted = (PathBuf, DirEntryStat, bool);
 
 /// Measures the items (and the claimed items found below `discover`). For an unattributed
 /// top-level dir it also returns the own entries that measure counted and that later changes are
@@ -39,6 +46,10 @@ pub(super) fn measure_batch(
         after_measure(path);
         match res {
             Ok(Some(m)) => {
+                let needed = match root.relative(path) {
+                    Some(rel) if !m.dirs.is_empty() => baseline_dirs(root, rel, &wanted),
+                    _ => BTreeSet::new(),
+                };
                 let own = m
                     .dirs
                     .into_iter()
@@ -47,7 +58,8 @@ pub(super) fn measure_batch(
                             allocated_bytes: d.allocated_bytes,
                             apparent_bytes: d.apparent_bytes,
                         };
-                        (d.rel, stat)
+                        let keep = needed.contains(&d.rel);
+                        (d.rel, stat, keep)
                     })
                     .collect();
                 out.push((path.clone(), m.item, own));
@@ -83,6 +95,27 @@ fn after_measure(path: &Path) {
     if let Some(hook) = hook {
         hook(path);
     }
+}
+
+/// The top-level entry `top` (relative to the root) and the dirs between it and the paths of
+/// `wanted` below it, relative to the root: the own entries its measure counted that must become
+/// baselines. O(paths of `wanted` below `top`).
+fn baseline_dirs(root: &Root, top: &Path, wanted: &BTreeSet<PathBuf>) -> BTreeSet<PathBuf> {
+    let mut dirs = BTreeSet::from([top.to_path_buf()]);
+    let abs = root.canonical.join(top);
+    for p in wanted.range((Bound::Excluded(abs.clone()), Bound::Unbounded)) {
+        if !p.starts_with(&abs) {
+            break;
+        }
+        if let Some(rel) = root.relative(p) {
+            dirs.extend(
+                crate::watch::map::ancestors_of(rel)
+                    .into_iter()
+                    .filter(|d| d.components().count() >= 2),
+            );
+        }
+    }
+    dirs
 }
 
 /// Adds to `out` every path below `dir` (down to `max_depth` components from the root) that a rule
