@@ -33,6 +33,8 @@ use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
 
 pub use error::MonitorError;
+#[doc(hidden)]
+pub use measure::set_after_measure_hook;
 
 /// Default debounce between the first event of a burst and the re-measure of the dirty items.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);

@@ -1,6 +1,8 @@
 //! `cachewatch reclaim --rules [--dry-run]`: every `[[auto_reclaim]]` rule of the config once
 //! now, through the engine's rule run (each batch's audit rows written before it is deleted, the
-//! run stored in the history); with `--dry-run`, each rule's plan.
+//! run stored in the history); with `--dry-run`, each rule's plan. Each rule plans while it scans
+//! the roots (the plan spooled, only its summary held), so memory stays flat in the number of
+//! items; the roots are scanned once per rule.
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
@@ -8,8 +10,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use cachewatch::api;
-use cachewatch::autoreclaim::run::{run_rule, RunContext};
+use cachewatch::autoreclaim::run::{plan_rule, run_rule, RunContext};
 use cachewatch::autoreclaim::{self, AutoRun, Trigger};
 use cachewatch::history::History;
 use cachewatch::process::SystemProbe;
@@ -34,7 +35,9 @@ struct DryRun {
 ///
 /// # Errors
 /// Bad roots or config (an `[[auto_reclaim]]` rule with an unknown producer names the file and the
-/// line); the history database cannot be opened (then nothing is deleted); stdout fails.
+/// line); with `--dry-run`, a rule's plan cannot be written to its temp file (without it, that
+/// rule's run fails, deleting nothing, and says so); the history database cannot be opened (then
+/// nothing is deleted); stdout fails.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let catalogue = ctx.catalogue()?;
     let rules = ctx.config.auto_reclaim(&catalogue)?;
@@ -48,38 +51,35 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     let roots = args.roots.resolve(ctx)?;
-    let now = SystemTime::now();
-    let inv = cachewatch::scan::scan(&roots, &catalogue, now);
     let probe = SystemProbe::snapshot();
     if args.dry_run {
-        let plans: Vec<DryRun> = rules
-            .iter()
-            .map(|r| {
-                let plan = api::reclaim::plan(
-                    &inv,
-                    &catalogue,
-                    r.producers.clone(),
-                    r.older_than,
-                    ctx.protected_paths(),
-                    &probe,
-                    now,
-                );
-                let mut kept = std::collections::BTreeMap::new();
-                for k in &plan.kept {
-                    *kept
-                        .entry(autoreclaim::reason_code(&k.reason).to_owned())
-                        .or_insert(0) += 1;
-                }
-                DryRun {
-                    rule: r.name.clone(),
-                    producers: r.producers.clone(),
-                    older_than_secs: r.older_than.as_secs(),
-                    planned_items: plan.items.len() as u64,
-                    planned_bytes: plan.planned_bytes,
-                    kept,
-                }
-            })
-            .collect();
+        let mut plans = Vec::with_capacity(rules.len());
+        for r in &rules {
+            // Spooled while the roots are scanned: only the plan's summary is held.
+            let plan = plan_rule(
+                r,
+                &roots,
+                &catalogue,
+                ctx.protected_paths(),
+                &probe,
+                SystemTime::now(),
+            )
+            .with_context(|| {
+                format!(
+                    "planning rule {:?}: writing the plan's temp file in {}",
+                    r.name,
+                    std::env::temp_dir().display()
+                )
+            })?;
+            plans.push(DryRun {
+                rule: r.name.clone(),
+                producers: r.producers.clone(),
+                older_than_secs: r.older_than.as_secs(),
+                planned_items: plan.summary.planned_items,
+                planned_bytes: plan.summary.planned_bytes,
+                kept: autoreclaim::kept_by_code(&plan.summary),
+            });
+        }
         if args.json {
             serde_json::to_writer_pretty(&mut out, &plans)?;
             writeln!(out)?;
@@ -129,7 +129,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     };
     let runs: Vec<AutoRun> = rules
         .iter()
-        .map(|r| run_rule(r, Trigger::Manual, &inv, &cx, &mut |_| {}).run)
+        .map(|r| run_rule(r, Trigger::Manual, &roots, &cx, &mut |_| {}).run)
         .collect();
     let problems = runs.iter().any(|r| r.errors > 0);
     if args.json {

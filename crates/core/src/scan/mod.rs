@@ -234,13 +234,74 @@ pub fn measure_item(
 /// [`measure_item`] with any [`Classify`] implementation, also returning what could not be read.
 ///
 /// # Errors
-/// `InvalidInput` when `path` is not inside `root`; the error of `lstat` on the item or the root
-/// (other than `NotFound`, which gives `Ok(None)`), with the path in its message.
+/// As [`measure_entry_with`].
 pub fn measure_item_with<C: Classify + ?Sized>(
     root: &Root,
     rules: &C,
     path: &Path,
 ) -> io::Result<Option<ItemScan>> {
+    Ok(measure_entry_with(root, rules, path)?.and_then(|m| {
+        let (issues, vanished) = (m.issues, m.vanished);
+        m.item.map(|item| ItemScan {
+            item,
+            issues,
+            vanished,
+        })
+    }))
+}
+
+/// The own entry of a dir as a walk counted it (from the same `lstat`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirOwn {
+    /// The dir's path relative to the root.
+    pub rel: PathBuf,
+    /// `st_blocks * 512`, in bytes.
+    pub allocated_bytes: u64,
+    /// `st_size`, in bytes.
+    pub apparent_bytes: u64,
+}
+
+impl DirOwn {
+    fn of(rel: &Path, own: &acc::Acc) -> DirOwn {
+        DirOwn {
+            rel: rel.to_path_buf(),
+            allocated_bytes: own.allocated_bytes,
+            apparent_bytes: own.apparent_bytes,
+        }
+    }
+}
+
+/// What [`measure_entry_with`] found at an existing entry of a root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryMeasure {
+    /// The item; `None` for a top-level structure dir holding only claimed items (not an item,
+    /// as in a full scan: its own entry is in `dirs`).
+    pub item: Option<Item>,
+    /// When the entry is an unattributed top-level dir: its own entry and that of every unclaimed
+    /// dir in it whose entries were classified (less than [`Classify::max_depth`] deep), exactly
+    /// as the measure counted them, from the walk's own `lstat`s (never a later re-stat, which a
+    /// dir still growing would make disagree with the measure). Empty for a claimed item. In no
+    /// order.
+    pub dirs: Vec<DirOwn>,
+    /// Parts that could not be read (left out of the measure).
+    pub issues: Vec<ScanIssue>,
+    /// Entries that vanished while it was measured.
+    pub vanished: u64,
+}
+
+/// [`measure_item_with`], also returning the own entries of the dirs the measure counted
+/// ([`EntryMeasure::dirs`]: the watcher's baselines for later changes below them) and a
+/// structure dir that is no item. `Ok(None)` when the entry no longer exists or is on another
+/// device than the root.
+///
+/// # Errors
+/// `InvalidInput` when `path` is not inside `root`; the error of `lstat` on the item or the root
+/// (other than `NotFound`, which gives `Ok(None)`), with the path in its message.
+pub fn measure_entry_with<C: Classify + ?Sized>(
+    root: &Root,
+    rules: &C,
+    path: &Path,
+) -> io::Result<Option<EntryMeasure>> {
     let rel = root
         .relative(path)
         .filter(|r| r.components().next().is_some())
@@ -291,12 +352,23 @@ pub fn measure_item_with<C: Classify + ?Sized>(
         &progress,
         root.container_bundle(),
     )
-    .with_nested(&root.nested);
+    .with_nested(&root.nested)
+    .record_dirs();
     let depth = item_rel.components().count();
     let inner_rel =
         Some(item_rel.as_path()).filter(|_| claim.is_none() && depth < walker.max_depth());
     let st = crate::platform::ScanStat::of(&md);
+    let mut dirs = Vec::new();
+    if claim.is_none() && md.is_dir() {
+        // The walk counts the entry at this very `lstat`.
+        dirs.push(DirOwn {
+            rel: item_rel.clone(),
+            allocated_bytes: st.blocks * 512,
+            apparent_bytes: st.size,
+        });
+    }
     in_pool(|| walker.item(&item_path, &st, claim, inner_rel, depth));
+    dirs.extend(walker.take_dirs());
     let vanished = walker.vanished.load(Ordering::Relaxed);
     // Claimed items inside an unattributed one were recorded first; the item itself comes last. A
     // structure dir (`com.apple.gpuarchiver` holding only claimed items) records no item of its
@@ -304,8 +376,9 @@ pub fn measure_item_with<C: Classify + ?Sized>(
     let (_, issues) = walker.into_found();
     let mut items = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let item = items.pop().filter(|i| i.path == item_path);
-    Ok(item.map(|item| ItemScan {
+    Ok(Some(EntryMeasure {
         item,
+        dirs,
         issues,
         vanished,
     }))

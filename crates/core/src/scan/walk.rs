@@ -22,12 +22,16 @@ use super::at::{Names, RelBuf};
 use super::progress::ScanProgress;
 use super::shard::Merged;
 use super::stat::{failure, LinkSet};
-use super::{Claim, Classify};
+use super::{Claim, Classify, DirOwn};
 use crate::inventory::{Captures, Item, ScanIssue};
 use crate::platform::{self, Listing, ScanKind, ScanStat};
 use crate::roots::RootKind;
 
+mod dirs;
 mod list;
+mod queue;
+
+use queue::{Keep, Next, Sub, SubName};
 
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
 const SERIAL_ENTRIES: usize = 64;
@@ -65,6 +69,8 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     pub(crate) vanished: AtomicU64,
     pub(crate) non_utf8_names: AtomicU64,
     pub(crate) other_device: AtomicU64,
+    /// When set ([`Walker::record_dirs`]): the own entries of the dirs whose entries it classified.
+    dirs: Option<Mutex<Vec<DirOwn>>>,
 }
 
 /// How to open a dir about to be listed.
@@ -117,6 +123,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             vanished: AtomicU64::new(0),
             non_utf8_names: AtomicU64::new(0),
             other_device: AtomicU64::new(0),
+            dirs: None,
         }
     }
 
@@ -244,6 +251,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         };
         if head.is_dir {
             let inner = matches!(next, Next::Plain | Next::Item(None)) && depth < self.max_depth;
+            if let (Some(rel), Next::Plain, true) = (rel, &next, inner) {
+                self.record_dir(rel, &head.own);
+            }
             let name = match keep {
                 Keep::Copy(names) => SubName::Serial(names.push(e.name)),
                 Keep::Batch(span) => SubName::Batch(span),
@@ -361,37 +371,6 @@ struct Head {
     ino: u64,
     is_dir: bool,
     is_symlink: bool,
-}
-
-/// What to do with a queued subdir.
-enum Next {
-    /// Walk it and add its contents to the parent's sum (its own entry is already added).
-    Plain,
-    /// Measure it as an item (claimed, or unattributed when `None`).
-    Item(Option<Claim>),
-}
-
-/// Where a listed name is kept for a subdir queued with it.
-enum Keep<'a> {
-    /// Copied into this buffer (the name is in the listing's buffer, about to be reused).
-    Copy(&'a mut Names),
-    /// Already at this span of the batch's names.
-    Batch((usize, usize)),
-}
-
-/// A queued subdir's name: a span of its parent's serial or batch names.
-#[derive(Clone, Copy)]
-enum SubName {
-    Serial((usize, usize)),
-    Batch((usize, usize)),
-}
-
-/// A subdir queued for walking once its parent's listing (or batch) is done.
-struct Sub {
-    name: SubName,
-    head: Head,
-    rel: Option<PathBuf>,
-    next: Next,
 }
 
 #[cfg(test)]

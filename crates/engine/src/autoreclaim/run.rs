@@ -1,10 +1,9 @@
 //! One run of a rule, blocking: a plan of the rule's producers and threshold, executed batch by
-//! batch with each batch's audit rows written first, then the run stored in the history. The CLI
-//! plans on an inventory it scanned ([`run_rule`], a held plan through
-//! [`crate::api::reclaim::execute_audited_batches`]); the monitor plans from its compact state
-//! into spools and hands the plan over ([`run_streamed`], its items read back batch by batch
-//! through [`crate::api::reclaim::execute_streamed_batches`]), so a drain of 700k items keeps
-//! memory flat.
+//! batch with each batch's audit rows written first, then the run stored in the history. The plan
+//! is spooled, never held: the CLI plans while it scans the roots ([`run_rule`], [`plan_rule`]),
+//! the monitor from its compact state; both run it through [`run_streamed`], its items read back
+//! batch by batch through [`crate::api::reclaim::execute_streamed_batches`], so a drain of 700k
+//! items keeps memory flat.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -13,17 +12,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::api::reclaim::{
-    execute_audited_batches, execute_streamed_batches, AuditedReport, BatchProgress,
-};
+use crate::api::reclaim::{execute_streamed_batches, AuditedReport, BatchProgress};
 use crate::api::ApiError;
 use crate::catalogue::Catalogue;
 use crate::history::History;
-use crate::inventory::Inventory;
 use crate::process::ProcessProbe;
 use crate::reclaim::{DeletedItem, StreamedPlan};
+use crate::roots::Root;
+use crate::scan::ScanProgress;
 
-use super::text::{count_reasons, reason_code};
+use super::text::{count_reasons, kept_by_code};
 use super::{AutoRule, AutoRun, ProducerFreed, Trigger};
 
 /// What a run needs besides its rule and inventory.
@@ -61,64 +59,55 @@ pub struct RunOutcome {
     pub unlisted: bool,
 }
 
-/// Runs `rule` once on `inv`: plans (items kept with their reasons), executes in batches of
-/// `cx.batch_size` with the audit rows of each batch written before it is deleted, calls
-/// `progress` after each batch, stops early when `cx.cancel` is set (status `paused`), and stores
-/// the run in `cx.history` (a failed store is in the run's errors). Holds the plan's items
-/// (about 350 bytes each): for an inventory already held, as the CLI's.
+/// The plan of `rule` (its producers and threshold) on `roots`, scanned now: each item is decided
+/// while the scan streams it and goes to the plan's spools, so only the summary is held and memory
+/// stays flat in the number of items. Blocking.
+///
+/// # Errors
+/// Creating or writing the plan's temp file (in the temp dir).
+pub fn plan_rule(
+    rule: &AutoRule,
+    roots: &[Root],
+    catalogue: &Catalogue,
+    protected: Vec<PathBuf>,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+) -> std::io::Result<StreamedPlan> {
+    crate::api::reclaim::plan_streamed(
+        roots,
+        catalogue,
+        rule.producers.clone(),
+        rule.older_than,
+        protected,
+        probe,
+        now,
+        &ScanProgress::new(),
+    )
+}
+
+/// Runs `rule` once on `roots`, scanned now ([`plan_rule`], so memory stays flat in the number of
+/// items), then as [`run_streamed`]: executes in batches of `cx.batch_size` with the audit rows of
+/// each batch written before it is deleted, calls `progress` after each batch, stops early when
+/// `cx.cancel` is set (status `paused`), and stores the run in `cx.history` (a failed store is in
+/// the run's errors). A plan that could not be spooled fails the run, deleting nothing. For the
+/// CLI (the monitor plans from its state); each call scans the roots.
 pub fn run_rule(
     rule: &AutoRule,
     trigger: Trigger,
-    inv: &Inventory,
+    roots: &[Root],
     cx: &RunContext<'_>,
     progress: &mut dyn FnMut(&BatchProgress),
 ) -> RunOutcome {
     let started = (cx.now)();
-    let plan = crate::api::reclaim::plan(
-        inv,
+    let plan = plan_rule(
+        rule,
+        roots,
         cx.catalogue,
-        rule.producers.clone(),
-        rule.older_than,
         cx.protected.clone(),
         cx.probe,
         started,
     );
-    let mut run = begin(
-        rule,
-        trigger,
-        started,
-        plan.items.len() as u64,
-        count_reasons(plan.kept.iter().map(|k| &k.reason)),
-    );
-    let mut on_batch = |p: &BatchProgress| {
-        progress(p);
-        stop_if(cx.cancel)
-    };
-    let audited = execute_audited_batches(
-        &plan,
-        cx.catalogue,
-        cx.probe,
-        cx.history,
-        cx.db_path,
-        started,
-        cx.batch_size,
-        &mut on_batch,
-    );
-    let mut deleted = Vec::new();
-    let audited = audited.map(|mut a| {
-        for d in std::mem::take(&mut a.report.deleted) {
-            tally(&mut run, &d);
-            deleted.push(d.path);
-        }
-        a
-    });
-    settle(&mut run, audited);
-    record(&mut run, cx);
-    RunOutcome {
-        run,
-        deleted,
-        unlisted: false,
-    }
+    run_streamed(rule, trigger, plan, started, cx, progress)
 }
 
 /// Runs `rule` once on a plan made from the monitor's state at `started` (with the rule's
@@ -150,10 +139,7 @@ pub fn run_streamed(
             return out;
         }
     };
-    let mut kept = BTreeMap::new();
-    for g in plan.summary.kept.values() {
-        *kept.entry(reason_code(&g.example).to_owned()).or_insert(0) += g.items;
-    }
+    let kept = kept_by_code(&plan.summary);
     out.run = begin(rule, trigger, started, plan.summary.planned_items, kept);
     let run = &mut out.run;
     let (deleted, unlisted) = (&mut out.deleted, &mut out.unlisted);

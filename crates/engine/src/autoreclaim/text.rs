@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::catalogue::Catalogue;
-use crate::reclaim::KeepReason;
+use crate::reclaim::{KeepReason, PlanSummary};
 
 use super::AutoRun;
 
@@ -106,6 +106,15 @@ pub(super) fn count_reasons<'a>(
     let mut out = BTreeMap::new();
     for r in reasons {
         *out.entry(reason_code(r).to_owned()).or_insert(0) += 1;
+    }
+    out
+}
+
+/// The kept items of a streamed plan's `summary`, by reason code (as [`reason_code`] names them).
+pub fn kept_by_code(summary: &PlanSummary) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for g in summary.kept.values() {
+        *out.entry(reason_code(&g.example).to_owned()).or_insert(0) += g.items;
     }
     out
 }

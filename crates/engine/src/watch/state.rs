@@ -166,6 +166,14 @@ impl RootState {
         }
     }
 
+    /// Records `stat` as the own entry of the dir at `rel` when the state already holds that dir
+    /// (as [`RootState::set_dir_stat`], but never adds a dir). O(depth).
+    pub fn replace_dir_stat(&mut self, rel: &Path, stat: DirEntryStat) {
+        if let Some(id) = self.names.find_dir_path(rel) {
+            self.names.dirs[id as usize].stat = Some(stat);
+        }
+    }
+
     /// The path of `path` relative to the root (either spelling); `None` outside it.
     fn rel_of(&self, path: &Path) -> Option<PathBuf> {
         self.root.relative(path).map(Path::to_path_buf)

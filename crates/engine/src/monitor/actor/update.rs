@@ -177,16 +177,20 @@ impl Actor {
                     // Gone, or a structure dir holding only claimed items: those are kept, and its
                     // own entry is counted (as the measure saw it) in the root total.
                     let rel = st.root.relative(&path).map(Path::to_path_buf);
-                    let top = own.iter().find(|(r, _)| Some(r) == rel.as_ref());
-                    st.apply_not_item(&path, top.map(|&(_, s)| s));
+                    let top = own.iter().find(|(r, _, _)| Some(r) == rel.as_ref());
+                    st.apply_not_item(&path, top.map(|&(_, s, _)| s));
                 }
             }
             // The own entries that the measure of a top-level dir counted (its own, and those of
             // the dirs below it on the way to claimed items) become the baselines that later
             // changes below them are compared with (see `restat_ancestors`).
             if is_dir {
-                for (rel, stat) in own {
-                    st.set_dir_stat(&rel, Some(stat));
+                for (rel, stat, keep) in own {
+                    if keep {
+                        st.set_dir_stat(&rel, Some(stat));
+                    } else {
+                        st.replace_dir_stat(&rel, stat);
+                    }
                 }
             }
         }
