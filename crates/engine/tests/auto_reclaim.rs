@@ -16,23 +16,9 @@ use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
-const RULES: &str = r#"
-[[producer]]
-id = "my-app-temp"
-name = "My app scratch dirs"
-root = "temp"
-item = "my-app-*"
-name_regex = '^my-app-(?P<pid>\d+)$'
-kind = "leak"
-reclaim = "auto"
-owner = { pid_in_name = true }
-evidence = ["https://example.invalid/issue/1"]
-examples = ["my-app-12"]
-counter_examples = ["my-app-x"]
-"#;
-const ID: &str = "my-app-temp";
-/// Above Linux's largest pid (`pid_max` is at most 2^22): never alive.
-const DEAD: u32 = 4_194_400;
+const RULES: &str = cachewatch_testkit::rules::MY_APP_TEMP;
+const ID: &str = cachewatch_testkit::rules::MY_APP_TEMP_ID;
+const DEAD: u32 = cachewatch_testkit::rules::DEAD_PID;
 const HOUR: Duration = Duration::from_secs(3600);
 
 fn rule() -> AutoRule {

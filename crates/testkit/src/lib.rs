@@ -4,5 +4,6 @@
 
 pub mod du;
 pub mod ips;
+pub mod rules;
 pub mod scrape;
 pub mod tree;
