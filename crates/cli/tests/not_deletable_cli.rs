@@ -156,3 +156,103 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
     .into();
     assert!(left.iter().all(|p| p.is_file()), "{left:?}");
 }
+
+/// A sticky dir (mode 1777, as `/tmp`) lets its user remove only its own entries. Regression: the
+/// plan asked only for write permission, so a dry run planned a root-owned item in a root-owned
+/// sticky parent, and an item holding a root-owned sticky dir with someone else's file, and the
+/// real run deleted part of the latter before failing. Now both are kept as not-deletable, naming
+/// the sticky dir, and the real run leaves them whole with no error.
+#[test]
+fn items_a_sticky_dir_stops_are_kept_as_not_deletable() {
+    if !setpriv_usable() {
+        println!("SKIPPED: not root, or `setpriv --reuid=nobody` is not usable here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let base = dir.path().join("base");
+    let temp = base.join("temp");
+    let gradio = temp.join("gradio");
+    let mine = gradio.join("item-mine");
+    let theirs = gradio.join("item-theirs");
+    let deep = gradio.join("item-deep");
+    let shared = deep.join("shared");
+    write_file(&mine.join("a.bin"), 4000);
+    write_file(&theirs.join("b.bin"), 3000);
+    write_file(&deep.join("c.bin"), 2000);
+    write_file(&shared.join("root.bin"), 5000);
+    write_file(&shared.join("nobody.bin"), 1000);
+    fs::create_dir_all(base.join("data")).unwrap();
+    set_tree_mtime(&temp, days_ago(3));
+    chown(&base, &format!("{NOBODY}:{NOBODY}"));
+    // The parent: root's, sticky, writable by all (as /tmp).
+    chown(&gradio, "0:0");
+    chown(&mine, &format!("{NOBODY}:{NOBODY}"));
+    chown(&deep, &format!("{NOBODY}:{NOBODY}"));
+    for d in [&gradio, &theirs, &shared] {
+        let mode = if d == &theirs { 0o777 } else { 0o1777 };
+        fs::set_permissions(d, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    // Inside nobody's item: a root-owned sticky dir holding root's file and nobody's.
+    chown(&shared, "0:0");
+    chown(&shared.join("nobody.bin"), &format!("{NOBODY}:{NOBODY}"));
+    set_tree_mtime(&temp, days_ago(3));
+    let root_arg = format!("temp={}", temp.display());
+    let reclaim = ["reclaim", "--older-than", "1d", "--root", &root_arg];
+
+    let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let planned: Vec<&str> = v["planned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(planned, [mine.to_str().unwrap()]);
+    let mut kept: Vec<(&str, &str, &str)> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let s = |f: &str| k[f].as_str().unwrap_or("");
+            (s("path"), s("reason"), s("not_writable_path"))
+        })
+        .collect();
+    kept.sort();
+    let want = [
+        (
+            deep.to_str().unwrap(),
+            "not-deletable",
+            shared.to_str().unwrap(),
+        ),
+        (
+            theirs.to_str().unwrap(),
+            "not-deletable",
+            gradio.to_str().unwrap(),
+        ),
+    ];
+    assert_eq!(kept, want);
+
+    let out = as_nobody(&base, &[&reclaim[..], &["--yes", "--json"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    assert!(!mine.exists());
+    let left: Vec<PathBuf> = [
+        theirs.join("b.bin"),
+        deep.join("c.bin"),
+        shared.join("root.bin"),
+        shared.join("nobody.bin"),
+    ]
+    .into();
+    assert!(left.iter().all(|p| p.is_file()), "{left:?}");
+}
