@@ -54,6 +54,41 @@ fn as_nobody(base: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The JSON a successful run printed.
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A reclaim's planned paths, in its order.
+fn planned_paths(v: &Value) -> Vec<&str> {
+    v["planned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect()
+}
+
+/// A reclaim's kept items as (path, reason, not_writable_path), sorted.
+fn kept_not_deletable(v: &Value) -> Vec<(&str, &str, &str)> {
+    let mut kept: Vec<(&str, &str, &str)> = v["kept"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            let s = |f: &str| k[f].as_str().unwrap_or("");
+            (s("path"), s("reason"), s("not_writable_path"))
+        })
+        .collect();
+    kept.sort();
+    kept
+}
+
 fn chown(path: &Path, owner: &str) {
     let ok = Command::new("chown")
         .args(["-R", owner])
@@ -94,30 +129,13 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
 
     // Dry run, JSON: the free item planned, the stuck one kept naming the locked dir, the shut one
     // naming itself.
-    let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let planned: Vec<&str> = v["planned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap())
-        .collect();
+    let v = json_of(&as_nobody(
+        &base,
+        &[&reclaim[..], &["--dry-run", "--json"]].concat(),
+    ));
+    let planned = planned_paths(&v);
     assert_eq!(planned, [free.to_str().unwrap()]);
-    let mut kept: Vec<(&str, &str, &str)> = v["kept"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| {
-            let s = |f: &str| k[f].as_str().unwrap_or("");
-            (s("path"), s("reason"), s("not_writable_path"))
-        })
-        .collect();
-    kept.sort();
+    let kept = kept_not_deletable(&v);
     let want = [
         (
             shut.to_str().unwrap(),
@@ -139,13 +157,10 @@ fn an_item_holding_a_root_owned_dir_is_kept_as_not_deletable() {
     assert!(text.contains(&said), "{text}");
 
     // The real run deletes the free item and leaves the stuck one whole, with no error.
-    let out = as_nobody(&base, &[&reclaim[..], &["--yes", "--json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_of(&as_nobody(
+        &base,
+        &[&reclaim[..], &["--yes", "--json"]].concat(),
+    ));
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
     assert!(!free.exists());
     let left: Vec<PathBuf> = [
@@ -200,30 +215,13 @@ fn items_a_sticky_dir_stops_are_kept_as_not_deletable() {
     let root_arg = format!("temp={}", temp.display());
     let reclaim = ["reclaim", "--older-than", "1d", "--root", &root_arg];
 
-    let out = as_nobody(&base, &[&reclaim[..], &["--dry-run", "--json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let planned: Vec<&str> = v["planned"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["path"].as_str().unwrap())
-        .collect();
+    let v = json_of(&as_nobody(
+        &base,
+        &[&reclaim[..], &["--dry-run", "--json"]].concat(),
+    ));
+    let planned = planned_paths(&v);
     assert_eq!(planned, [mine.to_str().unwrap()]);
-    let mut kept: Vec<(&str, &str, &str)> = v["kept"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| {
-            let s = |f: &str| k[f].as_str().unwrap_or("");
-            (s("path"), s("reason"), s("not_writable_path"))
-        })
-        .collect();
-    kept.sort();
+    let kept = kept_not_deletable(&v);
     let want = [
         (
             deep.to_str().unwrap(),
@@ -238,13 +236,10 @@ fn items_a_sticky_dir_stops_are_kept_as_not_deletable() {
     ];
     assert_eq!(kept, want);
 
-    let out = as_nobody(&base, &[&reclaim[..], &["--yes", "--json"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_of(&as_nobody(
+        &base,
+        &[&reclaim[..], &["--yes", "--json"]].concat(),
+    ));
     assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
     assert!(!mine.exists());
     let left: Vec<PathBuf> = [
