@@ -5,6 +5,15 @@ use super::*;
 use std::os::fd::AsFd;
 use std::sync::atomic::AtomicUsize;
 
+/// One batch in flight fewer when dropped (at the end of its task).
+struct Landed<'a>(&'a AtomicUsize);
+
+impl Drop for Landed<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// A big dir being listed: what [`Walker::list_pipelined`] needs of it.
 struct Big<'p, 'a> {
     /// Its listing, past the first batch.
@@ -168,6 +177,8 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
                 let these_subs = std::mem::take(&mut subs);
                 in_flight.fetch_add(1, Ordering::AcqRel);
                 s.spawn(move |_| {
+                    // Counted out even if the batch's walk panics, so the lister never waits on it.
+                    let _out = Landed(in_flight);
                     let (mut acc, groups) = self.stat_batch(&this, dir, at, rel, depth);
                     let parent = Parent {
                         fd: Some(dir),
@@ -178,7 +189,6 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
                     acc = acc.merge(self.descend_all(these_subs, groups, parent, depth + 1));
                     let mut sum = total.lock().unwrap_or_else(|p| p.into_inner());
                     *sum = std::mem::take(&mut *sum).merge(acc);
-                    in_flight.fetch_sub(1, Ordering::AcqRel);
                 });
                 let Some(l) = listing.as_mut() else { break };
                 if self.progress.is_cancelled() {
