@@ -520,38 +520,39 @@ fn unreadable_dir_gives_exit_3_and_is_reported() {
 #[test]
 fn failed_deletion_gives_exit_3_and_is_audited() {
     let Some(Unprivileged::Setpriv) = unprivileged() else {
-        println!(
-            "SKIPPED: needs root and a usable `setpriv`, to make a file nobody cannot unlink from a dir nobody may write"
-        );
+        println!("SKIPPED: needs root and a usable `setpriv`, to run the reclaim as nobody");
         return;
     };
     let sb = Sandbox::new();
     let old = gpuarchiver_dirs(&sb, "old", 2);
-    // Inside the second item, a dir the unprivileged user cannot empty.
+    // Inside the second item, an immutable file (`chattr +i`): every permission allows its
+    // deletion, so the plan cannot foresee that the OS refuses it (EPERM).
     let stuck = old[1].join("stuck");
     write_file(&stuck.join("file"), 100);
     for d in &old {
         set_tree_mtime(d, days_ago(10));
     }
     let root_arg = format!("cache={}", sb.cache().display());
-    // nobody owns everything but `stuck` (root's, 01777: sticky, writable by all) and its file
-    // (root's): the file cannot be unlinked by nobody.
     let walk = Command::new("chown")
         .args(["-R", "65534:65534"])
         .arg(sb.dir.path())
         .status()
         .unwrap();
     assert!(walk.success());
-    std::os::unix::fs::chown(&stuck, Some(0), Some(0)).unwrap();
-    std::os::unix::fs::chown(stuck.join("file"), Some(0), Some(0)).unwrap();
-    fs::set_permissions(&stuck, fs::Permissions::from_mode(0o1777)).unwrap();
+    let immutable = |flag: &str| {
+        Command::new("chattr")
+            .arg(flag)
+            .arg(stuck.join("file"))
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !immutable("+i") {
+        println!("SKIPPED: `chattr +i` is not supported here (file system or no chattr)");
+        return;
+    }
     fs::set_permissions(sb.dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let mut cmd = Command::new("setpriv");
     cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
-    // The chown changed no mtime, but set them again to be sure the items are old.
-    for d in &old {
-        set_tree_mtime(d, days_ago(10));
-    }
     let out = cmd
         .env_remove("CACHEWATCH_CONFIG")
         .env_remove("CACHEWATCH_DATA_DIR")
@@ -571,7 +572,8 @@ fn failed_deletion_gives_exit_3_and_is_audited() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    fs::set_permissions(&stuck, fs::Permissions::from_mode(0o755)).unwrap();
+    // Mutable again before any assertion, so the sandbox can be removed.
+    assert!(immutable("-i"));
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(paths(&v, "deleted"), strings(&old[..1]));
