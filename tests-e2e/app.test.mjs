@@ -134,10 +134,15 @@ async function shot(name) {
   }
 }
 
+/** A `pgrep -f` / `pkill -f` pattern of a process started as `path` (with or without args). */
+function commandPattern(path) {
+  return `^${path.replace(/[.+]/g, '\\$&')}( |$)`;
+}
+
 /** Whether a process runs the executable `path` (`pgrep -f`, read only). */
 function running(path) {
   try {
-    execFileSync('pgrep', ['-f', `^${path.replace(/[.+]/g, '\\$&')}( |$)`], { stdio: 'ignore' });
+    execFileSync('pgrep', ['-f', commandPattern(path)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -284,6 +289,14 @@ before(async () => {
 
 after(async () => {
   if (session) await session.close().catch(() => {});
+  // An app its driver did not stop would outlive the tests and keep the test runner's stderr
+  // open, so the runner would never exit: give it 5 s, then kill it.
+  for (let i = 0; i < 50 && running(APP); i++) await new Promise((r) => setTimeout(r, 100));
+  if (running(APP)) {
+    try {
+      execFileSync('pkill', ['-KILL', '-f', commandPattern(APP)], { stdio: 'ignore' });
+    } catch {}
+  }
   if (dunst) dunst.kill('SIGTERM');
   if (driver) {
     driver.kill('SIGTERM');
