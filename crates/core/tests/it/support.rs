@@ -14,6 +14,17 @@ use cachewatch_core::reclaim::{plan, Policy, ReclaimPlan};
 use cachewatch_core::scan::scan;
 use cachewatch_core::{Catalogue, Root, RootKind};
 
+/// The libtest name of test `f` in `module` (its `module_path!()`), as `--exact` wants it: the
+/// path without the crate's name (`it::reclaim_race` runs its tests as `reclaim_race::f`).
+pub fn test_path(module: &str, f: &str) -> String {
+    let module = module.split_once("::").map_or("", |(_, m)| m);
+    if module.is_empty() {
+        f.to_owned()
+    } else {
+        format!("{module}::{f}")
+    }
+}
+
 pub const HOUR: Duration = Duration::from_secs(3600);
 /// Old enough for the gradio rule's one-day floor.
 pub const TWO_DAYS: Duration = Duration::from_secs(2 * 86_400);
