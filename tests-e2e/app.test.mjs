@@ -370,7 +370,7 @@ test('the threshold shows the estimate; Reclaim plans, confirms and frees exactl
   });
   assert.equal(est.allocated_bytes, oldBytes, 'the estimate counts the bytes du counts');
   assert.deepEqual(est.producers.map((p) => [p.producer, p.items]), [[PRODUCER, fx.old.length]]);
-  await session.click(await session.find('label:has([data-key="threshold-86400"])'));
+  await session.clickFresh('label:has([data-key="threshold-86400"])');
   const shown = await until('the estimate in the window', async () => {
     const e = parseEstimate(await textOf('[data-testid="preview-frees"]'));
     return e && e[1] === fx.old.length && e;
@@ -383,8 +383,8 @@ test('the threshold shows the estimate; Reclaim plans, confirms and frees exactl
   assert.deepEqual(rows, [`${name}: ${fx.old.length} items, ${shown[0]}`]);
   assert.match(await textOf('[data-testid="preview-asof"]'), /^Estimate as of (just now|\d+ min ago)$/);
   // No plan was made for the estimate: the threshold control never plans.
-  await session.click(await session.find('[data-key="reclaim"]'));
-  const confirm = await until('the confirmation of the real plan', () => session.find('[data-key="dialog-confirm"]'));
+  await session.clickFresh('[data-key="reclaim"]');
+  await until('the confirmation of the real plan', () => session.find('[data-key="dialog-confirm"]'));
   assert.match(await textOf('[data-key="dialog-confirm"]'), new RegExp(`^Delete ${fx.old.length} items$`));
   const [planned, plannedItems] = parseSummary(await textOf('[data-testid="confirm-summary"]'));
   assert.equal(plannedItems, fx.old.length);
@@ -396,7 +396,7 @@ test('the threshold shows the estimate; Reclaim plans, confirms and frees exactl
   );
   assert.deepEqual(listed.sort(), fx.old.map((d) => d.split('/').at(-1)).sort(), 'the confirmation lists the old dirs');
   await shot('reclaim-confirm');
-  await session.click(confirm);
+  await session.clickFresh('[data-key="dialog-confirm"]');
   const result = await until('the result', () => textOf('[data-testid="result"]'));
   assert.match(result, new RegExp(`${fx.old.length} deleted`));
   const freedText = /Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1];
@@ -491,29 +491,34 @@ test("an alert's Reclaim button deletes what its estimate and plan said", async 
     const p = (await invoke('get_snapshot')).ok?.producers.find((x) => x.id === PRODUCER);
     return p && p.reclaimable_items === 2;
   });
-  // the result of the reclaim above is still up (a modal dialog): close it
+  // the result of the reclaim above is still up (a modal dialog): close it, and wait until it is
+  // gone and the alert card is there. The window re-renders on every snapshot (the alert bursts
+  // above keep them coming), so each click finds its element afresh (`clickFresh`).
   await session.exec(`document.querySelector('[data-key="dialog-done"]')?.click();`);
-  const button = await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
-  await session.click(button);
+  await until('the result dialog to close', () =>
+    session.exec(`return document.querySelector('[data-key="dialog-done"]') === null;`),
+  );
+  await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
+  await session.clickFresh('[data-testid="alert-reclaim"]');
   const estimated = await until('the estimate of the producer alone', async () => {
     const scoped = await session.exec(`return document.querySelector('[data-key="scope-clear"]') !== null;`);
     const e = parseEstimate(await textOf('[data-testid="preview-frees"]'));
     return scoped && e && e[1] === 2 && e;
   });
   assertShows(estimated[0], oldBytes, 'the estimate');
-  await session.click(await session.find('[data-key="reclaim"]'));
-  const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
+  await session.clickFresh('[data-key="reclaim"]');
+  await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
   assert.match(await textOf('[data-key="dialog-confirm"]'), /^Delete 2 items$/);
   const [planned, plannedItems] = parseSummary(await textOf('[data-testid="confirm-summary"]'));
   assert.equal(plannedItems, 2);
   assertShows(planned, oldBytes, 'the confirmation');
-  await session.click(confirm);
+  await session.clickFresh('[data-key="dialog-confirm"]');
   const result = await until('the result', () => textOf('[data-testid="result"]'));
   assert.match(result, /2 deleted/);
   assert.equal(/Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1], planned, 'freed what the confirmation said');
   for (const d of old) assert.ok(!existsSync(d), `${d} deleted`);
   for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
-  await session.click(await session.find('[data-key="dialog-done"]'));
+  await session.clickFresh('[data-key="dialog-done"]');
 });
 
 // Issue 12 §3: a missing root exited the app with one stderr line nobody sees at login.

@@ -136,7 +136,7 @@ try {
   seed(p.allocated_bytes, p.items);
   mkdirSync(SHOTS, { recursive: true });
 
-  await session.click(await session.find(`[data-key="producer-${PRODUCER}"]`));
+  await session.clickFresh(`[data-key="producer-${PRODUCER}"]`);
   await until('the chart', () => session.find(`[data-testid="chart-${PRODUCER}"] canvas`));
   await new Promise((r) => setTimeout(r, 500));
   const over = await session.find(`[data-testid="chart-${PRODUCER}"] .u-over`);
@@ -158,14 +158,14 @@ try {
   console.log(await session.exec(`return document.querySelector('[data-testid="chart-${PRODUCER}"]').textContent;`));
   await shot('producer-chart');
 
-  await session.click(await session.find('[data-key="history-toggle"]'));
+  await session.clickFresh('[data-key="history-toggle"]');
   await until('the past reclaims', () => session.find('[data-testid="history-run"]'));
   await session.exec(`document.getElementById('history').scrollIntoView({ block: 'start' });`);
   await new Promise((r) => setTimeout(r, 300));
   console.log(await session.exec(`return document.getElementById('history').textContent;`));
   await shot('reclaim-history');
 
-  await session.click(await session.find('[data-key="settings"]'));
+  await session.clickFresh('[data-key="settings"]');
   await until('the settings', () => session.find('#set-alerts-total_limit_bytes'));
   await new Promise((r) => setTimeout(r, 300));
   await shot('settings');

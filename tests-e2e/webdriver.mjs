@@ -34,6 +34,26 @@ export class Session {
     return this.cmd('POST', `/element/${element}/click`, {});
   }
 
+  /**
+   * Finds `css` and clicks it, finding it again whenever the page is not there yet: the element
+   * missing, re-rendered between the find and the click (`stale element reference`), or covered or
+   * not yet interactable. Any other error is thrown at once. Bounded like `until`.
+   */
+  async clickFresh(css, { tries = 150, everyMs = 200 } = {}) {
+    let last;
+    for (let i = 0; i < tries; i++) {
+      try {
+        await this.click(await this.find(css));
+        return;
+      } catch (e) {
+        if (!RETRY_CLICK.has(e.code)) throw e;
+        last = e;
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+    throw new Error(`timed out clicking ${css} (last: ${last?.message})`);
+  }
+
   async screenshotPng() {
     return Buffer.from(await this.cmd('GET', '/screenshot'), 'base64');
   }
@@ -43,6 +63,14 @@ export class Session {
   }
 }
 
+/** WebDriver errors after which finding the element again and clicking it again is right. */
+const RETRY_CLICK = new Set([
+  'no such element',
+  'stale element reference',
+  'element not interactable',
+  'element click intercepted',
+]);
+
 async function request(base, method, path, body) {
   const res = await fetch(base + path, {
     method,
@@ -51,7 +79,9 @@ async function request(base, method, path, body) {
   });
   const json = await res.json().catch(() => ({}));
   if (!res.ok || (json.value && json.value.error)) {
-    throw new Error(`webdriver ${method} ${path}: ${res.status} ${JSON.stringify(json.value ?? json)}`);
+    const err = new Error(`webdriver ${method} ${path}: ${res.status} ${JSON.stringify(json.value ?? json)}`);
+    err.code = json.value?.error;
+    throw err;
   }
   return json.value;
 }

@@ -79,6 +79,16 @@ impl Default for VnodeFdInfoWithPath {
     }
 }
 
+impl VnodeFdInfoWithPath {
+    /// True when the open vnode is a directory (`vi_stat.vst_mode` of the `vnode_info`).
+    fn is_dir(&self) -> bool {
+        let at = std::mem::offset_of!(libc::vnode_info, vi_stat)
+            + std::mem::offset_of!(libc::vinfo_stat, vst_mode);
+        let mode = u16::from_ne_bytes([self.vip_vi[at], self.vip_vi[at + 1]]);
+        libc::mode_t::from(mode) & libc::S_IFMT == libc::S_IFDIR
+    }
+}
+
 impl libproc::libproc::file_info::PIDFDInfo for VnodeFdInfoWithPath {
     fn flavor() -> libproc::libproc::file_info::PIDFDInfoFlavor {
         libproc::libproc::file_info::PIDFDInfoFlavor::VNodePathInfo
@@ -163,6 +173,10 @@ pub(super) fn open_files() -> super::OpenFiles {
                     continue;
                 }
                 if let Ok(v) = pidfdinfo::<VnodeFdInfoWithPath>(ipid, fd.proc_fd) {
+                    // A directory held open is being listed, not used (see `other.rs`).
+                    if v.is_dir() {
+                        continue;
+                    }
                     if let Some(p) = c_path(&v.vip_path) {
                         out.files.push((pid, p));
                     }

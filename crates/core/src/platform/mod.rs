@@ -54,14 +54,19 @@ pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
 /// Files that processes hold open or mapped, gathered once (see [`open_files`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenFiles {
-    /// `(pid, path)` of every open file descriptor, working dir and file mapping seen, paths as the
-    /// kernel reports them (absolute, symlinks resolved). Unsorted; may hold duplicates.
+    /// `(pid, path)` of every open file descriptor (but directories), working dir and file mapping
+    /// seen, paths as the kernel reports them (absolute, symlinks resolved). Unsorted; may hold
+    /// duplicates.
     pub files: Vec<(u32, PathBuf)>,
     /// Processes that could not be inspected (other users', or exited meanwhile).
     pub skipped_pids: usize,
 }
 
 /// The open files, working dirs and mapped files of every process this user may inspect.
+///
+/// A directory held open is not counted: a process listing it (`du`, `find`, an indexer, a
+/// watcher, another scan) is reading it, not using it, and would otherwise keep any item it
+/// happened to be walking through. A process whose working dir is inside an item still keeps it.
 ///
 /// Linux: `/proc/<pid>/fd/*`, `/proc/<pid>/cwd` and `/proc/<pid>/maps`. macOS: `libproc`
 /// (`proc_pidinfo(PROC_PIDLISTFDS)` and `proc_pidfdinfo(PROC_PIDFDVNODEPATHINFO)` per fd, the

@@ -18,9 +18,14 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     out
 }
 
-/// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link,
-/// the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes whose entries cannot be
-/// read (other users', or gone meanwhile) are skipped and counted.
+/// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link
+/// but those of directories, the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes
+/// whose entries cannot be read (other users', or gone meanwhile) are skipped and counted.
+///
+/// A directory held open is being listed (`du`, `find`, an indexer, a watcher adding its watches,
+/// another scan), not used: counting it would let any process walking a root keep whatever dir it
+/// happened to be in. Whether an fd is a directory is asked of the open file itself (`stat` through
+/// the `/proc/<pid>/fd/N` link); an fd that closed meanwhile is kept, as it was read.
 pub(super) fn open_files() -> super::OpenFiles {
     let mut out = super::OpenFiles::default();
     let Ok(proc_dir) = std::fs::read_dir("/proc") else {
@@ -39,9 +44,14 @@ pub(super) fn open_files() -> super::OpenFiles {
         if let Ok(fds) = std::fs::read_dir(base.join("fd")) {
             readable = true;
             for fd in fds.flatten() {
-                if let Ok(target) = std::fs::read_link(fd.path()) {
-                    push_path(&mut out.files, pid, target);
+                let link = fd.path();
+                let Ok(target) = std::fs::read_link(&link) else {
+                    continue;
+                };
+                if target.is_absolute() && std::fs::metadata(&link).is_ok_and(|m| m.is_dir()) {
+                    continue;
                 }
+                push_path(&mut out.files, pid, target);
             }
         }
         if let Ok(cwd) = std::fs::read_link(base.join("cwd")) {

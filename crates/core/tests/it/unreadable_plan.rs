@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -103,7 +103,7 @@ fn an_item_with_an_unreadable_subdir_is_planned_as_kept() {
         .arg(&exe)
         .args([
             "--exact",
-            "unreadable_scenario_helper",
+            &support::test_path(module_path!(), "unreadable_scenario_helper"),
             "--ignored",
             "--quiet",
         ])

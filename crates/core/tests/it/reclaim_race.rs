@@ -3,7 +3,7 @@
 //! twice. Trees are real, in temp dirs; outside dirs hold same-named decoys that must survive.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -183,7 +183,8 @@ fn cross_user_swap_in_sticky_root_spares_the_root_only_file() {
     assert_eq!(plan.items.len(), 1, "{:?}", plan.kept);
 
     let exe = std::env::current_exe().unwrap();
-    let args = ["--exact", "cross_user_swap_helper", "--ignored", "--quiet"];
+    let helper = support::test_path(module_path!(), "cross_user_swap_helper");
+    let args = ["--exact", helper.as_str(), "--ignored", "--quiet"];
     if as_nobody(&exe, &args, &[]) != Some(true) {
         println!(
             "SKIPPED: nobody cannot run this test binary {exe:?} (a dir on its path is not \

@@ -5,14 +5,25 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
-use cachewatch_core::process::{ProcessProbe, SystemProbe};
+use cachewatch_core::process::{OpenFile, OpenFileIndex, ProcessInfo, ProcessProbe, SystemProbe};
 use cachewatch_core::reclaim::{plan, Policy, ReclaimPlan};
 use cachewatch_core::scan::scan;
 use cachewatch_core::{Catalogue, Root, RootKind};
+
+/// The libtest name of test `f` in `module` (its `module_path!()`), as `--exact` wants it: the
+/// path without the crate's name (`it::reclaim_race` runs its tests as `reclaim_race::f`).
+pub fn test_path(module: &str, f: &str) -> String {
+    let module = module.split_once("::").map_or("", |(_, m)| m);
+    if module.is_empty() {
+        f.to_owned()
+    } else {
+        format!("{module}::{f}")
+    }
+}
 
 pub const HOUR: Duration = Duration::from_secs(3600);
 /// Old enough for the gradio rule's one-day floor.
@@ -28,6 +39,57 @@ pub fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
         rustix::fs::RenameFlags::EXCHANGE,
     )
     .map_err(Into::into)
+}
+
+/// The real probe for processes (alive, start time, names), with the open files of this test
+/// process only. Another process on the machine that reads a test's tree at the wrong moment (a
+/// `du`, an indexer, a scan of `/tmp`) must not keep one of its items; the tests that hold a file
+/// open hold it in this process.
+#[derive(Default)]
+pub struct OwnFilesProbe {
+    system: SystemProbe,
+    open: RwLock<OpenFileIndex>,
+}
+
+impl OwnFilesProbe {
+    pub fn new() -> OwnFilesProbe {
+        OwnFilesProbe::default()
+    }
+}
+
+impl ProcessProbe for OwnFilesProbe {
+    fn process(&self, pid: u32) -> Option<ProcessInfo> {
+        self.system.process(pid)
+    }
+    fn is_running(&self, name: &str) -> bool {
+        self.system.is_running(name)
+    }
+    fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {
+        self.open
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .first_under(dir)
+    }
+    fn refresh(&self) {
+        self.system.refresh();
+        self.refresh_open_files();
+    }
+    fn refresh_open_files(&self) {
+        let me = std::process::id();
+        let files = cachewatch_core::platform::open_files().files;
+        let own = OpenFileIndex::new(files.into_iter().filter(|(pid, _)| *pid == me));
+        *self.open.write().unwrap_or_else(|p| p.into_inner()) = own;
+    }
+}
+
+/// The kept items of `plan`, one `path: reason` line each: the message of an assertion on what a
+/// plan lists, so a failure says why an item is missing.
+pub fn kept_reasons(plan: &ReclaimPlan) -> String {
+    let mut out = format!("{} kept:", plan.kept.len());
+    for k in &plan.kept {
+        out.push_str(&format!("\n  {}: {}", k.path.display(), k.reason));
+    }
+    out
 }
 
 /// Sets the mtime of `p` (not following a symlink).
@@ -120,7 +182,7 @@ impl Arena {
 pub fn plan_roots(roots: &[Root], now: SystemTime) -> ReclaimPlan {
     let cat = Catalogue::builtin();
     let inv = scan(roots, &cat, now);
-    plan(&inv, &cat, &gradio_policy(), &SystemProbe::snapshot(), now)
+    plan(&inv, &cat, &gradio_policy(), &OwnFilesProbe::new(), now)
 }
 
 /// Every gradio item older than an hour.

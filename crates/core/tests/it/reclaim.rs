@@ -1,4 +1,5 @@
-//! Reclaim on real trees with the real scanner, the built-in catalogue and the real `SystemProbe`.
+//! Reclaim on real trees with the real scanner, the built-in catalogue and the real processes
+//! (open files: this test process's own, see [`OwnFilesProbe`]).
 #![allow(clippy::unwrap_used)]
 
 use std::fs;
@@ -12,6 +13,8 @@ use cachewatch_core::reclaim::{
 };
 use cachewatch_core::scan::scan;
 use cachewatch_core::{Catalogue, Root, RootKind};
+
+use crate::support::{kept_reasons, test_path, OwnFilesProbe};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -106,7 +109,7 @@ impl Env {
             producers: vec![],
             protected: vec![],
         };
-        plan(&inv, &cat, &policy, &SystemProbe::new(), now)
+        plan(&inv, &cat, &policy, &OwnFilesProbe::new(), now)
     }
     fn execute(&self, p: &ReclaimPlan, now: SystemTime) -> (ReclaimReport, Vec<String>) {
         Env::execute_with(p, &Catalogue::builtin(), now)
@@ -117,7 +120,7 @@ impl Env {
         now: SystemTime,
     ) -> (ReclaimReport, Vec<String>) {
         let mut outcomes = vec![];
-        let r = execute(p, cat, &SystemProbe::new(), now, &mut |a| {
+        let r = execute(p, cat, &OwnFilesProbe::new(), now, &mut |a| {
             outcomes.push(format!("{} {}", a.path.display(), a.outcome))
         });
         (r, outcomes)
@@ -156,11 +159,9 @@ fn katago_bundles_of_dead_owners_go_live_owners_stay() {
 
     let now = SystemTime::now();
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(planned(&p), {
-        let mut v = vec![dead_item.clone(), reused_item.clone()];
-        v.sort();
-        v
-    });
+    let mut want = vec![dead_item.clone(), reused_item.clone()];
+    want.sort();
+    assert_eq!(planned(&p), want, "{}", kept_reasons(&p));
     assert_eq!(
         reason_of(&p, &live_item),
         &KeepReason::OwnerAlive { pid: live.pid() }
@@ -198,7 +199,12 @@ fn gpuarchiver_dirs_younger_than_five_minutes_stay_at_threshold_zero() {
     age_tree(&young, now - Duration::from_secs(4 * 60));
 
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(planned(&p), vec![old.clone(), app_old.clone()]);
+    assert_eq!(
+        planned(&p),
+        vec![old.clone(), app_old.clone()],
+        "{}",
+        kept_reasons(&p)
+    );
     match reason_of(&p, &young) {
         KeepReason::TooYoung {
             age_secs,
@@ -243,7 +249,12 @@ fn symlinks_go_as_links_and_their_targets_survive() {
 
     let now = SystemTime::now();
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(planned(&p), vec![link_item.clone(), item.clone()]);
+    assert_eq!(
+        planned(&p),
+        vec![link_item.clone(), item.clone()],
+        "{}",
+        kept_reasons(&p)
+    );
     assert!(p.items[0].is_symlink);
     let (r, _) = e.execute(&p, now);
     assert_eq!(r.deleted.len(), 2, "{r:#?}");
@@ -277,7 +288,7 @@ fn an_open_file_keeps_its_item() {
     );
     drop(held);
     let p = e.plan(Duration::ZERO, SystemTime::now());
-    assert_eq!(planned(&p), vec![item.clone()]);
+    assert_eq!(planned(&p), vec![item.clone()], "{}", kept_reasons(&p));
     // Opened again between plan and execute: the re-check sees it.
     let held = fs::File::open(item.join("f1")).unwrap();
     let (r, outcomes) = e.execute(&p, SystemTime::now());
@@ -300,7 +311,7 @@ fn a_file_added_after_the_plan_keeps_the_item() {
     let now = SystemTime::now();
     age_tree(&item, now - 2 * HOUR);
     let p = e.plan(HOUR, now);
-    assert_eq!(planned(&p), vec![item.clone()]);
+    assert_eq!(planned(&p), vec![item.clone()], "{}", kept_reasons(&p));
     fs::write(item.join("weights/PersistentState"), b"in progress").unwrap();
     let (r, outcomes) = e.execute(&p, SystemTime::now());
     assert!(r.deleted.is_empty());
@@ -321,7 +332,7 @@ fn an_item_replaced_by_another_inode_is_kept() {
     let now = SystemTime::now();
     age_tree(&item, now - 2 * HOUR);
     let p = e.plan(HOUR, now);
-    assert_eq!(planned(&p), vec![item.clone()]);
+    assert_eq!(planned(&p), vec![item.clone()], "{}", kept_reasons(&p));
     // Move the planned dir out (keeping its inode busy) and put a look-alike with old mtimes in.
     let moved = e.outside.join("moved");
     fs::rename(&item, &moved).unwrap();
@@ -353,7 +364,7 @@ fn nothing_outside_the_roots_and_never_a_root_is_deleted() {
     fs::write(e.outside.join("outside.txt"), b"x").unwrap();
     let now = SystemTime::now();
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(p.items.len(), 20);
+    assert_eq!(p.items.len(), 20, "{}", kept_reasons(&p));
     assert!(p.items.iter().all(|i| i.root == *root && i.path != *root));
     let (r, outcomes) = e.execute(&p, now);
     assert_eq!(r.deleted.len(), 20);
@@ -388,7 +399,7 @@ fn a_file_hard_linked_from_outside_is_not_counted_as_freed() {
     age_tree(&item, now - HOUR);
 
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(planned(&p), vec![item.clone()]);
+    assert_eq!(planned(&p), vec![item.clone()], "{}", kept_reasons(&p));
     let linked_bytes = fs::symlink_metadata(&inside).unwrap().blocks() * 512;
     assert!(linked_bytes >= 3000);
     let expected = du_bytes(&[&item]) - linked_bytes;
@@ -419,7 +430,7 @@ fn plan_json_times_are_unix_secs_and_a_plan_read_back_deletes_nothing() {
     age_tree(&item, mtime);
     let now = SystemTime::now();
     let p = e.plan(Duration::ZERO, now);
-    assert_eq!(planned(&p), vec![item.clone()]);
+    assert_eq!(planned(&p), vec![item.clone()], "{}", kept_reasons(&p));
 
     let json = serde_json::to_value(&p).unwrap();
     let text = json.to_string();
@@ -482,7 +493,60 @@ fn plan_with(
         producers: vec![],
         protected,
     };
-    plan(&inv, cat, &policy, &SystemProbe::new(), now)
+    plan(&inv, cat, &policy, &OwnFilesProbe::new(), now)
+}
+
+/// Another process walking a root (`du`, `find`, an indexer, another cachewatch's scan) holds the
+/// dirs it lists open: that kept whatever item it was in at the moment of the plan, so a busy
+/// machine planned `junk-b` without `junk-a`. A dir held open is not in use; a file is. The real
+/// probe here, as the holder is another process.
+#[test]
+fn a_process_listing_an_item_does_not_keep_it_one_reading_a_file_in_it_does() {
+    let t = tempfile::tempdir().unwrap();
+    let base = fs::canonicalize(t.path()).unwrap();
+    let now = SystemTime::now();
+    let (listed, read) = (base.join("listed"), base.join("read"));
+    make_bundle(&listed, 1);
+    make_bundle(&read, 1);
+    age_tree(&base, now - HOUR);
+    let mut holder = Command::new("sh")
+        .args([
+            "-c",
+            "exec 3<\"$1\" 4<\"$2\"; echo ready; exec sleep 60",
+            "sh",
+        ])
+        .arg(listed.join("weights"))
+        .arg(read.join("f0"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    let root = Root::new(RootKind::Temp, &base).unwrap();
+    let cat = claim_all_catalogue("temp");
+    let inv = scan(std::slice::from_ref(&root), &cat, now);
+    let policy = Policy {
+        older_than: HOUR / 2,
+        producers: vec![],
+        protected: vec![],
+    };
+    let p = plan(&inv, &cat, &policy, &SystemProbe::new(), now);
+    holder.kill().ok();
+    holder.wait().ok();
+
+    assert_eq!(ready, "ready\n");
+    assert_eq!(planned(&p), vec![listed.clone()], "{}", kept_reasons(&p));
+    assert_eq!(
+        reason_of(&p, &read),
+        &KeepReason::InUse {
+            pid: holder.id(),
+            path: read.join("f0")
+        }
+    );
 }
 
 #[test]
@@ -503,7 +567,12 @@ fn a_user_rule_claiming_everything_keeps_the_protected_data_dir() {
 
     let p = plan_with(&root, &cat, vec![data.clone()], now);
     let planned: Vec<&Path> = p.items.iter().map(|i| i.path.as_path()).collect();
-    assert_eq!(planned, vec![junk[0].as_path(), junk[1].as_path()]);
+    assert_eq!(
+        planned,
+        vec![junk[0].as_path(), junk[1].as_path()],
+        "{}",
+        kept_reasons(&p)
+    );
     assert_eq!(
         reason_of(&p, &data),
         &KeepReason::HoldsProtected { path: data.clone() }
@@ -527,10 +596,40 @@ fn a_user_rule_claiming_everything_keeps_the_protected_data_dir() {
     );
 }
 
+/// Set in the child process that runs [`home_dir_scenario`].
+const HOME_SCENARIO: &str = "CACHEWATCH_TEST_HOME_SCENARIO";
+
 /// The home dir is protected without the caller naming it, at plan and again at execute (read
-/// through `directories` each time, so the test points `HOME` at a dir inside the root).
+/// through `directories` each time, so the test points `HOME` at a dir inside the root). `HOME` is
+/// process-wide and the other tests of this binary plan meanwhile, so the scenario runs in a
+/// process of its own: this test binary again, running only [`home_dir_scenario`].
 #[test]
 fn an_item_holding_the_home_dir_is_kept_at_plan_and_at_execute() {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            &test_path(module_path!(), "home_dir_scenario"),
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env(HOME_SCENARIO, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the scenario failed:\n{text}\n{err}");
+    assert!(text.contains("1 passed"), "the scenario ran:\n{text}");
+}
+
+/// The scenario of [`an_item_holding_the_home_dir_is_kept_at_plan_and_at_execute`]; it changes
+/// `HOME`, so it does nothing outside the child process that test starts.
+#[test]
+#[ignore = "run in a process of its own by an_item_holding_the_home_dir_is_kept_at_plan_and_at_execute"]
+fn home_dir_scenario() {
+    if std::env::var_os(HOME_SCENARIO).is_none() {
+        println!("SKIPPED: changes HOME; runs only in the process its test starts");
+        return;
+    }
     let t = tempfile::tempdir().unwrap();
     let elsewhere = tempfile::tempdir().unwrap();
     let base = fs::canonicalize(t.path()).unwrap();

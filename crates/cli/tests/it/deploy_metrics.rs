@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use cachewatch_testkit::scrape::{self, Reaped};
 
-const RULES: &str = include_str!("../../../deploy/prometheus/cachewatch.rules.yml");
-const DASHBOARD: &str = include_str!("../../../deploy/grafana/cachewatch.json");
+const RULES: &str = include_str!("../../../../deploy/prometheus/cachewatch.rules.yml");
+const DASHBOARD: &str = include_str!("../../../../deploy/grafana/cachewatch.json");
 
 /// The page of a running monitor: `watch --metrics 127.0.0.1:0` on a tree with Metal archives and
 /// an `[[auto_reclaim]]` rule, once its first scan is in.

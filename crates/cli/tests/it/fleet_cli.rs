@@ -12,7 +12,7 @@ use cachewatch::catalogue::{Catalogue, ProducerKind, ReclaimMode};
 use cachewatch_testkit::{du, tree};
 
 const PROMTOOL: &str = "/usr/bin/promtool";
-const CI_RUNNER: &str = include_str!("../../../deploy/launchd/ci-runner.toml");
+const CI_RUNNER: &str = include_str!("../../../../deploy/launchd/ci-runner.toml");
 
 fn cachewatch(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cachewatch"))

@@ -4,7 +4,7 @@
 //! go, and every item reported deleted must really be gone from the root.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::time::SystemTime;
 
@@ -228,14 +228,10 @@ fn two_reclaim_processes_at_once_delete_each_item_once() {
     let now = SystemTime::now();
     make_items(&arena.gradio(), ITEMS, now);
     let exe = std::env::current_exe().unwrap();
+    let helper = support::test_path(module_path!(), "concurrent_reclaim_helper");
     let spawn = || {
         std::process::Command::new(&exe)
-            .args([
-                "--exact",
-                "concurrent_reclaim_helper",
-                "--ignored",
-                "--nocapture",
-            ])
+            .args(["--exact", &helper, "--ignored", "--nocapture"])
             .env("CW_ROOT", &arena.root.canonical)
             .stdout(std::process::Stdio::piped())
             .spawn()

@@ -4,7 +4,7 @@
 //! is really gone while everything else is still there.
 #![allow(clippy::unwrap_used)]
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;

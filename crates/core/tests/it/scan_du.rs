@@ -521,7 +521,10 @@ fn unreadable_dirs_are_issues_and_their_own_entry_counts() {
             .arg(&copy)
             .args([
                 "--exact",
-                "unreadable_dirs_are_issues_and_their_own_entry_counts",
+                &crate::support::test_path(
+                    module_path!(),
+                    "unreadable_dirs_are_issues_and_their_own_entry_counts",
+                ),
                 "--test-threads=1",
             ])
             .env("CACHEWATCH_TEST_UNREADABLE_TREE", &r)

@@ -50,6 +50,17 @@ fn euid_is_root() -> bool {
 
 const CHILD: &str = "CACHEWATCH_TEST_AS_NOBODY";
 
+/// The libtest name of this module's test `f`, as `--exact` wants it: `module_path!()` without
+/// the crate's name (`it::watch_fallback` runs as `watch_fallback::f`).
+fn test_path(f: &str) -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    if module.is_empty() {
+        f.to_owned()
+    } else {
+        format!("{module}::{f}")
+    }
+}
+
 /// As root `chmod 000` denies nothing: the test runs itself again as `nobody` under `setpriv`
 /// (skipped, with the reason printed, where `setpriv` cannot drop root).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -64,7 +75,7 @@ async fn one_unreadable_dir_leaves_the_rest_of_the_root_event_watched() {
         let out = Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(&copy)
-            .args(["--exact", NAME, "--test-threads=1"])
+            .args(["--exact", &test_path(NAME), "--test-threads=1"])
             .env(CHILD, "1")
             .output();
         let Some(out) = out.ok().filter(|o| o.status.code() != Some(127)) else {

@@ -12,7 +12,7 @@ use cachewatch_core::{Root, RootKind};
 use globset::GlobBuilder;
 use regex::Regex;
 
-const DATA: &str = include_str!("../producers.toml");
+const DATA: &str = include_str!("../../producers.toml");
 
 /// An independent reading of one rule: its globs compiled here (not by the catalogue), its regexes.
 struct Independent {

@@ -1,0 +1,21 @@
+//! The CLI's integration tests, one binary: each module was a test binary of its own (same file
+//! name, same test names under `<module>::`). One binary links once instead of once per file.
+
+mod audit_cli;
+mod auto_reclaim_cli;
+mod cli;
+mod container_cli;
+mod crash_cli;
+mod deploy_metrics;
+mod escape_cli;
+mod explain_cli;
+mod fleet_cli;
+mod history_cli;
+mod metal_cli;
+mod metrics_prometheus;
+mod non_utf8_json_cli;
+mod not_deletable_cli;
+mod reclaim_rules_cli;
+mod reclaim_summary_cli;
+mod status_outside_cli;
+mod watch_cli;

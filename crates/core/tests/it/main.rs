@@ -1,0 +1,21 @@
+//! The core's integration tests, one binary: each module was a test binary of its own (same file
+//! name, same test names under `<module>::`). One binary links once instead of once per file.
+
+mod catalogue;
+mod catalogue_2026;
+mod code_sign_clone_reclaim;
+mod containers;
+mod freeable_reflink;
+mod measure_dirs;
+mod nested_roots;
+mod newest_clone;
+mod owner;
+mod reclaim;
+mod reclaim_props;
+mod reclaim_race;
+mod reclaim_stream;
+mod reclaim_swap_loop;
+mod reclaim_swap_props;
+mod scan_du;
+mod support;
+mod unreadable_plan;

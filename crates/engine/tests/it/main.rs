@@ -1,0 +1,25 @@
+//! The engine's integration tests, one binary: each module was a test binary of its own (same file
+//! name, same test names under `<module>::`). One binary links once instead of once per file.
+
+mod alerts;
+mod auto_reclaim;
+mod auto_reclaim_leak;
+mod auto_reclaim_unlisted;
+mod crash;
+mod crash_shapes;
+mod growth_observed;
+mod history;
+mod history_races;
+mod lenient_start;
+mod monitor;
+mod monitor_estimate;
+mod monitor_figures;
+mod monitor_preview;
+mod nested_roots;
+mod outside_growth_monitor;
+mod procwatch;
+mod readme_config;
+mod reclaim_streamed;
+mod watch;
+mod watch_baselines;
+mod watch_fallback;
