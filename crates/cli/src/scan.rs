@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use cachewatch::catalogue::Catalogue;
 use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
 use cachewatch::roots::Root;
-use cachewatch::scan::{scan_root_each, RootSummary, ScanProgress, Tally};
+use cachewatch::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};
@@ -27,6 +27,9 @@ pub struct Args {
     /// How many unattributed entries to list, largest first
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
+    /// Walk with N threads (1 to 256) instead of 3 per CPU.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// `--openmetrics [--output FILE]`: node_exporter's textfile form.
     #[command(flatten)]
     pub textfile: openmetrics::TextfileArgs,
@@ -138,10 +141,16 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let catalogue = ctx.catalogue()?;
     let progress = ScanProgress::new();
     let mut tally = Tally::new(args.top);
-    let summaries: Vec<RootSummary> = roots
-        .iter()
-        .map(|root| scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item)))
-        .collect();
+    let mut scan = || -> Vec<RootSummary> {
+        roots
+            .iter()
+            .map(|root| scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item)))
+            .collect()
+    };
+    let summaries = match args.threads {
+        Some(n) => with_scan_threads(usize::from(n), scan),
+        None => scan(),
+    };
     let report = streamed_report(&summaries, &tally, &catalogue);
     if args.textfile.openmetrics {
         return openmetrics::emit(&args.textfile, &report);

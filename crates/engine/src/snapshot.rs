@@ -27,8 +27,9 @@ pub struct ScanProgress {
     pub roots_done: u32,
     /// Roots to scan.
     pub roots_total: u32,
-    /// Entries (items and unattributed top-level entries) found so far by this scan, in the
-    /// roots finished.
+    /// Entries (files, dirs and symlinks) listed so far by this scan, over every root scanned so
+    /// far, the one being scanned included (updated about once a second while a root is
+    /// scanned).
     #[serde(default)]
     pub entries_done: u64,
 }

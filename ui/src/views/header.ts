@@ -34,8 +34,8 @@ export function stateLabel(snapshot: Snapshot): string {
 }
 
 /**
- * What the first scan has done, in words: `root 1 of 2 · 12,345 entries so far` (the entries of
- * the roots finished).
+ * What the first scan has done, in words: `root 1 of 2 · 12,345 entries so far` (the files, dirs
+ * and symlinks listed so far, the root being scanned included; the engine updates it every second).
  */
 export function scanText(snapshot: Snapshot): string {
   const { roots_done, roots_total, entries_done } = snapshot.scan_progress;

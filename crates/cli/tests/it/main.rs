@@ -11,6 +11,7 @@ mod escape_cli;
 mod explain_cli;
 mod fleet_cli;
 mod history_cli;
+mod hostile_walks;
 mod metal_cli;
 mod metrics_prometheus;
 mod non_utf8_json_cli;

@@ -169,6 +169,15 @@ impl FdBudget {
         }
     }
 
+    /// A budget of `max` fds (tests: a budget already spent, or a small one).
+    #[cfg(test)]
+    pub(crate) fn with_max(max: usize) -> FdBudget {
+        FdBudget {
+            held: AtomicUsize::new(0),
+            max,
+        }
+    }
+
     /// Takes one fd from the budget; `false` when none is left.
     pub(crate) fn take(&self) -> bool {
         let prev = self.held.fetch_add(1, Ordering::Relaxed);

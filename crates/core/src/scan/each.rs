@@ -132,7 +132,17 @@ where
     let own = walker.own(&md, || root.canonical.clone());
     let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
     let loose = if md.is_dir() {
-        in_pool(|| walker.contents(&root.canonical, top_rel, 0))
+        let stalled = |s: &super::progress::Stall| {
+            tracing::warn!(
+                root = %root.canonical.display(),
+                entries = s.entries,
+                dirs = ?s.dirs,
+                "the scan counted no new entry for {}",
+                humantime::format_duration(s.for_)
+            );
+        };
+        let walk = || in_pool(|| walker.contents(&root.canonical, top_rel, 0));
+        super::progress::watch_stalls(progress, super::progress::STALL_AFTER, stalled, walk)
     } else {
         Acc::default()
     };

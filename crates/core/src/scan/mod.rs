@@ -149,6 +149,25 @@ pub(super) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
+/// Runs `f` with the scans it makes walking on `threads` threads (deep stacks, as the scanner's
+/// own pool) instead of [`SCAN_THREADS_PER_CPU`] per CPU: `cachewatch scan --threads`, and tests
+/// of the walk under every thread count. If such a pool cannot be started, `f` runs with the
+/// scanner's own pool.
+pub fn with_scan_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("cachewatch-scan-{i}"))
+        .stack_size(SCAN_STACK_BYTES)
+        .build();
+    match pool {
+        Ok(p) => p.install(f),
+        Err(e) => {
+            tracing::warn!("cannot start {threads} scan threads ({e}); using the default pool");
+            f()
+        }
+    }
+}
+
 /// Scans every root and attributes items with `catalogue`. Never fails: unreadable parts are
 /// reported in each [`RootScan`]'s `issues`. `now` is recorded as the inventory's scan time.
 pub fn scan(roots: &[Root], catalogue: &Catalogue, now: SystemTime) -> Inventory {

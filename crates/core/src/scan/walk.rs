@@ -29,6 +29,7 @@ use crate::roots::RootKind;
 
 mod dirs;
 mod list;
+mod pipeline;
 mod queue;
 
 use queue::{Keep, Next, Sub, SubName};

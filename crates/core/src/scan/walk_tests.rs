@@ -131,10 +131,77 @@ fn a_dir_of_many_batches_walked_while_listed_measures_like_du() {
     assert_eq!(entries, entries_made);
 }
 
+/// The hang of the first scan of a real `/tmp`: a big dir (more than one batch) met while the fd
+/// budget is spent (there, by a chain of nested dirs elsewhere in the tree) lost its listing and
+/// the walk spun on it forever, listing nothing more. Walked with no fd to spare, and with one
+/// or two, under 1, 2 and 8 threads, each walk under a watchdog: it ends, and the item is `du`
+/// of it, with every file and dir counted.
+#[test]
+fn a_big_dir_met_when_the_fd_budget_is_spent_is_listed_to_its_end() {
+    use super::{BATCH_ENTRIES, SERIAL_ENTRIES};
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().canonicalize().unwrap();
+    let big = root.join("top/big");
+    let (mut files, mut dirs) = (0u64, 2u64);
+    for i in 0..(SERIAL_ENTRIES + 3 * BATCH_ENTRIES + 9) {
+        if i % 5 == 0 {
+            let d = big.join(format!("d{i}"));
+            cachewatch_testkit::tree::write_file(&d.join("x"), i % 7000);
+            (files, dirs) = (files + 1, dirs + 1);
+        } else {
+            cachewatch_testkit::tree::write_file(&big.join(format!("f{i}")), i % 5000);
+            files += 1;
+        }
+    }
+    // A big dir inside the big dir, to be met from one of its batches.
+    let inner = big.join("d5");
+    for i in 0..(BATCH_ENTRIES + 100) {
+        fs::create_dir(inner.join(format!("e{i}"))).unwrap();
+        dirs += 1;
+    }
+    for threads in [1, 2, 8] {
+        for fds in [0, 1, 2] {
+            let what = format!("{threads} threads, {fds} fds to spare");
+            let root = root.clone();
+            let top = watchdog(&what, move || {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .stack_size(16 << 20)
+                    .build()
+                    .unwrap();
+                pool.install(|| walk_one_top_with(&root, Some(fds)).0)
+            });
+            assert_eq!(
+                (top.measure.files, top.measure.dirs),
+                (files, dirs),
+                "{what}"
+            );
+        }
+    }
+}
+
+/// Runs `f` on a thread of its own and waits for it at most two minutes: a walk that does not
+/// end fails the test, naming `what`, instead of hanging the run.
+pub(crate) fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(v) => v,
+        Err(e) => panic!("the walk ({what}) did not end within 120 s: {e}"),
+    }
+}
+
 /// Walks `root`, which holds one dir `top` (an item: no rules), and checks what every walk must
 /// give: no loose bytes, no fd left held, no issue, `top` measured as `du` measures it. The item
 /// and the entries counted as scanned.
 fn walk_one_top(root: &Path) -> (Item, u64) {
+    walk_one_top_with(root, None)
+}
+
+/// [`walk_one_top`] with a budget of `fds` fds when given.
+fn walk_one_top_with(root: &Path, fds: Option<usize>) -> (Item, u64) {
     let items = Mutex::new(Vec::new());
     let sink = |i: Item| items.lock().unwrap().push(i);
     let progress = ScanProgress::new();
@@ -147,6 +214,10 @@ fn walk_one_top(root: &Path) -> (Item, u64) {
         &progress,
         None,
     );
+    let walker = match fds {
+        Some(n) => walker.with_fd_budget(n),
+        None => walker,
+    };
     let loose = crate::scan::in_pool(|| walker.contents(root, None, 0));
     assert_eq!(loose.allocated_bytes, 0);
     assert_eq!(walker.fds.held(), 0);

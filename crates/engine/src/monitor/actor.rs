@@ -336,6 +336,19 @@ impl Actor {
     }
 
     /// Builds and publishes a snapshot of the current state.
+    /// Publishes the last snapshot again with the current scan progress only (cheap: nothing is
+    /// rebuilt), for the entry count that moves during the first scan.
+    fn publish_progress(&mut self) {
+        let progress = self.progress.clone();
+        self.snap_tx.send_if_modified(|snap| {
+            let changed = snap.scan_progress != progress;
+            if changed {
+                Arc::make_mut(snap).scan_progress = progress;
+            }
+            changed
+        });
+    }
+
     fn publish(&mut self) {
         let state = if self.state == MonitorState::Scanning {
             MonitorState::Scanning

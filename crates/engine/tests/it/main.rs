@@ -11,6 +11,7 @@ mod growth_observed;
 mod history;
 mod history_races;
 mod lenient_start;
+mod machine_shape;
 mod monitor;
 mod monitor_estimate;
 mod monitor_figures;

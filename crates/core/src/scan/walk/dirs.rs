@@ -14,6 +14,13 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         self
     }
 
+    /// The walk with a budget of `max` fds instead of a quarter of the open-file limit.
+    #[cfg(test)]
+    pub(crate) fn with_fd_budget(mut self, max: usize) -> Self {
+        self.fds = super::FdBudget::with_max(max);
+        self
+    }
+
     /// The own entries kept by [`Walker::record_dirs`] (empty when not asked), in no order.
     pub(crate) fn take_dirs(&self) -> Vec<DirOwn> {
         self.dirs.as_ref().map_or_else(Vec::new, |d| {

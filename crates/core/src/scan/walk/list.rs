@@ -1,31 +1,8 @@
 //! Listing one open dir in batches: the part of the walk that bounds its buffers by the batch,
 //! not by the dir, and hands subdirs to the parallel descent.
 
+use super::pipeline::Big;
 use super::*;
-use std::os::fd::AsFd;
-use std::sync::atomic::AtomicUsize;
-
-/// One batch in flight fewer when dropped (at the end of its task).
-struct Landed<'a>(&'a AtomicUsize);
-
-impl Drop for Landed<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A big dir being listed: what [`Walker::list_pipelined`] needs of it.
-struct Big<'p, 'a> {
-    /// Its listing, past the first batch.
-    listing: Listing,
-    /// A second fd of it, for the batches' `lstat`s and opens while it is listed on.
-    shared: OwnedFd,
-    /// The names of its serial part (the subdirs queued from it point into these).
-    serial: &'p Names,
-    at: &'p At<'a>,
-    rel: Option<&'p Path>,
-    depth: usize,
-}
 
 impl<C: Classify + ?Sized> Walker<'_, C> {
     /// Lists the open dir `fd` (see [`Walker::children`]).
@@ -77,10 +54,19 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             });
             more = self.read_on(read, at);
         }
-        if more && !self.progress.is_cancelled() {
-            // A big dir: listed on while its earlier batches are walked, with its own fd for them.
-            let shared = listing.as_ref().and_then(|l| self.second_fd(l));
-            if let (Some(shared), Some(l)) = (shared, listing.take()) {
+        // Named in a stall report while it is listed (a big dir is rare: one path each).
+        let _busy = more.then(|| self.progress.listing(at.path()));
+        // A big dir: listed on while its earlier batches are walked, with its own fd for them.
+        // The listing moves into the pipeline only once that fd is had: without one (the fd budget
+        // spent, e.g. by a chain of nested dirs), it stays here and the dir is walked batch after
+        // batch below. (Taking it before knowing left the rest of the dir unlisted and this loop
+        // spinning on `more` forever.)
+        let shared = listing
+            .as_ref()
+            .filter(|_| more && !self.progress.is_cancelled())
+            .and_then(|l| self.second_fd(l));
+        if let Some(shared) = shared {
+            if let Some(l) = listing.take() {
                 let big = Big {
                     listing: l,
                     shared,
@@ -93,10 +79,15 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
                 self.fds.give_back();
                 return acc.merge(rest);
             }
+            self.fds.give_back();
         }
         loop {
             while more && batch.len() < BATCH_ENTRIES {
-                let Some(l) = listing.as_mut() else { break };
+                let Some(l) = listing.as_mut() else {
+                    // Closed only once listed to the end (`more` false): nothing is left unlisted.
+                    more = false;
+                    break;
+                };
                 let read = l.read_some(|_, name| {
                     batch.push(name);
                 });
@@ -149,80 +140,10 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         fd
     }
 
-    /// The rest of a big dir: each batch of [`BATCH_ENTRIES`] names is `lstat`ed and its subdirs
-    /// walked as one task while the next batch is listed, at most [`BATCHES_IN_FLIGHT`] batches at
-    /// once (so buffers stay bounded by the batch), with no wait between batches: a thread that
-    /// finished its part of one batch takes up the next instead of idling until the slowest part
-    /// of the batch is done. `first` is the batch already listed, `subs` the subdirs queued from
-    /// the serial part. The sum to add to the dir.
-    fn list_pipelined(&self, big: Big<'_, '_>, first: Names, subs: Vec<Sub>) -> Acc {
-        let Big {
-            listing,
-            shared,
-            serial,
-            at,
-            rel,
-            depth,
-        } = big;
-        let dir = shared.as_fd();
-        let total = Mutex::new(Acc::default());
-        let in_flight = AtomicUsize::new(0);
-        let mut listing = Some(listing);
-        rayon::scope(|s| {
-            let (total, in_flight) = (&total, &in_flight);
-            let mut batch = first;
-            let mut subs = subs;
-            loop {
-                let this = std::mem::take(&mut batch);
-                let these_subs = std::mem::take(&mut subs);
-                in_flight.fetch_add(1, Ordering::AcqRel);
-                s.spawn(move |_| {
-                    // Counted out even if the batch's walk panics, so the lister never waits on it.
-                    let _out = Landed(in_flight);
-                    let (mut acc, groups) = self.stat_batch(&this, dir, at, rel, depth);
-                    let parent = Parent {
-                        fd: Some(dir),
-                        at,
-                        serial,
-                        batch: &this,
-                    };
-                    acc = acc.merge(self.descend_all(these_subs, groups, parent, depth + 1));
-                    let mut sum = total.lock().unwrap_or_else(|p| p.into_inner());
-                    *sum = std::mem::take(&mut *sum).merge(acc);
-                });
-                let Some(l) = listing.as_mut() else { break };
-                if self.progress.is_cancelled() {
-                    break;
-                }
-                while in_flight.load(Ordering::Acquire) >= BATCHES_IN_FLIGHT {
-                    // Help with the batches in flight rather than wait idle.
-                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                        std::thread::yield_now();
-                    }
-                }
-                let mut more = true;
-                while more && batch.len() < BATCH_ENTRIES {
-                    let read = l.read_some(|_, name| {
-                        batch.push(name);
-                    });
-                    more = self.read_on(read, at);
-                }
-                if !more {
-                    // Listed to the end: its fd and buffer go now, the batches use `dir`.
-                    listing = None;
-                }
-                if batch.is_empty() {
-                    break;
-                }
-            }
-        });
-        total.into_inner().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// `lstat`s (and classifies) the entries of `batch`, names of the dir `dir`, in parallel
     /// chunks of [`STAT_CHUNK`]: their sum (files and items' heads) and the subdirs to walk, one
     /// group per chunk.
-    fn stat_batch(
+    pub(super) fn stat_batch(
         &self,
         batch: &Names,
         dir: BorrowedFd<'_>,
@@ -259,7 +180,7 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
     }
 
     /// Whether to read on after a read of the listing: reports its error (which ends it).
-    fn read_on(&self, read: io::Result<bool>, at: &At<'_>) -> bool {
+    pub(super) fn read_on(&self, read: io::Result<bool>, at: &At<'_>) -> bool {
         read.unwrap_or_else(|e| {
             self.fail(|| at.path(), "read dir", e);
             false
@@ -268,7 +189,7 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
 
     /// Walks the queued subdirs `subs` and `groups` (at `depth`) of `parent`, in parallel when
     /// there are several: the sum to add to their parent.
-    fn descend_all(
+    pub(super) fn descend_all(
         &self,
         mut subs: Vec<Sub>,
         mut groups: Vec<Vec<Sub>>,

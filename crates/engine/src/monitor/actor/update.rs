@@ -2,6 +2,7 @@
 //! of dirty items, and roots that are removed and come back.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use tokio::time::Instant;
 
@@ -12,6 +13,9 @@ use super::super::build;
 use super::super::debounce::Dirty;
 use super::super::measure::measure_batch;
 use super::Actor;
+
+/// How often the first scan's entry count is published while a root is scanned.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Items in flight between a scan's walk and the state (each about 200 bytes with its path).
 const HANDOFF: usize = 1024;
@@ -62,7 +66,6 @@ impl Actor {
         for i in 0..self.roots.len() {
             self.rescan_root(i).await;
             self.progress.roots_done = i as u32 + 1;
-            self.progress.entries_done += self.roots[i].item_count() as u64;
             self.publish();
         }
         self.state = if self.paused {
@@ -91,21 +94,22 @@ impl Actor {
         let started = Instant::now();
         let now = self.opts.clock.now();
         let mut st = std::mem::replace(&mut self.roots[i], RootState::new(root.clone()));
-        let res = tokio::task::spawn_blocking(move || {
+        let progress = Arc::new(crate::scan::ScanProgress::new());
+        let walked = progress.clone();
+        let job = tokio::task::spawn_blocking(move || {
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 st.begin_load();
                 let root = st.root.clone();
                 let summary = load_scan(&mut st, |visit| {
-                    let progress = crate::scan::ScanProgress::new();
-                    crate::scan::scan_root_each(&root, &*catalogue, &progress, visit)
+                    crate::scan::scan_root_each(&root, &*catalogue, &walked, visit)
                 });
                 st.finish_load(summary.total, summary.issues, now);
             }));
             // The scan's buffers are freed: return their pages to the OS.
             crate::platform::release_free_memory();
             (st, done)
-        })
-        .await;
+        });
+        let res = self.await_scan(job, &progress).await;
         let failed = match res {
             Ok((st, done)) => {
                 self.roots[i] = st;
@@ -132,6 +136,33 @@ impl Actor {
             }
         }
         self.analysis_stale = true;
+    }
+
+    /// Waits for the scan `job`, publishing the entries `progress` has counted once per
+    /// [`PROGRESS_EVERY`] while it runs (during the first scan: the window's "N entries so far"
+    /// moves inside a big root, not only when a root is done). Rescans after the first publish
+    /// nothing here. The job's result.
+    async fn await_scan<T>(
+        &mut self,
+        mut job: tokio::task::JoinHandle<T>,
+        progress: &crate::scan::ScanProgress,
+    ) -> Result<T, tokio::task::JoinError> {
+        let base = self.progress.entries_done;
+        let mut tick = tokio::time::interval(PROGRESS_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let res = loop {
+            tokio::select! {
+                res = &mut job => break res,
+                _ = tick.tick(), if self.state == MonitorState::Scanning => {
+                    self.progress.entries_done = base + progress.entries();
+                    self.publish_progress();
+                }
+            }
+        };
+        if self.state == MonitorState::Scanning {
+            self.progress.entries_done = base + progress.entries();
+        }
+        res
     }
 
     /// Re-measures the dirty items of root `i` (off the async threads) and applies them; a failed
