@@ -136,13 +136,16 @@ fn t(secs: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_773_000_000 + secs)
 }
 
+/// Of a child that starts no threads: this test process's own count changes whenever one of the
+/// binary's other tests starts or ends.
 #[test]
 fn thread_count_matches_proc_status() {
-    let pid = std::process::id();
-    assert_eq!(
-        cachewatch::platform::thread_count(pid),
-        Some(proc_threads(pid))
-    );
+    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = child.id();
+    let (counted, read) = (cachewatch::platform::thread_count(pid), proc_threads(pid));
+    child.kill().ok();
+    child.wait().ok();
+    assert_eq!(counted, Some(read));
     assert_eq!(cachewatch::platform::thread_count(u32::MAX - 1), None);
 }
 
