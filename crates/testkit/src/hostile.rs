@@ -1,4 +1,4 @@
-//! Trees of hostile shapes for the walk: dirs of more than one listing batch (1,025 to 5,000
+//! Trees of hostile shapes for the walk: dirs of more than one listing batch (1,025 to 2,500
 //! entries) nested inside each other at random depths, flat giants, chains of nested dirs deeper
 //! than any fd budget (some ending in a big dir), hard links and symlinks. Random but reproducible:
 //! the same seed builds the same tree, so a failing walk names the seed that rebuilds it.
@@ -99,7 +99,7 @@ pub fn build(root: &Path, seed: u64, shape: Hostile) -> Made {
         let giant = root.join("giant");
         b.dir(&giant);
         for i in 0..shape.giant {
-            b.file(&giant.join(format!("g{i}")), i % 7 == 0);
+            b.file(&giant.join(format!("g{i}")), i % 64 != 0);
         }
     }
     if shape.chain > 0 {
@@ -148,11 +148,11 @@ impl Builder {
         }
     }
 
-    /// A dir of 1,025 to 5,000 entries at `level`: mostly files, some small subdirs, and (above
+    /// A dir of 1,025 to 2,500 entries at `level`: mostly files, some small subdirs, and (above
     /// `depth`) 1 or 2 big subdirs.
     fn big(&mut self, d: &Path, level: usize, depth: usize) {
         self.dir(d);
-        let n = self.rng.range(1025, 5000) as usize;
+        let n = self.rng.range(1025, 2500) as usize;
         let bigs = if level < depth {
             self.rng.range(1, 2) as usize
         } else {

@@ -120,7 +120,7 @@ fn hostile_trees_scan_like_du_under_every_thread_count_and_fd_limit() {
     let mut walks = 0;
     for seed in 1..=13u64 {
         let shape = Hostile {
-            tops: 1 + (seed % 2) as usize,
+            tops: 1,
             depth: 2 + (seed % 2) as usize,
             ..Hostile::default()
         };
