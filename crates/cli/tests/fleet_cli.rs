@@ -146,7 +146,10 @@ fn scan_openmetrics_into_a_missing_dir_fails_naming_the_file_and_leaves_nothing(
 fn plist_argv(xml: &[u8]) -> Vec<String> {
     let v: plist::Value = plist::from_bytes(xml).unwrap();
     let d = v.as_dictionary().unwrap();
-    assert_eq!(d["KeepAlive"].as_boolean(), Some(true));
+    // Restarted when killed (disk pressure), not after a clean exit, at most every 30 s.
+    let keep_alive = d["KeepAlive"].as_dictionary().unwrap();
+    assert_eq!(keep_alive["SuccessfulExit"].as_boolean(), Some(false));
+    assert_eq!(d["ThrottleInterval"].as_unsigned_integer(), Some(30));
     d["ProgramArguments"]
         .as_array()
         .unwrap()
