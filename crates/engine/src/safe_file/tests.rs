@@ -266,7 +266,9 @@ fn a_dangling_symlink_is_not_replaced_nor_its_target_created() {
 fn a_fifo_is_not_a_regular_file_and_is_left_as_it_was() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("cw.prom");
-    rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, Mode::from_raw_mode(0o644)).unwrap();
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     let err = write_atomically(&fifo, "x\n").unwrap_err();
     match &err {
         WriteError::NotRegular { kind, .. } => assert_eq!(*kind, "FIFO"),
