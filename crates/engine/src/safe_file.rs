@@ -58,9 +58,10 @@ pub enum WriteError {
     },
     /// A symlink on the path is owned by another user, who could point it anywhere.
     #[error(
-        "refusing to write {path:?}: {link:?} is a symlink owned by uid {owner}, neither this \
-         user (uid {us}) nor root, so another user could point it at any file; remove the link \
-         or write to its target directly"
+        "refusing to write {path:?}: {} a symlink owned by uid {owner}, neither this user (uid \
+         {us}) nor root, so another user could point it at any file; remove the link or write to \
+         its target directly",
+        which(.path, .link, "on its way")
     )]
     ForeignSymlink {
         /// The path as given.
@@ -74,9 +75,10 @@ pub enum WriteError {
     },
     /// A symlink on the path sits in a directory others can write, where it could be swapped.
     #[error(
-        "refusing to write {path:?}: {link:?} is a symlink in a directory others can write \
-         (owner uid {dir_owner}, mode {dir_mode:o}), where another user could swap it; write to \
-         its target directly"
+        "refusing to write {path:?}: {} a symlink in a directory others can write (owner uid \
+         {dir_owner}, mode {dir_mode:o}), where another user could swap it; write to its target \
+         directly",
+        which(.path, .link, "on its way")
     )]
     SymlinkInSharedDir {
         /// The path as given.
@@ -120,8 +122,9 @@ pub enum WriteError {
     },
     /// The file is not a regular file.
     #[error(
-        "refusing to write {path:?}: {file:?} is a {kind}, not a regular file, and only a regular \
-         file is replaced; give the path of a regular file (for standard output, `-`)"
+        "refusing to write {path:?}: {} a {kind}, not a regular file, and only a regular file is \
+         replaced; give the path of a regular file (for standard output, `-`)",
+        which(.path, .file, "where it leads")
     )]
     NotRegular {
         /// The path as given.
@@ -134,8 +137,9 @@ pub enum WriteError {
     /// The file is owned by another user and this process is not root, so it cannot keep its
     /// owner.
     #[error(
-        "refusing to write {path:?}: {file:?} is owned by uid {owner}, and this user (uid {us}) \
-         cannot give the new file that owner; remove the file, or run as its owner"
+        "refusing to write {path:?}: {} owned by uid {owner}, and this user (uid {us}) cannot \
+         give the new file that owner; remove the file, or run as its owner",
+        which(.path, .file, "where it leads")
     )]
     ForeignFile {
         /// The path as given.
@@ -157,6 +161,15 @@ pub enum WriteError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// "it is" when `found` is the path given, else "`found` (`role`) is".
+fn which(path: &Path, found: &Path, role: &str) -> String {
+    if path == found {
+        "it is".to_owned()
+    } else {
+        format!("{found:?} ({role}) is")
+    }
 }
 
 /// A directory opened without going through an untrusted link, with the name of the file in it.
