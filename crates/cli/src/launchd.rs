@@ -3,6 +3,7 @@
 //! `[[auto_reclaim]]` rules (the CI-runner set, `deploy/launchd/ci-runner.toml`, installed into a
 //! config that has none).
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -12,15 +13,17 @@ use super::{Context, Outcome};
 /// Options of `cachewatch launchd-plist`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The job's label (also the plist's file name under ~/Library/LaunchAgents)
-    #[arg(long, default_value = "dev.cachewatch.watch")]
+    /// The job's label (also the plist's file name under ~/Library/LaunchAgents and the log
+    /// files' names): reverse-DNS style, letters, digits, '.', '-' and '_' only
+    #[arg(long, default_value = "dev.cachewatch.watch", value_parser = parse_label)]
     pub label: String,
     /// The cachewatch binary to run [default: this one]
     #[arg(long, value_name = "PATH")]
     pub program: Option<PathBuf>,
-    /// Also serve /metrics on this address (passed to `cachewatch watch --metrics`)
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<String>,
+    /// Also serve /metrics on this address (passed to `cachewatch watch --metrics`), IP:PORT
+    /// such as 127.0.0.1:9187
+    #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
+    pub metrics: Option<SocketAddr>,
     /// CI runner: run the config's [[auto_reclaim]] rules, writing the CI-runner set into the
     /// config file when it has none, and serve /metrics (on 127.0.0.1:9187 unless --metrics)
     #[arg(long)]
@@ -33,6 +36,57 @@ pub const CI_RUNNER_RULES: &str = include_str!("../../../deploy/launchd/ci-runne
 
 /// Where `--auto-reclaim` serves /metrics unless `--metrics` says otherwise.
 pub const DEFAULT_METRICS_ADDR: &str = "127.0.0.1:9187";
+
+/// The longest label accepted (launchd's own limit is not documented; a file name is 255 bytes,
+/// and the alert log's name adds 11 to the label).
+pub const MAX_LABEL_LEN: usize = 200;
+
+/// Checks `--label`: it names the job and, with `.log` added, its log files under
+/// `~/Library/Logs/cachewatch`, so a `/`, a `..` or a control character would move the logs or
+/// give a plist launchd cannot load.
+///
+/// # Errors
+/// The message quotes the label and says what is allowed.
+pub fn parse_label(label: &str) -> Result<String, String> {
+    let allowed =
+        "use letters, digits, '.', '-' and '_' only, reverse-DNS style (e.g. dev.cachewatch.watch)";
+    if label.is_empty() {
+        return Err(format!("the label is empty: {allowed}"));
+    }
+    if label.len() > MAX_LABEL_LEN {
+        return Err(format!(
+            "the label {label:?} is longer than {MAX_LABEL_LEN} bytes: give a shorter one"
+        ));
+    }
+    if let Some(c) = label
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+    {
+        return Err(format!(
+            "the label {label:?} holds {c:?}, which could move the log files or break the plist: {allowed}"
+        ));
+    }
+    if label.starts_with('.') || label.ends_with('.') || label.contains("..") {
+        return Err(format!(
+            "the label {label:?} starts or ends with '.' or holds \"..\": {allowed}"
+        ));
+    }
+    Ok(label.to_owned())
+}
+
+/// Checks `--metrics`: the agent passes it to `cachewatch watch --metrics`, which takes an
+/// IP:PORT; anything else would give an agent that fails on every restart.
+///
+/// # Errors
+/// The message quotes the value and gives an example.
+pub fn parse_metrics_addr(addr: &str) -> Result<SocketAddr, String> {
+    addr.parse().map_err(|_| {
+        format!(
+            "{addr:?} is not an IP:PORT address (a host name is not accepted; the port is at most \
+             65535): give one such as 127.0.0.1:9187"
+        )
+    })
+}
 
 /// Prints the plist to stdout. The agent runs with the `--config` and `--data-dir` given here
 /// (flag or environment variable, made absolute: launchd starts it in `/` with neither
@@ -52,13 +106,14 @@ pub fn run(ctx: &Context, args: &Args, global: &crate::GlobalArgs) -> anyhow::Re
     let absolute = |p: &Path| {
         std::path::absolute(p).with_context(|| format!("making {} absolute", p.display()))
     };
+    let given = args.metrics.map(|a| a.to_string());
     let (metrics, config) = if args.auto_reclaim {
-        let metrics = args.metrics.as_deref().unwrap_or(DEFAULT_METRICS_ADDR);
+        let metrics = given.as_deref().unwrap_or(DEFAULT_METRICS_ADDR);
         (Some(metrics), Some(install_rules(ctx)?))
     } else {
         // A `--config` given here was left out of the plist: the agent ran on the default config.
         let config = global.config.as_deref().map(absolute).transpose()?;
-        (args.metrics.as_deref(), config)
+        (given.as_deref(), config)
     };
     let data_dir = global.data_dir.as_deref().map(absolute).transpose()?;
     let job = Job {
@@ -127,7 +182,7 @@ fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    cachewatch::metrics::textfile::write_atomically(&path, &text)?;
+    cachewatch::safe_file::write_atomically(&path, &text)?;
     eprintln!(
         "cachewatch: {} the CI-runner [[auto_reclaim]] rules (ci-metal, ci-leaks) to {}",
         if old.is_empty() { "wrote" } else { "appended" },
@@ -153,9 +208,16 @@ pub struct Job<'a> {
     pub data_dir: Option<&'a Path>,
 }
 
+/// How long launchd waits before restarting the agent after it was killed (`ThrottleInterval`,
+/// seconds): a monitor that dies at once on every start costs one start per this interval.
+pub const THROTTLE_SECS: u32 = 30;
+
 /// The LaunchAgent plist (XML): runs `<program> [--config PATH] [--data-dir PATH] watch
 /// [--metrics ADDR]` at login
-/// (`RunAtLoad`), restarts it when it exits (`KeepAlive`), logs stderr to
+/// (`RunAtLoad`), restarts it when it was killed or failed but not after a clean exit
+/// (`KeepAlive = { SuccessfulExit = false }`: macOS kills processes under disk pressure, the
+/// very moment the monitor is needed), at most once per [`THROTTLE_SECS`]
+/// (`ThrottleInterval`), logs stderr to
 /// `~/Library/Logs/cachewatch/<label>.log` and the alert lines (stdout) to
 /// `~/Library/Logs/cachewatch/<label>.alerts.log`.
 pub fn plist(job: &Job<'_>) -> String {
@@ -199,7 +261,12 @@ pub fn plist(job: &Job<'_>) -> String {
     <key>RunAtLoad</key>
     <true/>
     <key>KeepAlive</key>
-    <true/>
+    <dict>
+        <key>SuccessfulExit</key>
+        <false/>
+    </dict>
+    <key>ThrottleInterval</key>
+    <integer>{THROTTLE_SECS}</integer>
     <key>ProcessType</key>
     <string>Background</string>
     <key>LowPriorityIO</key>
@@ -259,7 +326,13 @@ mod tests {
             ]
         );
         assert_eq!(d["RunAtLoad"].as_boolean(), Some(true));
-        assert_eq!(d["KeepAlive"].as_boolean(), Some(true));
+        let keep_alive = d["KeepAlive"].as_dictionary().unwrap();
+        assert_eq!(keep_alive.len(), 1);
+        assert_eq!(keep_alive["SuccessfulExit"].as_boolean(), Some(false));
+        assert_eq!(
+            d["ThrottleInterval"].as_unsigned_integer(),
+            Some(u64::from(THROTTLE_SECS))
+        );
         let err = d["StandardErrorPath"].as_string().unwrap();
         assert_eq!(
             err,
@@ -269,5 +342,49 @@ mod tests {
             .as_string()
             .unwrap()
             .starts_with("/Users/a&b/Library/Logs/"));
+    }
+
+    /// A `--label` with `../` moved the log paths, one with a control character gave a plist
+    /// launchd cannot parse; `--metrics not-an-address` gave an agent failing on every restart.
+    #[test]
+    fn labels_and_metrics_addresses_are_checked() {
+        for ok in ["dev.cachewatch.watch", "com.example.ci-runner_2", "a"] {
+            assert_eq!(parse_label(ok).unwrap(), ok);
+        }
+        for (bad, says) in [
+            ("", "empty"),
+            ("../../evil", "'/'"),
+            ("a/b", "'/'"),
+            ("dev..watch", "\"..\""),
+            (".hidden", "starts or ends"),
+            ("dev.watch\n", "'\\n'"),
+            ("dev.watch\u{1b}", "'\\u{1b}'"),
+            ("dév", "'é'"),
+            ("a b", "' '"),
+        ] {
+            let e = parse_label(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+        assert!(parse_label(&"a".repeat(MAX_LABEL_LEN + 1))
+            .unwrap_err()
+            .contains("longer than"));
+        assert_eq!(
+            parse_metrics_addr("127.0.0.1:9187").unwrap(),
+            SocketAddr::from(([127, 0, 0, 1], 9187))
+        );
+        assert!(parse_metrics_addr("[::1]:9187").is_ok());
+        for bad in [
+            "not-an-address",
+            "999.1.1.1:99999",
+            "127.0.0.1",
+            "localhost:9187",
+            "",
+        ] {
+            let e = parse_metrics_addr(bad).unwrap_err();
+            assert!(
+                e.contains(&format!("{bad:?}")) && e.contains("127.0.0.1:9187"),
+                "{e}"
+            );
+        }
     }
 }

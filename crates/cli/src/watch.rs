@@ -88,9 +88,10 @@ async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow
                     humantime::format_rfc3339_seconds(
                         std::time::UNIX_EPOCH + Duration::from_secs(a.time_unix_secs)
                     ),
-                    a.rule,
-                    a.title,
-                    a.message
+                    // One line per alert, whatever a rule's name or a path holds.
+                    crate::format::escape(&a.rule),
+                    crate::format::escape(&a.title),
+                    crate::format::escape(&a.message)
                 ),
                 Err(RecvError::Lagged(n)) => tracing::warn!("{n} alerts were not printed (too many at once)"),
                 Err(RecvError::Closed) => break,

@@ -57,7 +57,14 @@ impl History {
     /// Opens the history database at `path`, creating the file and its parent dir if missing, and
     /// migrating its schema to [`SCHEMA_VERSION`].
     ///
+    /// The file is opened as itself: a symlink at `path`, or anything but a regular file, is
+    /// refused before SQLite sees it (SQLite would follow the link and create or write a database
+    /// wherever it points); a symlink among the dirs is followed only when trusted (see
+    /// [`crate::safe_file`]).
+    ///
     /// # Errors
+    /// [`HistoryError::File`] when the path is a symlink, not a regular file, or goes through a
+    /// link another user could have planted;
     /// [`HistoryError::CreateDir`] when the parent dir cannot be created;
     /// [`HistoryError::Corrupt`] when the file is not a SQLite database or is damaged (the file is
     /// left as it was); [`HistoryError::Locked`] when another process holds a lock for longer than
@@ -73,7 +80,8 @@ impl History {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        Self::open_with(path, flags, true)
+        let (real, id) = file_check::check_before_open(path, true)?;
+        Self::open_with(path, &real, id, flags, true)
     }
 
     /// Opens an existing history database read-only (for `cachewatch history`); never creates or
@@ -85,12 +93,23 @@ impl History {
     /// [`HistoryError::TooOld`] when its schema is older than this cachewatch reads.
     pub fn open_read_only(path: &Path) -> Result<History, HistoryError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        Self::open_with(path, flags, false)
+        let (real, id) = file_check::check_before_open(path, false)?;
+        Self::open_with(path, &real, id, flags, false)
     }
 
-    fn open_with(path: &Path, flags: OpenFlags, writable: bool) -> Result<History, HistoryError> {
+    /// Opens the database at `real` (`path` with every link on the way resolved, checked by
+    /// [`file_check::check_before_open`], device and inode `id`), never through a link at the file
+    /// itself (`SQLITE_OPEN_NOFOLLOW`: a link swapped in after the check fails the open).
+    fn open_with(
+        path: &Path,
+        real: &Path,
+        id: Option<(u64, u64)>,
+        flags: OpenFlags,
+        writable: bool,
+    ) -> Result<History, HistoryError> {
         let err = |op| sql_err(path, op);
-        let conn = Connection::open_with_flags(path, flags).map_err(err("open"))?;
+        let conn = Connection::open_with_flags(real, flags | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+            .map_err(err("open"))?;
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(err("set busy timeout"))?;
         let mut history = History {
@@ -125,7 +144,7 @@ impl History {
                 .pragma_update(None, "synchronous", "NORMAL")
                 .map_err(err("set synchronous"))?;
             schema::migrate(&mut history)?;
-            history.file_id = file_check::file_id(path);
+            history.file_id = id;
         } else {
             schema::check_readable(&history)?;
         }

@@ -28,6 +28,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod outside_growth;
 pub mod procwatch;
+pub mod safe_file;
 pub mod snapshot;
 pub mod watch;
 

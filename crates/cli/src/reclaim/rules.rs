@@ -16,7 +16,7 @@ use cachewatch::history::History;
 use cachewatch::process::SystemProbe;
 use serde::Serialize;
 
-use super::super::format::bytes;
+use super::super::format::{bytes, escape};
 use super::{Args, Context, Outcome};
 
 /// One rule's plan in `--rules --dry-run --json`.
@@ -88,7 +88,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
                 writeln!(
                     out,
                     "rule {}: would delete {} item(s), {}; keep {}",
-                    p.rule,
+                    escape(&p.rule),
                     p.planned_items,
                     bytes(p.planned_bytes),
                     kept_text(&p.kept)
@@ -140,13 +140,13 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             writeln!(
                 out,
                 "rule {}: deleted {} item(s), freed {}; kept {}{}",
-                r.rule,
+                escape(&r.rule),
                 r.deleted_items,
                 bytes(r.freed_bytes),
                 kept_text(&r.kept),
                 r.first_error
                     .as_ref()
-                    .map(|e| format!("; {} error(s), first: {e}", r.errors))
+                    .map(|e| format!("; {} error(s), first: {}", r.errors, escape(e)))
                     .unwrap_or_default()
             )?;
         }

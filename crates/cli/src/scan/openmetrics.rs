@@ -18,7 +18,9 @@ pub struct TextfileArgs {
     #[arg(long, conflicts_with = "json")]
     pub openmetrics: bool,
     /// With --openmetrics: write them to FILE atomically (a temporary beside it, synced, renamed),
-    /// e.g. /usr/local/var/node_exporter/textfile/cachewatch.prom
+    /// e.g. /usr/local/var/node_exporter/textfile/cachewatch.prom; `-` (or /dev/stdout) is
+    /// standard output. A symlink another user could have planted, or a FILE that is not a
+    /// regular file, is refused
     #[arg(long, value_name = "FILE", requires = "openmetrics")]
     pub output: Option<PathBuf>,
 }
@@ -30,8 +32,9 @@ pub struct TextfileArgs {
 /// The file cannot be written, or stdout is closed.
 pub fn emit(args: &TextfileArgs, report: &ScanReport) -> anyhow::Result<Outcome> {
     let text = textfile::render(&figures(report));
-    match &args.output {
-        Some(path) => textfile::write_atomically(path, &text)?,
+    match args.output.as_deref().filter(|p| !is_stdout(p)) {
+        Some(path) => cachewatch::safe_file::write_atomically(path, &text)?,
+        // Written to fd 1, whatever it is (a pipe, a terminal, /dev/null): never a path renamed over.
         None => std::io::stdout()
             .lock()
             .write_all(text.as_bytes())
@@ -42,6 +45,14 @@ pub fn emit(args: &TextfileArgs, report: &ScanReport) -> anyhow::Result<Outcome>
         eprintln!("{line}");
     }
     Ok(Outcome::from_problems(!report.errors.is_empty()))
+}
+
+/// `-`, and the spellings of standard output as a path (`/dev/stdout`, `/dev/fd/1`): written to
+/// fd 1 rather than replaced (cron's stdout is `/dev/null`, which must stay a device).
+fn is_stdout(p: &std::path::Path) -> bool {
+    ["-", "/dev/stdout", "/dev/fd/1"]
+        .iter()
+        .any(|s| p.as_os_str() == *s)
 }
 
 /// The stderr line for a scan that could not read every path (the figures leave those out).

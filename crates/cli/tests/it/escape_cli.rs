@@ -107,3 +107,32 @@ fn control_characters_in_names_are_escaped_in_the_scan_tables() {
     assert_eq!(rows.len(), 1, "{text}");
     assert!(rows[0].contains(ESCAPED), "{text}");
 }
+
+/// A rule named with a newline printed raw in `reclaim --rules`: a spoofed second rule line.
+/// Its name is escaped in the dry run's and the real run's lines; the JSON keeps it.
+#[test]
+fn control_characters_in_a_rule_name_are_escaped_in_reclaim_rules() {
+    let dir = tree();
+    let name = "ci\nrule spoofed: deleted 999 item(s)\u{1b}[2K";
+    let config = format!(
+        "[[auto_reclaim]]\nname = {}\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1d\"\nevery = \"1h\"\n",
+        serde_json::to_string(name).unwrap()
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let escaped = "rule ci\\nrule spoofed: deleted 999 item(s)\\e[2K:";
+    for args in [
+        &["reclaim", "--rules", "--dry-run"][..],
+        &["reclaim", "--rules", "--yes"][..],
+    ] {
+        let out = run(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_no_raw_controls(&text);
+        let rules: Vec<&str> = text.lines().filter(|l| l.starts_with("rule ")).collect();
+        assert_eq!(rules.len(), 1, "{args:?}: one rule, one line: {text}");
+        assert!(rules[0].starts_with(escaped), "{args:?}: {text}");
+    }
+    let out = run(dir.path(), &["reclaim", "--rules", "--dry-run", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["rule"].as_str(), Some(name));
+}

@@ -146,7 +146,10 @@ fn scan_openmetrics_into_a_missing_dir_fails_naming_the_file_and_leaves_nothing(
 fn plist_argv(xml: &[u8]) -> Vec<String> {
     let v: plist::Value = plist::from_bytes(xml).unwrap();
     let d = v.as_dictionary().unwrap();
-    assert_eq!(d["KeepAlive"].as_boolean(), Some(true));
+    // Restarted when killed (disk pressure), not after a clean exit, at most every 30 s.
+    let keep_alive = d["KeepAlive"].as_dictionary().unwrap();
+    assert_eq!(keep_alive["SuccessfulExit"].as_boolean(), Some(false));
+    assert_eq!(d["ThrottleInterval"].as_unsigned_integer(), Some(30));
     d["ProgramArguments"]
         .as_array()
         .unwrap()
@@ -287,4 +290,32 @@ fn launchd_plist_passes_the_config_and_data_dir_it_was_given_absolutely() {
         "{got:?}"
     );
     assert_eq!(got[3..], ["watch"]);
+}
+
+/// `--metrics not-an-address` (or `999.1.1.1:99999`) went into the plist: an agent failing on
+/// every restart; a `--label` with `../` moved the log paths. Both are refused (usage error, exit
+/// 2) naming the value, and no plist is printed.
+#[test]
+fn launchd_plist_refuses_a_bad_metrics_address_or_label() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            &["--metrics", "not-an-address"][..],
+            "\"not-an-address\" is not an IP:PORT",
+        ),
+        (
+            &["--metrics", "999.1.1.1:99999"][..],
+            "\"999.1.1.1:99999\" is not an IP:PORT",
+        ),
+        (&["--label", "../../evil"][..], "holds '/'"),
+        (&["--label", "dev.watch\u{7}"][..], "holds '\\u{7}'"),
+    ] {
+        let mut argv = vec!["launchd-plist", "--program", "/opt/cw"];
+        argv.extend_from_slice(args);
+        let out = cachewatch(tmp.path(), &argv);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: a plist was printed");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

@@ -16,6 +16,7 @@ mod metal_cli;
 mod metrics_prometheus;
 mod non_utf8_json_cli;
 mod not_deletable_cli;
+mod planted_links_cli;
 mod reclaim_rules_cli;
 mod reclaim_summary_cli;
 mod status_outside_cli;

@@ -164,14 +164,33 @@ fn temp_file() -> io::Result<File> {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     );
-    let path: PathBuf = dir.join(name);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| io::Error::new(e.kind(), format!("creating {}: {e}", path.display())))?;
+    let mut path: PathBuf = dir.join(name);
+    // The name is guessable in a shared temp dir: one taken (planted by another user) is left
+    // alone and the next counter tried.
+    let mut tries = 0;
+    let file = loop {
+        let opened = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path);
+        match opened {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 100 => {
+                tries += 1;
+                path = dir.join(format!(
+                    ".cachewatch-plan-{}-{}",
+                    std::process::id(),
+                    NEXT.fetch_add(1, Ordering::Relaxed)
+                ));
+            }
+            other => {
+                break other.map_err(|e| {
+                    io::Error::new(e.kind(), format!("creating {}: {e}", path.display()))
+                })?
+            }
+        }
+    };
     std::fs::remove_file(&path)?;
     Ok(file)
 }

@@ -72,6 +72,10 @@ pub enum ApiError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The config file cannot be replaced: a refused link or special file, or a failed write
+    /// (the message names the file and the rule).
+    #[error("cannot save the config file: {0}")]
+    ConfigSave(#[source] crate::safe_file::WriteError),
     /// The config file is not valid TOML, so the settings cannot be written into it.
     #[error(
         "cannot save settings into {path:?}: it is not valid TOML ({message}); fix the file first"

@@ -60,7 +60,9 @@ pub fn load(path: &Path) -> Result<Settings, ApiError> {
 /// temp file, then renamed), so a failed save leaves the file as it was.
 ///
 /// # Errors
-/// [`ApiError::ConfigWrite`] when the file cannot be read or written; [`ApiError::ConfigEdit`] when
+/// [`ApiError::ConfigWrite`] when the file cannot be read or its dir created;
+/// [`ApiError::ConfigSave`] when it cannot be replaced (a symlink another user could have planted,
+/// not a regular file, or a failed write: see [`crate::safe_file`]); [`ApiError::ConfigEdit`] when
 /// the file is not valid TOML; [`ApiError::Config`] when the result would not load.
 pub fn save(path: &Path, settings: &Settings) -> Result<Config, ApiError> {
     let text = match std::fs::read_to_string(path) {
@@ -160,17 +162,15 @@ fn set_value(table: &mut Table, key: &str, value: toml_edit::Value) {
 }
 
 fn write_atomically(path: &Path, text: &str) -> Result<(), ApiError> {
-    let err = |op: &'static str| {
-        let path = path.to_path_buf();
-        move |source| ApiError::ConfigWrite { op, path, source }
-    };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(err("create the dir of"))?;
+        std::fs::create_dir_all(dir).map_err(|source| ApiError::ConfigWrite {
+            op: "create the dir of",
+            path: path.to_path_buf(),
+            source,
+        })?;
     }
-    // Through a symlinked config (dotfiles) to its target, keeping the file's mode.
-    crate::metrics::textfile::write_atomically(path, text).map_err(|e| match e {
-        crate::metrics::textfile::TextfileError::Write { source, .. } => err("write")(source),
-    })
+    // Never through a link another user planted, nor over anything but a regular file.
+    crate::safe_file::write_atomically(path, text).map_err(ApiError::ConfigSave)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The `[[auto_reclaim]]` section of the config file, and its check against the catalogue: an
-//! unknown producer id, a rule with no producer or no trigger is an error naming the config file
-//! and the line.
+//! unknown producer id, one listed twice in a rule, a rule with no producer or no trigger is an
+//! error naming the config file and the line.
 
 use std::time::Duration;
 
@@ -43,8 +43,8 @@ impl LoadedConfig {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming this file and the line: an id the catalogue does not know,
-    /// a rule with no producer or with no trigger, an `every` of zero, an empty name, two rules
-    /// with one name.
+    /// a rule with no producer or with no trigger, a producer listed twice in one rule, an `every`
+    /// of zero, an empty name, two rules with one name.
     pub fn auto_reclaim(&self, catalogue: &Catalogue) -> Result<Vec<AutoRule>, ConfigError> {
         let invalid = |at: usize, message: String| ConfigError::Invalid {
             path: self.path.clone(),
@@ -57,7 +57,20 @@ impl LoadedConfig {
             if r.producers.get_ref().is_empty() {
                 return Err(invalid(at, "[[auto_reclaim]] lists no producer: name at least one catalogue id (`cachewatch producers` lists them)".into()));
             }
-            for id in r.producers.get_ref() {
+            for (i, id) in r.producers.get_ref().iter().enumerate() {
+                // Listed twice is a slip (a copy-paste, a typo for another id): say so.
+                if r.producers.get_ref()[..i]
+                    .iter()
+                    .any(|o| o.get_ref() == id.get_ref())
+                {
+                    return Err(invalid(
+                        id.span().start,
+                        format!(
+                            "[[auto_reclaim]] lists producer {:?} twice: remove the second (or fix the id you meant)",
+                            id.get_ref()
+                        ),
+                    ));
+                }
                 match catalogue.rule(id.get_ref()) {
                     None => {
                         return Err(invalid(
@@ -281,5 +294,21 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, ConfigError::Invalid { line: 4, .. }), "{e}");
         assert!(e.to_string().contains("no trigger"), "{e}");
+    }
+
+    /// A rule naming the same producer twice was accepted silently.
+    #[test]
+    fn a_producer_listed_twice_in_a_rule_is_refused_at_the_second() {
+        // Hand count: the second "metal-gpuarchiver" is on line 4.
+        let text = "[[auto_reclaim]]\nproducers = [\n  \"metal-gpuarchiver\",\n  \"metal-gpuarchiver\",\n]\nolder_than = \"1h\"\nevery = \"1m\"\n";
+        let e = loaded(text)
+            .auto_reclaim(&Catalogue::builtin())
+            .unwrap_err();
+        assert!(matches!(e, ConfigError::Invalid { line: 4, .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("lists producer \"metal-gpuarchiver\" twice"),
+            "{e}"
+        );
     }
 }

@@ -15,6 +15,15 @@ pub enum HistoryError {
         /// The cause.
         source: std::io::Error,
     },
+    /// The path is refused before SQLite opens it: a symlink, not a regular file, or reached
+    /// through a link another user could have planted (the file is left as it was).
+    #[error("history database {path:?}: {source}")]
+    File {
+        /// The database file.
+        path: PathBuf,
+        /// Which rule refused (boxed: the refusals are large).
+        source: Box<crate::safe_file::WriteError>,
+    },
     /// The file is not a SQLite database, or is damaged. It is left as it was.
     #[error(
         "the history database {path:?} is corrupt or not a SQLite database ({operation}: {source}); \

@@ -82,3 +82,66 @@ fn database_deleted_while_open_is_noticed_named_and_recreated() {
     let mut again = again;
     assert!(again.take_notice().is_none());
 }
+
+/// The DB path swapped for a symlink while `watch` ran (or before it started): SQLite followed
+/// the link and created a database at its target. The open and the reopen before a write now
+/// refuse a link, naming it; nothing is created at the target.
+#[test]
+fn database_swapped_for_a_symlink_is_refused_and_its_target_not_created() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cachewatch.db");
+    let target = dir.path().join("elsewhere.db");
+    std::os::unix::fs::symlink(&target, &path).expect("symlink");
+    let e = History::open(&path).expect_err("a link is refused at open");
+    assert!(
+        matches!(e, cachewatch::history::HistoryError::File { .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("is a symlink") && text.contains("cachewatch.db"),
+        "{text}"
+    );
+    assert!(
+        !target.exists(),
+        "a database was created at the link's target"
+    );
+    assert!(History::open_read_only(&path).is_err());
+
+    std::fs::remove_file(&path).expect("remove the link");
+    let mut h = History::open(&path).expect("open");
+    h.record_reclaims(&[rec("/tmp/a")]).expect("first write");
+    for suffix in ["", "-wal", "-shm"] {
+        let p = dir.path().join(format!("cachewatch.db{suffix}"));
+        if p.exists() {
+            std::fs::remove_file(&p).expect("remove");
+        }
+    }
+    std::os::unix::fs::symlink(&target, &path).expect("symlink");
+    let e = h
+        .record_reclaims(&[rec("/tmp/b")])
+        .expect_err("the write refuses the link");
+    assert!(e.to_string().contains("is a symlink"), "{e}");
+    assert!(
+        !target.exists(),
+        "a database was created at the link's target"
+    );
+}
+
+/// A FIFO (or any file that is not a regular file) at the DB path is refused before SQLite opens
+/// it, rather than opened.
+#[test]
+fn database_path_that_is_a_fifo_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cachewatch.db");
+    let c = std::ffi::CString::new(path.to_str().expect("utf-8")).expect("cstring");
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let e = History::open(&path).expect_err("a FIFO is refused");
+    assert!(
+        e.to_string().contains("is a FIFO, not a regular file"),
+        "{e}"
+    );
+    let e = History::open_read_only(&path).expect_err("a FIFO is refused");
+    assert!(e.to_string().contains("FIFO"), "{e}");
+}

@@ -591,3 +591,35 @@ async fn a_history_database_locked_at_start_is_opened_once_the_lock_is_released(
     assert_eq!(report.deleted_items, 2, "{report:?}");
     m.shutdown().await;
 }
+
+/// The flush marker's name in a root is guessable (`.cachewatch-flush-<pid>-<n>`), and a root is
+/// often a shared temp dir: it was created with `File::create`, which followed a link planted at
+/// that name and truncated its target. Now it is created exclusively; the target stays whole and
+/// the flush still answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_planted_at_the_flush_markers_name_is_not_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    for n in 0..=4 {
+        let name = format!(
+            "{}{}-{n}",
+            cachewatch::watch::map::FLUSH_MARKER_PREFIX,
+            std::process::id()
+        );
+        std::os::unix::fs::symlink(&victim, root.join(name)).unwrap();
+    }
+    let m = monitor::spawn(options(&root)).unwrap();
+    ready(&m).await;
+    m.flush().await.unwrap();
+    m.flush().await.unwrap();
+    m.shutdown().await;
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert_eq!(
+        std::fs::read_dir(&root).unwrap().count(),
+        5,
+        "the links are left"
+    );
+}

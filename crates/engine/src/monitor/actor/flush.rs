@@ -3,6 +3,7 @@
 //! arrived) and the dirty items are re-measured, or with a timeout after [`FLUSH_TIMEOUT`].
 
 use std::collections::BTreeSet;
+use std::os::unix::fs::OpenOptionsExt as _;
 
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -96,7 +97,14 @@ impl Actor {
                 .root
                 .canonical
                 .join(format!("{FLUSH_MARKER_PREFIX}{token}"));
-            match std::fs::File::create(&marker) {
+            // Created, never opened: a root is often a shared temp dir where another user can
+            // guess the name and plant a link there; `File::create` would truncate its target.
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&marker);
+            match created {
                 Ok(_) => {
                     roots.insert(i);
                     if let Err(e) = std::fs::remove_file(&marker) {
