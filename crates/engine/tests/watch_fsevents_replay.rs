@@ -239,7 +239,7 @@ impl Replay {
         let dirs = archives(&self.b);
         assert_eq!(
             s.roots[0].allocated_bytes,
-            du_total(&[self.b.real.clone()]),
+            du_total(std::slice::from_ref(&self.b.real)),
             "root total after {after}"
         );
         assert_eq!(
@@ -276,7 +276,7 @@ async fn fsevents_sequences_keep_the_snapshot_equal_to_du() {
         (s.roots[0].allocated_bytes, producer(&s, GPU)),
         (base, (0, 0))
     );
-    assert!(du_total(&[r.b.real.clone()]) > 50_000);
+    assert!(du_total(std::slice::from_ref(&r.b.real)) > 50_000);
 
     // 1. The blind mount brought a tree the monitor never saw; FSEvents says so with
     //    MustScanSubDirs (the kernel dropped events): a rescan.
