@@ -77,7 +77,7 @@ async fn a_real_stream_sees_a_new_item_a_removal_and_asks_for_nothing_more() {
     assert_eq!(gpu(&s), (15, du_kib(&dirs[5..])));
     assert_eq!(
         s.roots[0].allocated_bytes.div_ceil(1024),
-        du_kib(&[canonical.clone()])
+        du_kib(std::slice::from_ref(&canonical))
     );
 
     // A MustScanSubDirs record, as notify translates it: the root is rescanned.
