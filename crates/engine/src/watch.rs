@@ -20,6 +20,37 @@
 //! again at every poll interval; when it can be watched again, the item holding it is
 //! re-measured.
 //!
+//! # FSEvents (macOS)
+//! notify 8's FSEvents backend (`notify/src/fsevent.rs`) opens one stream per watcher with
+//! `kFSEventStreamCreateFlagFileEvents | NoDefer`, latency 0, from "now" (no history). Each record
+//! (a path and its flags) becomes one `notify::Event` per flag, all with that path, in this order;
+//! what the monitor does with each (`monitor/actor/events.rs`):
+//! - `MustScanSubDirs` (with `UserDropped` or `KernelDropped` when events were dropped in the
+//!   daemon or the kernel: only the event's info says which): `EventKind::Other` with
+//!   `Flag::Rescan` and the dir's path. The monitor rescans the whole root (`need_rescan`), within
+//!   the rescan gap, at once on a flush. `UserDropped`/`KernelDropped` alone make no event.
+//! - `RootChanged` (sent only with `kFSEventStreamCreateFlagWatchRoot`, which notify does not set,
+//!   so in practice never): `Modify(Name(From))` with the info `"root changed"` on the root path.
+//!   The monitor rescans the root (or marks it gone when it is no longer a dir).
+//! - `Mount`/`Unmount`: `Create(Other)`/`Remove(Other)` with the info `"mount"`: re-measures the
+//!   item holding the path (the scan stays on the root's device).
+//! - `ItemCreated`/`ItemRemoved`: `Create`/`Remove` of `Folder`, `File`, or `Other` (symlink, hard
+//!   link or clone, said in the info); `ItemRenamed`: `Modify(Name(Any))` once per side, never
+//!   paired and in no set order; a side outside the watched root is not reported (a tree moved in
+//!   has one event, for its top dir: the monitor searches it for items). Metadata and xattr flags:
+//!   `Modify(Metadata(..))`; `ItemModified`: `Modify(Data(Content))`.
+//! - `HistoryDone`: nothing (and never sent: the stream starts from "now").
+//!
+//! Flags accumulate per path between callbacks, so one record can say created, modified *and*
+//! removed: the events say which paths to look at, never what is there. The monitor therefore
+//! re-measures the item holding each path from the disk, so repeated, reordered or stale events
+//! cost time, never a lost or double-counted item. Paths are reported canonical (`/private/var/...`
+//! for a root given as `/var/...`): the watch is on the root's canonical path and the mapping
+//! accepts both spellings. notify drops events outside the watched paths, and panics on a path
+//! that is not UTF-8 (APFS and HFS+ refuse such names; other volumes may not).
+//! `tests/watch_fsevents_replay.rs` replays these sequences on Linux against `du`; only a Mac runs
+//! a real stream (`tests/macos_fsevents.rs`).
+//!
 //! # Known problems
 //! - **New dirs race inotify.** Files created in a new dir before its watch is added send no
 //!   events; the item holding them is re-measured after the dir's own event (debounce), and a dir

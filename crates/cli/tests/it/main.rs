@@ -6,6 +6,7 @@ mod auto_reclaim_cli;
 mod cli;
 mod container_cli;
 mod crash_cli;
+mod deploy_homebrew;
 mod deploy_metrics;
 mod escape_cli;
 mod explain_cli;

@@ -22,6 +22,9 @@ mod fd_linux;
 #[cfg(target_os = "macos")]
 mod fd_macos;
 
+// The `getattrlistbulk` parser: used on macOS, tested everywhere.
+#[cfg(any(target_os = "macos", test))]
+mod attrlist;
 mod scan_fs;
 #[cfg(not(target_os = "macos"))]
 mod scan_fs_linux;

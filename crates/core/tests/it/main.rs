@@ -6,6 +6,7 @@ mod catalogue_2026;
 mod code_sign_clone_reclaim;
 mod containers;
 mod freeable_reflink;
+mod macos_platform;
 mod measure_dirs;
 mod nested_roots;
 mod newest_clone;

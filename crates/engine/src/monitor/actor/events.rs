@@ -11,6 +11,10 @@ use super::super::debounce::MAX_DIRTY;
 use super::super::POLL_INTERVAL;
 use super::Actor;
 
+/// The info notify's FSEvents backend puts on the event of a `kFSEventStreamEventFlagRootChanged`
+/// record.
+const ROOT_CHANGED: &str = "root changed";
+
 impl Actor {
     /// Watches root `i` by events (the paths below it that cannot be watched are listed in its
     /// state and polled), or falls back to polling it every [`POLL_INTERVAL`] and says why in the
@@ -68,6 +72,15 @@ impl Actor {
         };
         if event.need_rescan() {
             tracing::info!(root = %self.roots[i].root.canonical.display(), "the watcher asked for a rescan (event queue overflow or coalesced events)");
+            self.debounce.root(i).rescan = true;
+            self.rescan_answers_flushes(i);
+            return;
+        }
+        if event.info() == Some(ROOT_CHANGED) {
+            // FSEvents' RootChanged: the watched root itself was moved, removed or replaced, so
+            // nothing below it can be trusted; gone or not is decided with the rescan.
+            tracing::info!(root = %self.roots[i].root.canonical.display(), "the root itself changed; rescanning it");
+            self.debounce.root(i).root_touched = true;
             self.debounce.root(i).rescan = true;
             self.rescan_answers_flushes(i);
             return;
