@@ -109,6 +109,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
             rescans: 0,
         }],
         producers: Vec::new(),
+        unattributed_groups: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         errors: Vec::new(),
