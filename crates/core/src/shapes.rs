@@ -33,7 +33,9 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 
-pub use group::{Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_SHAPES};
+pub use group::{
+    Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
+};
 pub use rule::{check_rule, rule_for, suggested_id, RuleCheck, RuleOptions, MIN_AGE_FLOOR_SECS};
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
@@ -179,25 +181,29 @@ impl Shape {
 
 /// The shape of `name` (one path component), a dir when `dir`.
 pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
-    let b = name.as_bytes();
-    let mut parts: Vec<Part> = Vec::new();
-    let mut lit: Vec<u8> = Vec::new();
-    let flush = |lit: &mut Vec<u8>, parts: &mut Vec<Part>| {
-        if !lit.is_empty() {
-            parts.push(Part::Lit(String::from_utf8_lossy(lit).into_owned()));
-            lit.clear();
-        }
-    };
+    let mut key = Vec::new();
+    shape_key(name.as_bytes(), dir, &mut key);
+    Shape::from_key(&key)
+}
+
+/// Marks a placeholder in a shape key: a byte no file name holds.
+const MARK: u8 = 0;
+
+/// Writes the shape of `name` as a compact key into `out` (cleared first): literal bytes as they
+/// are, each placeholder as [`MARK`], a kind byte and a length byte, and `/` last for a dir (no
+/// name holds NUL or `/`). Allocates nothing once `out` has grown: the grouper looks shapes up
+/// by this key.
+pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
+    out.clear();
     let mut i = 0;
     while i < b.len() {
         if !b[i].is_ascii_alphanumeric() {
-            lit.push(b[i]);
+            out.push(b[i]);
             i += 1;
             continue;
         }
         if (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && is_uuid_at(b, i) {
-            flush(&mut lit, &mut parts);
-            parts.push(Part::Uuid);
+            out.extend_from_slice(&[MARK, b'u', 36]);
             i += 36;
             continue;
         }
@@ -205,26 +211,48 @@ pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
             .iter()
             .take_while(|c| c.is_ascii_alphanumeric())
             .count();
-        let run = &b[i..end];
-        match classify(run) {
-            Some(mut ps) => {
-                if let Some(Part::Lit(head)) = ps.first() {
-                    lit.extend_from_slice(head.as_bytes());
-                    ps.remove(0);
-                }
-                if !ps.is_empty() {
-                    flush(&mut lit, &mut parts);
-                    parts.extend(ps);
-                }
-            }
-            None => lit.extend_from_slice(run),
-        }
+        classify(&b[i..end], out);
         i = end;
     }
-    flush(&mut lit, &mut parts);
-    Shape {
-        parts: merge_lits(parts),
-        dir,
+    if dir {
+        out.push(b'/');
+    }
+}
+
+impl Shape {
+    /// The shape a key of [`shape_key`] encodes.
+    pub fn from_key(key: &[u8]) -> Shape {
+        let (body, dir) = match key.last() {
+            Some(b'/') => (&key[..key.len() - 1], true),
+            _ => (key, false),
+        };
+        let mut parts = Vec::new();
+        let mut lit: Vec<u8> = Vec::new();
+        let mut i = 0;
+        while i < body.len() {
+            if body[i] != MARK || i + 2 >= body.len() {
+                lit.push(body[i]);
+                i += 1;
+                continue;
+            }
+            if !lit.is_empty() {
+                parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+                lit.clear();
+            }
+            let n = usize::from(body[i + 2]);
+            parts.push(match body[i + 1] {
+                b'u' => Part::Uuid,
+                b't' => Part::Ts,
+                b'h' => Part::Hex(n),
+                b'd' => Part::Digits(n),
+                _ => Part::Rand(n),
+            });
+            i += 3;
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+        }
+        Shape { parts, dir }
     }
 }
 
@@ -255,20 +283,25 @@ fn is_uuid_at(b: &[u8], i: usize) -> bool {
 /// Epoch seconds of 2001-09-09 .. 2099-12-31 have 10 digits; milliseconds 13.
 const TS_SECS: std::ops::RangeInclusive<u64> = 1_000_000_000..=4_102_444_800;
 
-/// The placeholder(s) of one alphanumeric run, `None` when it stays literal.
-fn classify(run: &[u8]) -> Option<Vec<Part>> {
+/// Writes one alphanumeric run into a shape key: its placeholder(s), or the run itself.
+fn classify(run: &[u8], out: &mut Vec<u8>) {
     let n = run.len();
     let digits = run.iter().filter(|c| c.is_ascii_digit()).count();
     if digits == n {
-        return digits_part(run).map(|p| vec![p]);
+        if !digits_part(run, out) {
+            out.extend_from_slice(run);
+        }
+        return;
     }
     let lower = run.iter().filter(|c| c.is_ascii_lowercase()).count();
     let upper = run.iter().filter(|c| c.is_ascii_uppercase()).count();
-    if n >= 8 && (digits > 0 || n >= 12) && run.iter().all(u8::is_ascii_hexdigit) {
-        let one_case = lower == 0 || upper == 0;
-        if one_case {
-            return Some(vec![Part::Hex(n)]);
-        }
+    if n >= 8
+        && (digits > 0 || n >= 12)
+        && (lower == 0 || upper == 0)
+        && run.iter().all(u8::is_ascii_hexdigit)
+    {
+        placeholder(out, b'h', n);
+        return;
     }
     // Letters of one case, then a counter: `build20240105`, `tmp123456`.
     let letters = n - digits;
@@ -276,39 +309,48 @@ fn classify(run: &[u8]) -> Option<Vec<Part>> {
         && run[..letters].iter().all(u8::is_ascii_alphabetic)
         && (lower == 0 || upper == 0 || word_like(&run[..letters]))
     {
-        return digits_part(&run[letters..]).map(|p| {
-            vec![
-                Part::Lit(String::from_utf8_lossy(&run[..letters]).into_owned()),
-                p,
-            ]
-        });
-    }
-    if n < 5 {
-        return None;
+        out.extend_from_slice(&run[..letters]);
+        if !digits_part(&run[letters..], out) {
+            out.extend_from_slice(&run[letters..]);
+        }
+        return;
     }
     // Letters and digits mixed (two letters at least: `31T23` of an ISO time is no random run).
-    if (digits > 0 && letters >= 2) || (lower > 0 && upper > 0 && !word_like(run)) {
-        return Some(vec![Part::Rand(n)]);
+    if n >= 5 && ((digits > 0 && letters >= 2) || (lower > 0 && upper > 0 && !word_like(run))) {
+        placeholder(out, b'r', n);
+        return;
     }
-    None
+    out.extend_from_slice(run);
 }
 
-fn digits_part(run: &[u8]) -> Option<Part> {
+fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
+    out.extend_from_slice(&[MARK, kind, u8::try_from(n).unwrap_or(u8::MAX)]);
+}
+
+/// Writes the placeholder of an all-digit run; false when it stays literal.
+fn digits_part(run: &[u8], out: &mut Vec<u8>) -> bool {
     let n = run.len();
     let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
     match n {
-        10 if value().is_some_and(|v| TS_SECS.contains(&v)) => Some(Part::Ts),
-        13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => Some(Part::Ts),
-        16 | 32 | 40 | 64 => Some(Part::Hex(n)),
-        5.. => Some(Part::Digits(n)),
-        _ => None,
+        10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
+        13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
+        16 | 32 | 40 | 64 => placeholder(out, b'h', n),
+        5.. => placeholder(out, b'd', n),
+        _ => return false,
     }
+    true
 }
 
-/// Mixed-case letters written as words are: `TemporaryItems`, `MyProject`, `HTTPServer`, `iOS`.
-/// Each uppercase letter starts a word of at least two lowercase letters, or belongs to a run of
-/// capitals (an acronym) that ends the name or is followed by such a word.
+/// Mixed-case letters written as words are: `TemporaryItems`, `MyProject`, `HTTPServer`. From 8
+/// letters on, each uppercase letter starts a word of at least two lowercase letters, or belongs
+/// to a run of capitals (an acronym) that ends the name or is followed by such a word. A shorter
+/// run is a word only when capitalized (`Python`): random runs of 5 to 7 letters take the other
+/// patterns (`OxsfTV`, `VvoYkq`) too often, so `MacOS` counts as random (a shape of its own).
 fn word_like(run: &[u8]) -> bool {
+    if run.len() < 8 {
+        return run.first().is_some_and(u8::is_ascii_uppercase)
+            && run[1..].iter().all(u8::is_ascii_lowercase);
+    }
     let mut i = 0;
     // A leading lowercase word (`iPhone`, `myProject`).
     while i < run.len() && run[i].is_ascii_lowercase() {

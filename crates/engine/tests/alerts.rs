@@ -370,11 +370,19 @@ fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
     assert_eq!(fired.len(), 1, "{fired:?}");
     let a = &fired[0];
     assert_eq!(a.rule, AlertRule::UnknownProducerGrowth);
-    assert_eq!(a.title, "Unknown producer growing: .<hex16>-<digits8>.dylib");
+    assert_eq!(
+        a.title,
+        "Unknown producer growing: .<hex16>-<digits8>.dylib"
+    );
     assert!(a.message.contains("(3.0 GiB/h)"), "{}", a.message);
-    assert!(a.message.contains("Written by bun (pid 4242)."), "{}", a.message);
     assert!(
-        a.message.contains("cachewatch rules add '.<hex16>-<digits8>.dylib' --id ID"),
+        a.message.contains("Written by bun (pid 4242)."),
+        "{}",
+        a.message
+    );
+    assert!(
+        a.message
+            .contains("cachewatch rules add '.<hex16>-<digits8>.dylib' --id ID"),
         "{}",
         a.message
     );

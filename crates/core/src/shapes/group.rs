@@ -9,16 +9,21 @@ use std::time::SystemTime;
 
 use regex::bytes::{Regex, RegexSet};
 
-use super::{shape_of, Shape};
+use super::{shape_key, Shape, MARK};
 use crate::inventory::Measure;
 
 /// A shape is a group from this many members on ...
 pub const GROUP_MIN_ITEMS: u64 = 20;
 /// ... or from this many allocated bytes (1 GiB).
 pub const GROUP_MIN_BYTES: u64 = 1 << 30;
-/// Distinct shapes tracked per root; entries of further shapes stay lone entries (kept only when
-/// among the largest). Bounds memory when a root holds many unrelated names.
+/// Distinct shapes with placeholders tracked per root; entries of further shapes stay lone
+/// entries (kept only when among the largest). Bounds memory when a root holds many unrelated
+/// names.
 pub const MAX_SHAPES: usize = 4096;
+/// Names without a placeholder (each its own shape, never a group by itself) kept per root to
+/// join a group whose regex they match or to be listed; further ones are kept only when among
+/// the largest.
+pub const MAX_LITERALS: usize = 16_384;
 /// Shapes short of a group tried as near-groups (the largest first), at most.
 const MAX_NEAR: usize = 64;
 /// Example names kept per group (the first in byte order, so the report is stable).
@@ -124,7 +129,12 @@ pub struct Grouped {
 /// Collects one root's unattributed top-level entries by shape.
 #[derive(Debug, Default)]
 pub struct Grouper {
-    shapes: HashMap<Shape, Acc>,
+    /// By shape key ([`shape_key`]).
+    shapes: HashMap<Box<[u8]>, Acc>,
+    /// Names without a placeholder, with whether each is a dir.
+    literals: Vec<(Lone, bool)>,
+    /// Scratch for the key of the name being added.
+    key: Vec<u8>,
     /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
     overflow: Vec<Lone>,
     keep: usize,
@@ -141,8 +151,20 @@ impl Grouper {
 
     /// Adds the entry `name` (a dir when `dir`) with its sizes.
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
-        let shape = shape_of(name, dir);
-        if let Some(acc) = self.shapes.get_mut(&shape) {
+        shape_key(name.as_bytes(), dir, &mut self.key);
+        if !self.key.contains(&MARK) {
+            if self.literals.len() < MAX_LITERALS {
+                let lone = Lone {
+                    name: name.to_os_string(),
+                    measure: *measure,
+                };
+                self.literals.push((lone, dir));
+            } else {
+                self.add_overflow(name, measure);
+            }
+            return;
+        }
+        if let Some(acc) = self.shapes.get_mut(self.key.as_slice()) {
             acc.add(name, measure);
             return;
         }
@@ -152,7 +174,7 @@ impl Grouper {
         }
         let mut acc = Acc::default();
         acc.add(name, measure);
-        self.shapes.insert(shape, acc);
+        self.shapes.insert(self.key.as_slice().into(), acc);
     }
 
     fn add_overflow(&mut self, name: &OsStr, measure: &Measure) {
@@ -175,25 +197,35 @@ impl Grouper {
     /// names came out as words (those make at most a third of it).
     pub fn finish(&self) -> Grouped {
         let mut groups: Vec<ShapeGroup> = Vec::new();
-        let mut small: Vec<(&Shape, &Acc)> = Vec::new();
+        let mut small: Vec<(Shape, &Acc)> = Vec::new();
         for (key, acc) in &self.shapes {
+            let shape = Shape::from_key(key);
             if acc.is_group() {
-                groups.extend(make_group(key, acc));
+                groups.extend(make_group(&shape, acc));
             } else {
-                small.push((key, acc));
+                small.push((shape, acc));
             }
         }
-        // Every member of a shape that is not a group, with its shape's index in `small`.
+        // Every member of a shape that is not a group, with its shape's index in `small`, and
+        // every literal name (index `small.len()` for files, `+ 1` for dirs).
+        let (lit_file, lit_dir) = (small.len(), small.len() + 1);
         let pool: Vec<(usize, &Lone)> = small
             .iter()
             .enumerate()
             .flat_map(|(si, (_, acc))| acc.members.iter().map(move |m| (si, m)))
+            .chain(
+                self.literals
+                    .iter()
+                    .map(|(m, dir)| (if *dir { lit_dir } else { lit_file }, m)),
+            )
             .collect();
+        let dir_of = |si: usize| match small.get(si) {
+            Some((s, _)) => s.dir,
+            None => si == lit_dir,
+        };
         let mut taken = vec![false; pool.len()];
         let mut near: Vec<usize> = (0..small.len())
-            .filter(|&si| {
-                small[si].0.has_placeholder() && small[si].1.items >= GROUP_MIN_ITEMS.div_ceil(2)
-            })
+            .filter(|&si| small[si].1.items >= GROUP_MIN_ITEMS.div_ceil(2))
             .collect();
         near.sort_by(|&a, &b| {
             small[b]
@@ -205,7 +237,7 @@ impl Grouper {
         // Bounded: a root of many unrelated names must not cost pool × shapes regex matches.
         near.truncate(MAX_NEAR);
         for si in near {
-            let (key, acc) = small[si];
+            let (key, acc) = (&small[si].0, small[si].1);
             let own: Vec<usize> = (0..pool.len()).filter(|&i| pool[i].0 == si).collect();
             if own.iter().any(|&i| taken[i]) {
                 continue;
@@ -217,7 +249,7 @@ impl Grouper {
                 .filter(|&i| {
                     !taken[i]
                         && pool[i].0 != si
-                        && small[pool[i].0].0.dir == key.dir
+                        && dir_of(pool[i].0) == key.dir
                         && g.matcher.is_match(pool[i].1.name.as_bytes())
                 })
                 .collect();
@@ -240,7 +272,7 @@ impl Grouper {
             if taken[i] {
                 continue;
             }
-            let dir = small[*si].0.dir;
+            let dir = dir_of(*si);
             let home = set.as_ref().and_then(|set| {
                 set.matches(m.name.as_bytes())
                     .iter()

@@ -135,9 +135,9 @@ impl Recorder {
             .map(|(g, key)| {
                 let trail = self.group_trail.entry(key).or_default();
                 let (bytes, items) = (g.group.measure.allocated_bytes, g.group.items);
-                let due = trail
-                    .back()
-                    .map_or(true, |(t, _, _)| now.duration_since(*t).unwrap_or_default() >= minute);
+                let due = trail.back().map_or(true, |(t, _, _)| {
+                    now.duration_since(*t).unwrap_or_default() >= minute
+                });
                 if due {
                     trail.push_back((now, bytes, items));
                 }
