@@ -209,16 +209,6 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Familie
             )
         }),
     );
-    let groups = |get: fn(&crate::snapshot::UnattributedGroupDto) -> u64| {
-        snap.unattributed_groups.iter().map(move |g| {
-            (
-                vec![("root", g.root.clone()), ("shape", g.shape.clone())],
-                get(g),
-            )
-        })
-    };
-    f.push(GROUP_BYTES, groups(|g| g.allocated_bytes));
-    f.push(GROUP_ITEMS, groups(|g| g.items));
     // One sample per volume, however many roots it holds.
     let mounts: std::collections::BTreeMap<&str, u64> = snap
         .roots
@@ -238,6 +228,16 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Familie
             )
         }),
     );
+    let groups = |get: fn(&crate::snapshot::UnattributedGroupDto) -> u64| {
+        snap.unattributed_groups.iter().map(move |g| {
+            (
+                vec![("root", g.root.clone()), ("shape", g.shape.clone())],
+                get(g),
+            )
+        })
+    };
+    f.push(GROUP_BYTES, groups(|g| g.allocated_bytes));
+    f.push(GROUP_ITEMS, groups(|g| g.items));
     let a = &snap.auto_reclaim;
     f.push(
         RECLAIMED_BYTES,
