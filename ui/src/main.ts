@@ -211,7 +211,12 @@ function renderAll(): void {
       },
     );
     renderTimes(snapshot);
-    renderUnattributed(els.unattributed, snapshot.unattributed);
+    renderUnattributed(
+      els.unattributed,
+      snapshot.unattributed,
+      snapshot.unattributed_groups,
+      snapshot.taken_at_unix_secs,
+    );
     history.render(snapshot.taken_at_unix_secs);
     renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');
   });

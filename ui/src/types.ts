@@ -41,6 +41,8 @@ export type {
   Settings,
   Snapshot,
   UnattributedDto,
+  UnattributedGroupDto,
+  WriterDto,
   WatchMode,
 } from './bindings';
 

@@ -19,6 +19,7 @@ mod launchd;
 mod path_bytes;
 mod producers;
 mod reclaim;
+mod rules;
 mod scan;
 mod status;
 mod watch;
@@ -80,6 +81,8 @@ pub enum Command {
     Reclaim(reclaim::Args),
     /// List the producer catalogue (built-in rules plus the config's [[producer]] rules).
     Producers(producers::Args),
+    /// Turn a group of unattributed entries (an unknown producer) into a [[producer]] rule.
+    Rules(rules::Args),
     /// Say which rule claims a path and why, or that none does.
     Explain(explain::Args),
     /// Crash reports grouped by process and known cause (crash signature), with what to do.
@@ -143,6 +146,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Scan(a) => scan::run(&ctx, a),
         Command::Reclaim(a) => reclaim::run(&ctx, a),
         Command::Producers(a) => producers::run(&ctx, a),
+        Command::Rules(a) => rules::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Crashes(a) => crashes::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),

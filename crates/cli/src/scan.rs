@@ -2,12 +2,15 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use cachewatch::catalogue::Catalogue;
 use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
+use cachewatch::process::ProcessProbe;
 use cachewatch::roots::Root;
 use cachewatch::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
+use cachewatch::shapes::{self, ShapeGroup, Writer};
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};
@@ -42,7 +45,10 @@ pub struct ScanReport {
     pub roots: Vec<RootJson>,
     /// One per producer with items, largest allocated first.
     pub producers: Vec<ProducerJson>,
-    /// The largest unattributed top-level entries (at most `--top`).
+    /// Unattributed top-level entries grouped by name shape (unknown producers), per root,
+    /// largest allocated first. Their members are not listed in `unattributed`.
+    pub unattributed_groups: Vec<UnattributedGroupJson>,
+    /// The largest unattributed top-level entries that joined no group (at most `--top`).
     pub unattributed: Vec<UnattributedJson>,
     /// Every path that could not be read.
     pub errors: Vec<ErrorJson>,
@@ -117,6 +123,41 @@ pub struct UnattributedJson {
     pub apparent_bytes: u64,
 }
 
+/// A group of unattributed top-level entries of one root sharing a name shape.
+#[derive(Debug, Serialize)]
+pub struct UnattributedGroupJson {
+    /// The shape: placeholders for the random or counted runs, `/` at the end for dirs
+    /// (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
+    pub shape: String,
+    /// The kind of its root.
+    pub root_kind: String,
+    /// The root's canonical path (lossy text when not UTF-8).
+    pub root: String,
+    /// Number of members.
+    pub items: u64,
+    /// Allocated bytes of the members (outside claimed items inside them).
+    pub allocated_bytes: u64,
+    /// Apparent bytes of the members.
+    pub apparent_bytes: u64,
+    /// The oldest of the members' newest mtimes, unix seconds.
+    pub oldest_mtime: Option<u64>,
+    /// The newest mtime of any member, unix seconds.
+    pub newest_mtime: Option<u64>,
+    /// Up to three member names.
+    pub examples: Vec<String>,
+    /// Processes holding a file open inside a member now (at most three).
+    pub writers: Vec<WriterJson>,
+}
+
+/// A process holding a file open inside a group's member.
+#[derive(Debug, Serialize)]
+pub struct WriterJson {
+    /// Process id.
+    pub pid: u32,
+    /// Executable name.
+    pub name: String,
+}
+
 /// A path that could not be read.
 #[derive(Debug, Serialize)]
 pub struct ErrorJson {
@@ -151,7 +192,10 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         Some(n) => with_scan_threads(usize::from(n), scan),
         None => scan(),
     };
-    let report = streamed_report(&summaries, &tally, &catalogue);
+    let probe = cachewatch::process::SystemProbe::new();
+    // Writers only for people reading the report: a textfile cron run skips the process table.
+    let probe = (!args.textfile.openmetrics).then_some(&probe as &dyn ProcessProbe);
+    let report = streamed_report(&summaries, &tally, &catalogue, probe);
     if args.textfile.openmetrics {
         return openmetrics::emit(&args.textfile, &report);
     }
@@ -165,11 +209,14 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(!report.errors.is_empty()))
 }
 
-/// Builds the JSON document from streamed scans and what was tallied while they ran.
+/// Builds the JSON document from streamed scans and what was tallied while they ran; with a
+/// process probe, each group gets the processes writing into it (one snapshot, taken only when
+/// there is a group).
 pub fn streamed_report(
     summaries: &[RootSummary],
     tally: &Tally,
     catalogue: &Catalogue,
+    probe: Option<&dyn ProcessProbe>,
 ) -> ScanReport {
     let roots = summaries
         .iter()
@@ -180,7 +227,64 @@ pub fn streamed_report(
         tally,
         catalogue,
         summaries.iter().flat_map(|r| &r.issues),
+        probe,
     )
+}
+
+/// Writers named per group, at most.
+const WRITERS_PER_GROUP: usize = 3;
+
+fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<UnattributedGroupJson> {
+    let groups = tally.unattributed_groups();
+    let mut writers: Vec<Vec<Writer>> = vec![Vec::new(); groups.len()];
+    if let (Some(probe), false) = (probe, groups.is_empty()) {
+        probe.refresh();
+        let mut roots: Vec<&std::path::Path> = groups.iter().map(|g| g.root.as_path()).collect();
+        roots.dedup();
+        for root in roots {
+            let at: Vec<usize> = (0..groups.len())
+                .filter(|&i| groups[i].root == root)
+                .collect();
+            let these: Vec<&ShapeGroup> = at.iter().map(|&i| &groups[i].group).collect();
+            for (i, w) in at
+                .iter()
+                .zip(shapes::writers(probe, root, &these, WRITERS_PER_GROUP))
+            {
+                writers[*i] = w;
+            }
+        }
+    }
+    groups
+        .iter()
+        .zip(writers)
+        .map(|(g, w)| UnattributedGroupJson {
+            shape: g.group.shape.to_string(),
+            root_kind: g.root_kind.to_string(),
+            root: g.root.display().to_string(),
+            items: g.group.items,
+            allocated_bytes: g.group.measure.allocated_bytes,
+            apparent_bytes: g.group.measure.apparent_bytes,
+            oldest_mtime: g.group.oldest_mtime.map(unix_secs),
+            newest_mtime: g.group.newest_mtime.map(unix_secs),
+            examples: g
+                .group
+                .examples
+                .iter()
+                .map(|e| e.to_string_lossy().into_owned())
+                .collect(),
+            writers: w
+                .into_iter()
+                .map(|w| WriterJson {
+                    pid: w.pid,
+                    name: w.name,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn unix_secs(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 fn root_json(
@@ -212,6 +316,7 @@ fn assemble<'a>(
     tally: &Tally,
     catalogue: &Catalogue,
     issues: impl Iterator<Item = &'a ScanIssue>,
+    probe: Option<&dyn ProcessProbe>,
 ) -> ScanReport {
     let producers = tally
         .producers()
@@ -251,6 +356,7 @@ fn assemble<'a>(
     ScanReport {
         roots,
         producers,
+        unattributed_groups: groups_json(tally, probe),
         unattributed,
         errors,
     }
@@ -292,6 +398,41 @@ fn write_containers(containers: &[&RootJson], out: &mut dyn Write) -> std::io::R
         writeln!(out, "  ... (all of them with --json)")?;
     }
     Ok(())
+}
+
+/// The UNKNOWN PRODUCERS table: one row per group of unattributed entries.
+fn write_groups(groups: &[UnattributedGroupJson], out: &mut dyn Write) -> std::io::Result<()> {
+    let now = unix_secs(SystemTime::now());
+    let mut t = Table::new(&[
+        ("UNKNOWN PRODUCERS", Align::Left),
+        ("ROOT", Align::Left),
+        ("ITEMS", Align::Right),
+        ("ALLOCATED", Align::Right),
+        ("NEWEST", Align::Right),
+        ("WRITER", Align::Left),
+    ]);
+    for g in groups {
+        let writer = match g.writers.first() {
+            Some(w) => format!("{} (pid {})", w.name, w.pid),
+            None => "-".to_owned(),
+        };
+        t.row(vec![
+            super::format::escape(&g.shape).into_owned(),
+            g.root_kind.clone(),
+            g.items.to_string(),
+            bytes(g.allocated_bytes),
+            g.newest_mtime.map_or_else(
+                || "-".to_owned(),
+                |m| format!("{} ago", super::format::age(now.saturating_sub(m))),
+            ),
+            writer,
+        ]);
+    }
+    t.write(out)?;
+    writeln!(
+        out,
+        "  (`cachewatch rules suggest` prints a rule for each; `rules add SHAPE --id ID` adds one)"
+    )
 }
 
 fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
@@ -356,6 +497,11 @@ fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
             ]);
         }
         producers.write(out)?;
+    }
+
+    if !r.unattributed_groups.is_empty() {
+        writeln!(out)?;
+        write_groups(&r.unattributed_groups, out)?;
     }
 
     if !r.unattributed.is_empty() {

@@ -40,6 +40,7 @@ pub mod process;
 pub mod reclaim;
 pub mod roots;
 pub mod scan;
+pub mod shapes;
 #[doc(hidden)]
 pub mod toml_lines;
 pub mod units;

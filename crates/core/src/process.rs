@@ -47,6 +47,11 @@ pub trait ProcessProbe: Sync {
     fn is_running(&self, name: &str) -> bool;
     /// The first open (or mapped) file under `dir` (canonical path), `dir` itself included, if any.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile>;
+    /// Up to `limit` open (or mapped, or working-dir) files at `dir` or under it, in path order.
+    /// The default asks [`ProcessProbe::open_file_under`] for the first one only.
+    fn open_files_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
+        self.open_file_under(dir).into_iter().take(limit).collect()
+    }
     /// Takes a fresh snapshot of processes and open files (reclaim calls it once at the start of
     /// `plan` and of `execute`). Fakes keep the default, which does nothing.
     fn refresh(&self) {}
@@ -89,6 +94,19 @@ impl OpenFileIndex {
                 pid: *pid,
                 path: p.clone(),
             })
+    }
+
+    /// Up to `limit` open files at `dir` or under it, in path order (one range walk).
+    pub fn all_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
+        self.by_path
+            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+            .take_while(|(p, _)| p.starts_with(dir))
+            .take(limit)
+            .map(|(p, pid)| OpenFile {
+                pid: *pid,
+                path: p.clone(),
+            })
+            .collect()
     }
 
     /// Number of distinct open paths.
@@ -210,6 +228,10 @@ impl ProcessProbe for SystemProbe {
 
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {
         self.with(|s| s.open.first_under(dir))
+    }
+
+    fn open_files_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
+        self.with(|s| s.open.all_under(dir, limit))
     }
 
     fn refresh(&self) {

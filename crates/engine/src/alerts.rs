@@ -25,7 +25,7 @@ use crate::snapshot::AlertDto;
 
 pub use crate::units::format_bytes;
 pub use config::AlertsConfig;
-pub use eval::{AlertInputs, Alerter, ProducerInput};
+pub use eval::{AlertInputs, Alerter, GroupInput, ProducerInput};
 
 /// An alert rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,17 +43,21 @@ pub enum AlertRule {
     /// Free space fell by much more than the watched dirs grew (see [`crate::outside_growth`]);
     /// only when [`AlertsConfig::unexplained_growth_alert`] is on.
     UnexplainedGrowth,
+    /// A group of unattributed entries sharing a name shape (a producer no rule knows, see
+    /// [`crate::shapes`]) grew past the producer-growth limits.
+    UnknownProducerGrowth,
 }
 
 impl AlertRule {
     /// All rules.
-    pub const ALL: [AlertRule; 6] = [
+    pub const ALL: [AlertRule; 7] = [
         AlertRule::ProducerGrowth,
         AlertRule::TotalLimit,
         AlertRule::FreeDisk,
         AlertRule::DiskFullEta,
         AlertRule::CrashLoop,
         AlertRule::UnexplainedGrowth,
+        AlertRule::UnknownProducerGrowth,
     ];
 
     /// The kebab-case name stored in [`AlertDto::rule`].
@@ -65,6 +69,7 @@ impl AlertRule {
             AlertRule::DiskFullEta => "disk-full-eta",
             AlertRule::CrashLoop => "crash-loop",
             AlertRule::UnexplainedGrowth => "unexplained-growth",
+            AlertRule::UnknownProducerGrowth => "unknown-producer-growth",
         }
     }
 

@@ -15,6 +15,7 @@
 pub mod history;
 pub mod preview;
 pub mod reclaim;
+pub mod rules;
 mod session;
 pub mod settings;
 pub mod size_text;

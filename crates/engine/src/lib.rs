@@ -14,7 +14,8 @@
 //! Disk Access, open-file checks).
 
 pub use cachewatch_core::{
-    catalogue, clock, inventory, owner, platform, process, reclaim, roots, scan, toml_lines, units,
+    catalogue, clock, inventory, owner, platform, process, reclaim, roots, scan, shapes,
+    toml_lines, units,
 };
 
 pub mod alerts;

@@ -196,6 +196,45 @@ pub struct UnattributedDto {
     pub apparent_bytes: u64,
 }
 
+/// A group of unattributed top-level entries of one root sharing a name shape: a producer no
+/// rule knows yet ([`crate::shapes`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnattributedGroupDto {
+    /// The shape (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
+    pub shape: String,
+    /// Root kind.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    pub root_kind: String,
+    /// The root's path (canonical).
+    pub root: String,
+    /// Number of members.
+    pub items: u64,
+    /// Allocated bytes of the members.
+    pub allocated_bytes: u64,
+    /// Apparent bytes of the members.
+    pub apparent_bytes: u64,
+    /// The oldest of the members' newest mtimes, unix seconds.
+    pub oldest_mtime: Option<u64>,
+    /// The newest mtime of any member, unix seconds.
+    pub newest_mtime: Option<u64>,
+    /// Up to three member names.
+    pub examples: Vec<String>,
+    /// Processes holding a file open (or mapped, or their working dir) inside a member when the
+    /// figures were last computed.
+    pub writers: Vec<WriterDto>,
+}
+
+/// A process seen writing into a group.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriterDto {
+    /// Process id.
+    pub pid: u32,
+    /// Executable name.
+    pub name: String,
+}
+
 /// An alert that fired.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -249,6 +288,10 @@ pub struct Snapshot {
     pub roots: Vec<RootDto>,
     /// Per producer, largest allocated first.
     pub producers: Vec<ProducerDto>,
+    /// Groups of unattributed entries by name shape (unknown producers), largest first, at
+    /// most 20; computed with the reclaim figures (empty until then).
+    #[serde(default)]
+    pub unattributed_groups: Vec<UnattributedGroupDto>,
     /// Top unattributed entries, largest first (at most 20).
     pub unattributed: Vec<UnattributedDto>,
     /// Recent alerts, newest first (at most 20).

@@ -10,7 +10,7 @@ use cachewatch::reclaim::{
 };
 use cachewatch::snapshot::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
-    WatchMode,
+    UnattributedGroupDto, WatchMode, WriterDto,
 };
 use cachewatch::RootKind;
 use serde_json::{to_value, Value};
@@ -105,6 +105,21 @@ fn snapshot() -> Snapshot {
                 age_secs: 90_000,
             }],
             history: vec![(NOW - 3600, 1 << 30), (NOW, 4 << 30)],
+        }],
+        unattributed_groups: vec![UnattributedGroupDto {
+            shape: ".<hex16>-<digits8>.dylib".to_owned(),
+            root_kind: "temp".to_owned(),
+            root: "/roots/temp".to_owned(),
+            items: 81_653,
+            allocated_bytes: 190 << 30,
+            apparent_bytes: 189 << 30,
+            oldest_mtime: Some(NOW - 21 * 86_400),
+            newest_mtime: None,
+            examples: vec![".1a2b3c4d5e6f7a8b-00012345.dylib".to_owned()],
+            writers: vec![WriterDto {
+                pid: 4242,
+                name: "bun".to_owned(),
+            }],
         }],
         unattributed: vec![UnattributedDto {
             path: "/roots/temp/odd".to_owned(),

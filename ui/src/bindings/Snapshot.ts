@@ -8,6 +8,7 @@ import type { ProducerDto } from "./ProducerDto";
 import type { RootDto } from "./RootDto";
 import type { ScanProgress } from "./ScanProgress";
 import type { UnattributedDto } from "./UnattributedDto";
+import type { UnattributedGroupDto } from "./UnattributedGroupDto";
 import type { Unexplained } from "./Unexplained";
 
 /**
@@ -66,6 +67,11 @@ roots: Array<RootDto>,
  * Per producer, largest allocated first.
  */
 producers: Array<ProducerDto>, 
+/**
+ * Groups of unattributed entries by name shape (unknown producers), largest first, at
+ * most 20; computed with the reclaim figures (empty until then).
+ */
+unattributed_groups: Array<UnattributedGroupDto>, 
 /**
  * Top unattributed entries, largest first (at most 20).
  */

@@ -2,13 +2,54 @@
 import { h, replaceChildren } from '../dom';
 import { formatAgo, formatBytes, formatCount, baseName } from '../format';
 import { topUnattributed } from '../sort';
-import type { AlertDto, RootDto, UnattributedDto } from '../types';
+import type { AlertDto, RootDto, UnattributedDto, UnattributedGroupDto } from '../types';
 
 /** How many unattributed entries the window lists. */
 export const UNATTRIBUTED_SHOWN = 8;
 
-/** Renders the top unattributed entries (those no rule claims) into `el`. */
-export function renderUnattributed(el: HTMLElement, entries: readonly UnattributedDto[]): void {
+/** How many groups of unattributed entries (unknown producers) the window lists. */
+export const GROUPS_SHOWN = 5;
+
+/** A group's writer as the window says it: `written by bun (pid 4242)`, or nothing. */
+export function writerText(group: UnattributedGroupDto): string {
+  const w = group.writers[0];
+  return w ? `written by ${w.name || 'a process'} (pid ${w.pid})` : '';
+}
+
+/** The list of unknown producers: one line per group of entries sharing a name shape. */
+function groupList(groups: readonly UnattributedGroupDto[], nowUnixSecs: number): HTMLElement {
+  const list = h('ul', { class: 'plain-list', 'aria-label': 'Unknown producers' });
+  for (const g of groups.slice(0, GROUPS_SHOWN)) {
+    const newest = g.newest_mtime == null ? '' : `newest ${formatAgo(g.newest_mtime, nowUnixSecs)}`;
+    const detail = [formatCount(g.items, 'item'), newest, writerText(g)].filter((t) => t).join(' · ');
+    list.appendChild(
+      h(
+        'li',
+        {
+          title: `${g.root}: ${g.examples.join(', ')}\nMake a rule: cachewatch rules add '${g.shape}' --id ID`,
+          class: 'group-row',
+          'data-testid': 'unattributed-group',
+        },
+        h('span', { class: 'item-name' }, g.shape),
+        h('span', { class: 'tag' }, g.root_kind),
+        h('span', { class: 'item-bytes' }, formatBytes(g.allocated_bytes)),
+        h('span', { class: 'item-detail' }, detail),
+      ),
+    );
+  }
+  return list;
+}
+
+/**
+ * Renders the groups of unattributed entries (unknown producers, by name shape) and the top
+ * unattributed entries that joined no group (those no rule claims) into `el`.
+ */
+export function renderUnattributed(
+  el: HTMLElement,
+  entries: readonly UnattributedDto[],
+  groups: readonly UnattributedGroupDto[] = [],
+  nowUnixSecs = 0,
+): void {
   const top = topUnattributed(entries, UNATTRIBUTED_SHOWN);
   const list = h('ul', { class: 'plain-list', 'aria-label': 'Unattributed entries' });
   for (const entry of top) {
@@ -22,11 +63,15 @@ export function renderUnattributed(el: HTMLElement, entries: readonly Unattribut
       ),
     );
   }
-  replaceChildren(
-    el,
+  const parts: HTMLElement[] = [];
+  if (groups.length > 0) {
+    parts.push(h('h2', {}, 'Unknown producers'), groupList(groups, nowUnixSecs));
+  }
+  parts.push(
     h('h2', {}, 'Unattributed'),
     top.length === 0 ? h('p', { class: 'empty' }, 'Nothing unclaimed of note.') : list,
   );
+  replaceChildren(el, ...parts);
 }
 
 /**

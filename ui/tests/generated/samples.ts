@@ -291,6 +291,27 @@ export const SNAPSHOT: Snapshot = {
       "root_kind": "container-temp"
     }
   ],
+  "unattributed_groups": [
+    {
+      "allocated_bytes": 204010946560,
+      "apparent_bytes": 202937204736,
+      "examples": [
+        ".1a2b3c4d5e6f7a8b-00012345.dylib"
+      ],
+      "items": 81653,
+      "newest_mtime": null,
+      "oldest_mtime": 1762185600,
+      "root": "/roots/temp",
+      "root_kind": "temp",
+      "shape": ".<hex16>-<digits8>.dylib",
+      "writers": [
+        {
+          "name": "bun",
+          "pid": 4242
+        }
+      ]
+    }
+  ],
   "unexplained_growth": [
     {
       "free_fall_bytes": 45097156608,

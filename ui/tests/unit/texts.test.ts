@@ -6,7 +6,8 @@ import { estimateText } from '../../src/views/estimate';
 import { changedText, emptyText } from '../../src/views/reclaim-dialog';
 import { planDiffers, type Estimated } from '../../src/reclaim-state';
 import { plan } from './fixture';
-import type { KeptItem, ReclaimEstimate } from '../../src/types';
+import { writerText } from '../../src/views/lists';
+import type { KeptItem, ReclaimEstimate, UnattributedGroupDto } from '../../src/types';
 
 const MIB = 1024 ** 2;
 
@@ -136,5 +137,28 @@ describe('settings form', () => {
     });
     form['alerts.limit_bytes'] = 'lots';
     expect(() => readAlerts(base, (path) => form[path])).toThrow('"lots" is not a number (Limit bytes)');
+  });
+});
+
+describe('writerText', () => {
+  const group = (writers: UnattributedGroupDto['writers']): UnattributedGroupDto => ({
+    shape: '.<hex16>-<digits8>.dylib',
+    root_kind: 'temp',
+    root: '/tmp',
+    items: 81653,
+    allocated_bytes: 190 * 1024 ** 3,
+    apparent_bytes: 190 * 1024 ** 3,
+    oldest_mtime: null,
+    newest_mtime: null,
+    examples: [],
+    writers,
+  });
+
+  it('names the first writer with its pid', () => {
+    expect(writerText(group([{ pid: 4242, name: 'bun' }]))).toBe('written by bun (pid 4242)');
+  });
+
+  it('says nothing without a writer', () => {
+    expect(writerText(group([]))).toBe('');
   });
 });

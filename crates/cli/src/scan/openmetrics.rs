@@ -113,6 +113,7 @@ mod tests {
         let mut report = ScanReport {
             roots: Vec::new(),
             producers: Vec::new(),
+            unattributed_groups: Vec::new(),
             unattributed: Vec::new(),
             errors: Vec::new(),
         };

@@ -196,7 +196,7 @@ fn redact(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(redact),
         Value::Object(o) => {
             for (k, val) in o.iter_mut() {
-                if matches!(k.as_str(), "path" | "canonical") {
+                if matches!(k.as_str(), "path" | "canonical" | "root") {
                     *val = Value::String("[path]".into());
                 } else if k == "name" {
                     *val = Value::String("[name]".into());
@@ -214,8 +214,18 @@ fn scan_json_shape() {
     let sb = Sandbox::new();
     gpuarchiver_dirs(&sb, "z", 1);
     write_file(&sb.temp().join("other/file"), 10);
+    // An unknown producer: 20 files of one name shape, a group instead of 20 entries.
+    for i in 0..20u64 {
+        let ms = 1_733_112_345_678 + i * 1_000;
+        write_file(&sb.temp().join(format!("trace-{ms}.bin")), 10);
+    }
     let mut v = json(&sb.run_roots(&["scan", "--json", "--top", "1"]));
     assert_eq!(v["unattributed"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        v["unattributed"][0]["path"],
+        sb.temp().join("other").display().to_string()
+    );
+    assert_eq!(v["unattributed_groups"][0]["items"], 20);
     redact(&mut v);
     insta::assert_json_snapshot!("scan_json", v);
 }

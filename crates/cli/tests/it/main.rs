@@ -20,5 +20,6 @@ mod not_deletable_cli;
 mod planted_links_cli;
 mod reclaim_rules_cli;
 mod reclaim_summary_cli;
+mod shapes_cli;
 mod status_outside_cli;
 mod watch_cli;

@@ -59,7 +59,7 @@ use crate::roots::{Root, RootKind};
 pub use self::each::{scan_root_each, RootSummary};
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
-pub use self::tally::{Tally, Unattributed};
+pub use self::tally::{Tally, Unattributed, UnattributedGroup};
 use self::walk::Walker;
 
 /// A rule's claim on a path: which producer, and what its name regex captured.

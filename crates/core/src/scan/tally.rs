@@ -1,5 +1,6 @@
 //! [`Tally`]: what a report of a scan needs, summed while the items stream past: per-producer
-//! totals and the largest unattributed entries (a bounded heap), never the item list.
+//! totals, the unattributed entries grouped by name shape per root ([`crate::shapes`]) and the
+//! largest lone ones, never the item list.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -7,6 +8,18 @@ use std::path::PathBuf;
 
 use crate::inventory::{Item, Measure, ProducerTotals};
 use crate::roots::{Root, RootKind};
+use crate::shapes::{Grouper, ShapeGroup};
+
+/// A group of unattributed top-level entries of one root sharing a name shape.
+#[derive(Debug, Clone)]
+pub struct UnattributedGroup {
+    /// The root's canonical path.
+    pub root: PathBuf,
+    /// The kind of the root.
+    pub root_kind: RootKind,
+    /// The group: shape, items, sizes, mtimes, examples.
+    pub group: ShapeGroup,
+}
 
 /// One of the largest unattributed top-level entries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,31 +59,33 @@ impl PartialOrd for Worst {
     }
 }
 
-/// Per-producer totals and the `top` largest unattributed entries of the items added, in memory
-/// bounded by the number of producers plus `top` (not by the number of items).
+/// Per-producer totals, the unattributed entries grouped by shape, and the `top` largest
+/// unattributed entries that joined no group, in memory bounded by the number of producers and
+/// of distinct shapes per root ([`crate::shapes::MAX_SHAPES`]), not by the number of items.
 #[derive(Debug)]
 pub struct Tally {
+    /// Per root (canonical path), its unattributed entries by shape.
+    shapes: Vec<(PathBuf, RootKind, Grouper)>,
     /// Per producer, in the order first seen (a few dozen at most: searched in place, the last
     /// one found first, as items of one producer tend to come in runs).
     producers: Vec<ProducerTotals>,
     last: usize,
     top: usize,
-    largest: BinaryHeap<Worst>,
 }
 
 impl Tally {
     /// An empty tally keeping the `top` largest unattributed entries.
     pub fn new(top: usize) -> Tally {
         Tally {
+            shapes: Vec::new(),
             producers: Vec::new(),
             last: 0,
             top,
-            largest: BinaryHeap::with_capacity(top.saturating_add(1).min(1 << 16)),
         }
     }
 
-    /// Adds one item of `root`: to its producer's totals, or (unattributed) to the largest
-    /// entries when it is among the `top` largest so far. Copies the path only then. An
+    /// Adds one item of `root`: to its producer's totals, or (unattributed) to its root's shape
+    /// groups ([`crate::shapes::Grouper`]). An
     /// unattributed item that is another root nested in `root` ([`Root::is_nested_root`]) is left
     /// out: that root's own items report its contents.
     pub fn add(&mut self, root: &Root, item: &Item) {
@@ -99,16 +114,50 @@ impl Tally {
             }
             // A top-level entry that is another root: that root reports what is in it.
             None if root.is_nested_root(&item.path) => {}
-            None => self.add_unattributed(root.kind, item),
+            None => self.add_unattributed(root, item),
         }
     }
 
-    fn add_unattributed(&mut self, root_kind: RootKind, item: &Item) {
-        if self.top == 0 {
+    fn add_unattributed(&mut self, root: &Root, item: &Item) {
+        let at = match self.shapes.last() {
+            Some((p, _, _)) if *p == root.canonical => self.shapes.len() - 1,
+            _ => match self
+                .shapes
+                .iter()
+                .position(|(p, _, _)| *p == root.canonical)
+            {
+                Some(at) => at,
+                None => {
+                    let g = Grouper::new(self.top);
+                    self.shapes.push((root.canonical.clone(), root.kind, g));
+                    self.shapes.len() - 1
+                }
+            },
+        };
+        if let Some(name) = item.path.file_name() {
+            let dir = !item.is_symlink && item.measure.dirs > 0;
+            self.shapes[at].2.add(name, dir, &item.measure);
+        }
+    }
+
+    /// Offers a lone entry to the heap of the largest.
+    fn push_largest(
+        largest: &mut BinaryHeap<Worst>,
+        top: usize,
+        root_kind: RootKind,
+        path: PathBuf,
+        measure: Measure,
+    ) {
+        if top == 0 {
             return;
         }
-        if self.largest.len() >= self.top {
-            let beats_worst = self.largest.peek().is_some_and(|w| {
+        let item = Unattributed {
+            path,
+            root_kind,
+            measure,
+        };
+        if largest.len() >= top {
+            let beats_worst = largest.peek().is_some_and(|w| {
                 let worst = &w.0.measure.allocated_bytes;
                 item.measure.allocated_bytes > *worst
                     || (item.measure.allocated_bytes == *worst && item.path < w.0.path)
@@ -116,13 +165,9 @@ impl Tally {
             if !beats_worst {
                 return;
             }
-            self.largest.pop();
+            largest.pop();
         }
-        self.largest.push(Worst(Unattributed {
-            path: item.path.clone(),
-            root_kind,
-            measure: item.measure,
-        }));
+        largest.push(Worst(item));
     }
 
     /// Totals per producer id, largest allocated first (ties by id), as
@@ -138,10 +183,46 @@ impl Tally {
         v
     }
 
-    /// The largest unattributed entries (at most `top`), largest allocated first, ties by path.
+    /// The largest unattributed entries that joined no group (at most `top`), largest allocated
+    /// first, ties by path.
     pub fn unattributed(&self) -> Vec<Unattributed> {
-        let mut v: Vec<Unattributed> = self.largest.iter().map(|w| w.0.clone()).collect();
+        let mut largest: BinaryHeap<Worst> = BinaryHeap::new();
+        for (root, kind, g) in &self.shapes {
+            for lone in g.finish().lone {
+                let path = root.join(&lone.name);
+                Tally::push_largest(&mut largest, self.top, *kind, path, lone.measure);
+            }
+        }
+        let mut v: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
         v.sort_by(Unattributed::report_order);
+        v
+    }
+
+    /// The groups of unattributed entries of every root, largest allocated first (ties by root,
+    /// then shape).
+    pub fn unattributed_groups(&self) -> Vec<UnattributedGroup> {
+        let mut v: Vec<UnattributedGroup> = self
+            .shapes
+            .iter()
+            .flat_map(|(root, kind, g)| {
+                g.finish()
+                    .groups
+                    .into_iter()
+                    .map(|group| UnattributedGroup {
+                        root: root.clone(),
+                        root_kind: *kind,
+                        group,
+                    })
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            b.group
+                .measure
+                .allocated_bytes
+                .cmp(&a.group.measure.allocated_bytes)
+                .then_with(|| a.root.cmp(&b.root))
+                .then_with(|| a.group.shape.to_string().cmp(&b.group.shape.to_string()))
+        });
         v
     }
 }

@@ -53,6 +53,25 @@ impl ProducerInput {
     }
 }
 
+/// A group of unattributed entries sharing a name shape (an unknown producer), as the alert rules
+/// see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInput {
+    /// The shape (`tmp<rand8>/`).
+    pub shape: String,
+    /// The root's path.
+    pub root: String,
+    /// Allocated bytes of its members now.
+    pub allocated_bytes: u64,
+    /// Its members now.
+    pub items: u64,
+    /// Its growth over the window, from what the monitor saw of it since it started; `None`
+    /// until it was seen twice.
+    pub growth: Option<Growth>,
+    /// A process seen writing into it: `bun (pid 4242)`.
+    pub writer: Option<String>,
+}
+
 /// What the monitor knows when it evaluates the rules.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AlertInputs {
@@ -67,6 +86,8 @@ pub struct AlertInputs {
     /// Growth outside the roots per volume ([`crate::outside_growth::unexplained_growth`]);
     /// the notable ones fire `unexplained-growth` when the config turns it on.
     pub unexplained: Vec<crate::outside_growth::Unexplained>,
+    /// Groups of unattributed entries by name shape, with their growth.
+    pub groups: Vec<GroupInput>,
     /// Crash-loop alerts already evaluated (with their own cooldown) by
     /// [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector); passed through unchanged.
     pub crash_alerts: Vec<AlertDto>,
@@ -152,6 +173,11 @@ impl Alerter {
                 candidates.push(a);
             }
         }
+        for g in &inputs.groups {
+            if let Some(a) = self.group_growth(g, now) {
+                candidates.push(a);
+            }
+        }
         let mut fired: Vec<Alert> = candidates
             .into_iter()
             .filter(|a| self.take_cooldown(a, now))
@@ -170,6 +196,60 @@ impl Alerter {
         }
         self.last_fired.insert(key, now);
         true
+    }
+
+    /// Growth over the window (scaled down when measured over more) when it passes the
+    /// producer-growth limits, and the rate per hour when at least an hour was observed.
+    fn growth_over_limits(&self, g: Growth) -> Option<(i64, i64, String)> {
+        let window = self.config.producer_growth_window;
+        let (bytes, items) = if g.span() > window {
+            (g.bytes_per(window)?, g.items_per(window)?)
+        } else {
+            (g.bytes, g.items)
+        };
+        let by_bytes = self.config.producer_growth_bytes > 0
+            && bytes >= i64::try_from(self.config.producer_growth_bytes).unwrap_or(i64::MAX);
+        let by_items = self.config.producer_growth_items > 0
+            && items >= i64::try_from(self.config.producer_growth_items).unwrap_or(i64::MAX);
+        if !(by_bytes || by_items) {
+            return None;
+        }
+        let hour = Duration::from_secs(3600);
+        let rate = g
+            .bytes_per(hour)
+            .filter(|_| g.span() >= hour)
+            .map(|r| format!(" ({}/h)", format_bytes(r.into())))
+            .unwrap_or_default();
+        Some((bytes, items, rate))
+    }
+
+    fn group_growth(&self, grp: &GroupInput, now: SystemTime) -> Option<Alert> {
+        let g = grp.growth?;
+        let (_, _, rate) = self.growth_over_limits(g)?;
+        let mut message = format!(
+            "Unattributed entries of shape {} in {} grew {} and {} items in {}{rate}; now {} in {} items.",
+            grp.shape,
+            grp.root,
+            format_bytes(g.bytes.into()),
+            g.items,
+            format_span(g.span()),
+            format_bytes(grp.allocated_bytes.into()),
+            grp.items,
+        );
+        if let Some(w) = &grp.writer {
+            message.push_str(&format!(" Written by {w}."));
+        }
+        message.push_str(&format!(
+            " No rule knows this producer; make one: cachewatch rules add '{}' --id ID.",
+            grp.shape
+        ));
+        Some(Alert {
+            rule: AlertRule::UnknownProducerGrowth,
+            producer: Some(format!("{}:{}", grp.root, grp.shape)),
+            title: format!("Unknown producer growing: {}", grp.shape),
+            message,
+            time: now,
+        })
     }
 
     fn producer_growth(&self, p: &ProducerInput, now: SystemTime) -> Option<Alert> {

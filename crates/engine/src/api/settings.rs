@@ -161,6 +161,12 @@ fn set_value(table: &mut Table, key: &str, value: toml_edit::Value) {
     }
 }
 
+/// Writes the config text `text` as `path` (its dir created when missing), atomically, through
+/// a symlinked config to its target.
+pub(super) fn write_config(path: &Path, text: &str) -> Result<(), ApiError> {
+    write_atomically(path, text)
+}
+
 fn write_atomically(path: &Path, text: &str) -> Result<(), ApiError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| ApiError::ConfigWrite {

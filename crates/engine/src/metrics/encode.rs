@@ -69,6 +69,18 @@ pub(crate) const PRODUCER_RECLAIMABLE: Def = gauge(
     true,
     "Allocated bytes a reclaim at the current age threshold would free.",
 );
+/// `cachewatch_unattributed_group_bytes{root,shape}` (the 20 largest groups).
+pub(crate) const GROUP_BYTES: Def = gauge(
+    "cachewatch_unattributed_group",
+    true,
+    "Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer); the 20 largest groups.",
+);
+/// `cachewatch_unattributed_group_items{root,shape}`.
+pub(crate) const GROUP_ITEMS: Def = gauge(
+    "cachewatch_unattributed_group_items",
+    false,
+    "Number of entries in a group of unattributed entries sharing a name shape; the 20 largest groups.",
+);
 /// `cachewatch_root_allocated_bytes{kind,path}`.
 pub(crate) const ROOT_ALLOCATED: Def = gauge(
     "cachewatch_root_allocated",
@@ -216,6 +228,16 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Familie
             )
         }),
     );
+    let groups = |get: fn(&crate::snapshot::UnattributedGroupDto) -> u64| {
+        snap.unattributed_groups.iter().map(move |g| {
+            (
+                vec![("root", g.root.clone()), ("shape", g.shape.clone())],
+                get(g),
+            )
+        })
+    };
+    f.push(GROUP_BYTES, groups(|g| g.allocated_bytes));
+    f.push(GROUP_ITEMS, groups(|g| g.items));
     let a = &snap.auto_reclaim;
     f.push(
         RECLAIMED_BYTES,

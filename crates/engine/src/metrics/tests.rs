@@ -64,6 +64,11 @@ cachewatch_volume_free_bytes{mount=\"/\"} 77
 # TYPE cachewatch_unexplained_growth_bytes gauge
 # UNIT cachewatch_unexplained_growth_bytes bytes
 cachewatch_unexplained_growth_bytes{mount=\"/\"} 4000
+# HELP cachewatch_unattributed_group_bytes Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer); the 20 largest groups.
+# TYPE cachewatch_unattributed_group_bytes gauge
+# UNIT cachewatch_unattributed_group_bytes bytes
+# HELP cachewatch_unattributed_group_items Number of entries in a group of unattributed entries sharing a name shape; the 20 largest groups.
+# TYPE cachewatch_unattributed_group_items gauge
 # HELP cachewatch_reclaimed_bytes Allocated bytes deleted by auto-reclaim rules since the monitor started.
 # TYPE cachewatch_reclaimed_bytes counter
 # UNIT cachewatch_reclaimed_bytes bytes
@@ -109,6 +114,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
             rescans: 0,
         }],
         producers: Vec::new(),
+        unattributed_groups: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         errors: Vec::new(),

@@ -262,7 +262,14 @@ impl Actor {
             let space = build::volume_space(&self.roots);
             let fired = self
                 .recorder
-                .evaluate_alerts(&self.opts.catalogue, &self.roots, &totals, &space, now)
+                .evaluate_alerts(
+                    &self.opts.catalogue,
+                    &self.roots,
+                    &totals,
+                    &space,
+                    &self.analysis.groups,
+                    now,
+                )
                 .await;
             for alert in fired {
                 // No receiver is fine: nobody listens yet.

@@ -19,6 +19,8 @@ use crate::catalogue::Catalogue;
 use crate::owner;
 use crate::process::{ProcessProbe, SystemProbe};
 use crate::reclaim::{self, KeepReason, Policy};
+use crate::roots::RootKind;
+use crate::shapes::{self, ShapeGroup, Writer};
 use crate::watch::state::RootState;
 
 pub use histogram::{AgeHistogram, Take};
@@ -52,12 +54,81 @@ pub struct Analysis {
     /// The earliest time an item kept only for being too young reaches its needed age (the
     /// figures are stale from then on, with no file event); `None` when no item waits for age.
     pub next_crossing: Option<SystemTime>,
+    /// The unattributed entries grouped by name shape, with their writers (largest first, at
+    /// most [`GROUPS_SHOWN`]).
+    pub groups: Vec<GroupFigures>,
+}
+
+/// A group of unattributed entries of one root, with the processes seen writing into it.
+#[derive(Debug, Clone)]
+pub struct GroupFigures {
+    /// The root's kind.
+    pub root_kind: RootKind,
+    /// The root's canonical path.
+    pub root: PathBuf,
+    /// The group.
+    pub group: ShapeGroup,
+    /// Processes holding a file open inside a member (at most three).
+    pub writers: Vec<Writer>,
+}
+
+impl PartialEq for GroupFigures {
+    /// Equal when what the snapshot shows of them is.
+    fn eq(&self, o: &GroupFigures) -> bool {
+        self.root == o.root
+            && self.group.shape == o.group.shape
+            && self.group.items == o.group.items
+            && self.group.measure == o.group.measure
+            && self.group.oldest_mtime == o.group.oldest_mtime
+            && self.group.examples == o.group.examples
+            && self.writers == o.writers
+    }
 }
 
 impl PartialEq for Analysis {
     fn eq(&self, other: &Analysis) -> bool {
-        self.producers == other.producers && self.next_crossing == other.next_crossing
+        self.producers == other.producers
+            && self.next_crossing == other.next_crossing
+            && self.groups == other.groups
     }
+}
+
+/// Groups of unattributed entries the snapshot (and `/metrics`) carries, at most: bounds the
+/// label cardinality of `cachewatch_unattributed_group_bytes{root,shape}`.
+pub const GROUPS_SHOWN: usize = 20;
+
+/// Writers named per group, at most.
+const WRITERS_PER_GROUP: usize = 3;
+
+/// The groups of every root, largest allocated first, at most [`GROUPS_SHOWN`], each with the
+/// processes of `probe` (refreshed) writing into it.
+fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigures> {
+    let mut all: Vec<(&RootState, ShapeGroup)> = roots
+        .iter()
+        .flat_map(|st| st.shape_groups().groups.into_iter().map(move |g| (st, g)))
+        .collect();
+    all.sort_by(|a, b| {
+        b.1.measure
+            .allocated_bytes
+            .cmp(&a.1.measure.allocated_bytes)
+            .then_with(|| a.0.root.canonical.cmp(&b.0.root.canonical))
+            .then_with(|| a.1.shape.to_string().cmp(&b.1.shape.to_string()))
+    });
+    all.truncate(GROUPS_SHOWN);
+    all.into_iter()
+        .map(|(st, group)| {
+            let writers = shapes::writers(probe, &st.root.canonical, &[&group], WRITERS_PER_GROUP)
+                .into_iter()
+                .flatten()
+                .collect();
+            GroupFigures {
+                root_kind: st.root.kind,
+                root: st.root.canonical.clone(),
+                group,
+                writers,
+            }
+        })
+        .collect()
 }
 
 /// Claimed items handed out at a time to a plan (the monitor's default `plan_chunk`): bounds its
@@ -82,6 +153,13 @@ impl ProcessProbe for Refreshed<'_> {
     }
     fn open_file_under(&self, dir: &std::path::Path) -> Option<crate::process::OpenFile> {
         self.0.open_file_under(dir)
+    }
+    fn open_files_under(
+        &self,
+        dir: &std::path::Path,
+        limit: usize,
+    ) -> Vec<crate::process::OpenFile> {
+        self.0.open_files_under(dir, limit)
     }
     fn refresh(&self) {}
     fn refresh_open_files(&self) {}
@@ -117,6 +195,8 @@ impl Analysis {
             computed_at: Some(now),
             ..Analysis::default()
         };
+        probe.refresh();
+        out.groups = shape_groups(roots, probe);
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))
@@ -132,7 +212,6 @@ impl Analysis {
             producers: ids,
             protected,
         };
-        probe.refresh();
         let probe = Refreshed(probe);
         let mut pass = reclaim::PlanPass::new(
             roots.iter().map(|st| &st.root),

@@ -8,6 +8,7 @@ use crate::catalogue::Catalogue;
 use crate::inventory::Measure;
 use crate::snapshot::{
     ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
+    UnattributedGroupDto, WriterDto,
 };
 use crate::watch::state::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
@@ -79,6 +80,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         unexplained_growth: Vec::new(),
         roots: Vec::new(),
         producers: Vec::new(),
+        unattributed_groups: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         crash_groups: Vec::new(),
@@ -249,6 +251,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         unexplained_growth: inp.recorder.unexplained().to_vec(),
         roots,
         producers,
+        unattributed_groups: inp.analysis.groups.iter().map(group_dto).collect(),
         unattributed,
         alerts: inp.recorder.recent_alerts(),
         crash_groups: inp.recorder.crash_groups(),
@@ -284,5 +287,33 @@ fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
         Auto => "auto",
         Manual => "manual",
         Never => "never",
+    }
+}
+
+/// What the snapshot shows of a group of unattributed entries.
+fn group_dto(g: &super::analysis::GroupFigures) -> UnattributedGroupDto {
+    UnattributedGroupDto {
+        shape: g.group.shape.to_string(),
+        root_kind: g.root_kind.as_str().to_owned(),
+        root: g.root.to_string_lossy().into_owned(),
+        items: g.group.items,
+        allocated_bytes: g.group.measure.allocated_bytes,
+        apparent_bytes: g.group.measure.apparent_bytes,
+        oldest_mtime: g.group.oldest_mtime.map(unix_secs),
+        newest_mtime: g.group.newest_mtime.map(unix_secs),
+        examples: g
+            .group
+            .examples
+            .iter()
+            .map(|e| e.to_string_lossy().into_owned())
+            .collect(),
+        writers: g
+            .writers
+            .iter()
+            .map(|w| WriterDto {
+                pid: w.pid,
+                name: w.name.clone(),
+            })
+            .collect(),
     }
 }

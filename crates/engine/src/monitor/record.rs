@@ -53,6 +53,9 @@ pub struct Recorder {
     last_sampled: BTreeMap<String, (u64, u64)>,
     alerter: Alerter,
     alert_growth: BTreeMap<String, Growth>,
+    /// Per group of unattributed entries (root and shape): what the monitor saw of it, oldest
+    /// first, for its growth (in memory; a group's history starts with the monitor).
+    group_trail: BTreeMap<String, std::collections::VecDeque<(SystemTime, u64, u64)>>,
     crashes: crate::crash::CrashWatch,
     /// Growth outside the roots per volume, from the last sample (`crate::outside_growth`).
     unexplained: Vec<crate::outside_growth::Unexplained>,
@@ -74,6 +77,7 @@ impl Recorder {
             crashes: crate::crash::CrashWatch::new(&opts.roots, opts.alerts.crash_loop.clone()),
             alerter,
             alert_growth: BTreeMap::new(),
+            group_trail: BTreeMap::new(),
             unexplained: Vec::new(),
             db,
             db_path: opts.db_path.clone(),

@@ -263,6 +263,7 @@ fn the_unexplained_growth_alert_is_off_by_default_and_fires_once_per_cooldown_wh
         notable: true,
     };
     let inputs = AlertInputs {
+        groups: Vec::new(),
         unexplained: vec![notable],
         ..AlertInputs::default()
     };

@@ -341,3 +341,63 @@ fn byte_amounts_read_in_binary_units() {
     assert_eq!(format_bytes(i128::from(3 * GIB)), "3.0 GiB");
     assert_eq!(format_bytes(-(i128::from(50 * MIB))), "-50.0 MiB");
 }
+
+/// An unknown producer (a group of unattributed entries of one name shape) that grows past the
+/// producer-growth limits fires `unknown-producer-growth` with its shape, rate and writer, once
+/// per cooldown, like a producer.
+#[test]
+fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
+    let mut alerter = Alerter::new(AlertsConfig::default());
+    let g = cachewatch::history::Growth {
+        bytes: (3 * GIB) as i64,
+        items: 3400,
+        from: t(START),
+        to: t(START + 3600),
+    };
+    let group = cachewatch::alerts::GroupInput {
+        shape: ".<hex16>-<digits8>.dylib".into(),
+        root: "/tmp".into(),
+        allocated_bytes: 190 * GIB,
+        items: 81_653,
+        growth: Some(g),
+        writer: Some("bun (pid 4242)".into()),
+    };
+    let inputs = AlertInputs {
+        groups: vec![group.clone()],
+        ..AlertInputs::default()
+    };
+    let fired = alerter.evaluate(&inputs, t(START + 3600));
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let a = &fired[0];
+    assert_eq!(a.rule, AlertRule::UnknownProducerGrowth);
+    assert_eq!(
+        a.title,
+        "Unknown producer growing: .<hex16>-<digits8>.dylib"
+    );
+    assert!(a.message.contains("(3.0 GiB/h)"), "{}", a.message);
+    assert!(
+        a.message.contains("Written by bun (pid 4242)."),
+        "{}",
+        a.message
+    );
+    assert!(
+        a.message
+            .contains("cachewatch rules add '.<hex16>-<digits8>.dylib' --id ID"),
+        "{}",
+        a.message
+    );
+    // Within the cooldown: silent. Below the limits: silent.
+    assert!(alerter.evaluate(&inputs, t(START + 3700)).is_empty());
+    let mut small = group;
+    small.growth = Some(cachewatch::history::Growth {
+        bytes: MIB as i64,
+        items: 3,
+        ..g
+    });
+    let mut fresh = Alerter::new(AlertsConfig::default());
+    let quiet = AlertInputs {
+        groups: vec![small],
+        ..AlertInputs::default()
+    };
+    assert!(fresh.evaluate(&quiet, t(START + 3600)).is_empty());
+}

@@ -5,11 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use crate::alerts::{AlertInputs, ProducerInput};
+use crate::alerts::{AlertInputs, GroupInput, ProducerInput};
 use crate::catalogue::Catalogue;
+use crate::history::Growth;
 use crate::snapshot::AlertDto;
 use crate::watch::state::RootState;
 
+use super::super::analysis::GroupFigures;
 use super::super::build::Totals;
 use super::super::disks::VolumeSpace;
 use super::{io, Recorder, RECENT_ALERTS};
@@ -22,9 +24,11 @@ impl Recorder {
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
         space: &[Option<VolumeSpace>],
+        groups: &[GroupFigures],
         now: SystemTime,
     ) -> Vec<AlertDto> {
-        let fired = self.evaluate(catalogue, roots, totals, space, now);
+        let groups = self.group_inputs(groups, now);
+        let fired = self.evaluate(catalogue, roots, totals, space, groups, now);
         self.store_alerts(fired, now).await
     }
 
@@ -76,6 +80,7 @@ impl Recorder {
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
         space: &[Option<VolumeSpace>],
+        groups: Vec<GroupInput>,
         now: SystemTime,
     ) -> Vec<AlertDto> {
         let producers = totals
@@ -102,12 +107,64 @@ impl Recorder {
                 crate::history::steady_eta(f, g, self.total_recent.as_ref())
             }),
             unexplained: self.unexplained.clone(),
+            groups,
             crash_alerts: self.crashes.update(now),
         };
         self.alerter
             .evaluate(&inputs, now)
             .iter()
             .map(|a| a.to_dto(0))
+            .collect()
+    }
+
+    /// The groups as the alert rules see them: each one's figures noted in its trail (at most
+    /// one note a minute, notes older than the growth window dropped but the last one before it),
+    /// its growth from the oldest note kept to now. Groups no longer shown lose their trail.
+    fn group_inputs(&mut self, groups: &[GroupFigures], now: SystemTime) -> Vec<GroupInput> {
+        let window = self.alerter.config().producer_growth_window;
+        let start = now.checked_sub(window).unwrap_or(std::time::UNIX_EPOCH);
+        let keys: Vec<String> = groups
+            .iter()
+            .map(|g| format!("{}\0{}", g.root.display(), g.group.shape))
+            .collect();
+        self.group_trail.retain(|k, _| keys.contains(k));
+        let minute = std::time::Duration::from_secs(60);
+        groups
+            .iter()
+            .zip(keys)
+            .map(|(g, key)| {
+                let trail = self.group_trail.entry(key).or_default();
+                let (bytes, items) = (g.group.measure.allocated_bytes, g.group.items);
+                let due = trail.back().map_or(true, |(t, _, _)| {
+                    now.duration_since(*t).unwrap_or_default() >= minute
+                });
+                if due {
+                    trail.push_back((now, bytes, items));
+                }
+                while trail.len() > 1 && trail.get(1).is_some_and(|(t, _, _)| *t <= start) {
+                    trail.pop_front();
+                }
+                let growth = trail
+                    .front()
+                    .filter(|(t, _, _)| *t < now)
+                    .map(|(t, b, i)| Growth {
+                        bytes: bytes as i64 - *b as i64,
+                        items: items as i64 - *i as i64,
+                        from: *t,
+                        to: now,
+                    });
+                GroupInput {
+                    shape: g.group.shape.to_string(),
+                    root: g.root.display().to_string(),
+                    allocated_bytes: bytes,
+                    items,
+                    growth,
+                    writer: g
+                        .writers
+                        .first()
+                        .map(|w| format!("{} (pid {})", w.name, w.pid)),
+                }
+            })
             .collect()
     }
 

@@ -64,3 +64,25 @@ impl RootState {
         v
     }
 }
+
+impl RootState {
+    /// The unattributed top-level entries grouped by name shape ([`crate::shapes::Grouper`]), a
+    /// nested root left out. O(unattributed items) time; memory bounded by the distinct shapes.
+    pub fn shape_groups(&self) -> crate::shapes::Grouped {
+        let mut g = crate::shapes::Grouper::new(0);
+        for id in self.live() {
+            if self.producer_of(id).is_some() {
+                continue;
+            }
+            let item = self.item_of(id);
+            if self.root.is_nested_root(&item.path) {
+                continue;
+            }
+            if let Some(name) = item.path.file_name() {
+                let dir = !item.is_symlink && item.measure.dirs > 0;
+                g.add(name, dir, &item.measure);
+            }
+        }
+        g.finish()
+    }
+}

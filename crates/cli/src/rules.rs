@@ -1,0 +1,316 @@
+//! `cachewatch rules suggest|add`: from a group of unattributed entries (an unknown producer) to a
+//! `[[producer]]` rule in the config file.
+
+use std::io::Write;
+
+use anyhow::{bail, Context as _};
+use cachewatch::catalogue::{ReclaimMode, Rule};
+use cachewatch::process::{ProcessProbe, SystemProbe};
+use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use cachewatch::shapes::{self, RuleCheck, RuleOptions};
+use serde::Serialize;
+
+use super::format::bytes;
+use super::{Context, Outcome, RootArgs};
+
+/// Options of `cachewatch rules`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// The `rules` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Cmd {
+    /// Print a [[producer]] rule for each group of unattributed entries (UNKNOWN PRODUCERS).
+    Suggest(SuggestArgs),
+    /// Write the rule for the group of shape SHAPE into the config file.
+    Add(AddArgs),
+}
+
+/// Options of `cachewatch rules suggest`.
+#[derive(Debug, clap::Args)]
+pub struct SuggestArgs {
+    /// Roots to scan.
+    #[command(flatten)]
+    pub roots: RootArgs,
+    /// Print JSON instead of TOML
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a rule made from a group may reclaim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReclaimArg {
+    /// Only when the producer is named (`reclaim --producer ID`).
+    Manual,
+    /// Also in a default reclaim.
+    Auto,
+}
+
+/// Options of `cachewatch rules add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// The group's shape as `scan` prints it, e.g. 'tmp<rand8>/'
+    pub shape: String,
+    /// The new rule's id (lowercase words and dashes)
+    #[arg(long)]
+    pub id: String,
+    /// The new rule's human name [default: from the shape and the writer]
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Whether a default reclaim includes it
+    #[arg(long, value_enum, default_value_t = ReclaimArg::Manual)]
+    pub reclaim: ReclaimArg,
+    /// Roots to scan.
+    #[command(flatten)]
+    pub roots: RootArgs,
+}
+
+/// Runs `cachewatch rules ...`.
+///
+/// # Errors
+/// Bad roots or config; for `add`: no such group, a taken id, a rule that would claim other
+/// entries or miss members, a config that cannot be written.
+pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
+    match &args.cmd {
+        Cmd::Suggest(a) => suggest(ctx, a),
+        Cmd::Add(a) => add(ctx, a),
+    }
+}
+
+/// A group with the processes seen writing into it.
+struct Found {
+    group: UnattributedGroup,
+    writer: Option<String>,
+}
+
+fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
+    let roots = roots.resolve(ctx)?;
+    let catalogue = ctx.catalogue()?;
+    let progress = ScanProgress::new();
+    let mut tally = Tally::new(0);
+    for root in &roots {
+        scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item));
+    }
+    let groups = tally.unattributed_groups();
+    let probe = SystemProbe::new();
+    if !groups.is_empty() {
+        probe.refresh();
+    }
+    Ok(groups
+        .into_iter()
+        .map(|g| {
+            let w = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 1);
+            let writer = w.into_iter().flatten().next().map(|w| w.name);
+            Found {
+                group: g,
+                writer: writer.filter(|n| !n.is_empty()),
+            }
+        })
+        .collect())
+}
+
+fn options(f: &Found, id: String, name: Option<String>, reclaim: ReclaimMode) -> RuleOptions {
+    RuleOptions {
+        id,
+        name,
+        reclaim,
+        writer: f.writer.clone(),
+    }
+}
+
+/// One suggestion of `rules suggest --json`.
+#[derive(Debug, Serialize)]
+struct SuggestionJson {
+    shape: String,
+    root_kind: String,
+    root: String,
+    items: u64,
+    allocated_bytes: u64,
+    /// The rule, as it would be written.
+    rule: Rule,
+    /// Top-level entries of the root the rule would claim that are not members.
+    wrongly_claimed: Vec<String>,
+    /// Members the rule would not claim.
+    missed: Vec<String>,
+}
+
+fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
+    let found = scan_groups(ctx, &args.roots)?;
+    let catalogue = ctx.catalogue()?;
+    let mut taken: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for f in &found {
+        let base = shapes::suggested_id(&f.group.group);
+        let mut id = base.clone();
+        let mut n = 2;
+        while catalogue.rule(&id).is_some() || taken.contains(&id) {
+            id = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.push(id.clone());
+        let opts = options(f, id, None, ReclaimMode::Manual);
+        let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts);
+        let check = check(ctx, f, &rule).unwrap_or_default();
+        out.push((f, rule, check));
+    }
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let doc: Vec<SuggestionJson> = out
+            .into_iter()
+            .map(|(f, rule, check)| SuggestionJson {
+                shape: f.group.group.shape.to_string(),
+                root_kind: f.group.root_kind.to_string(),
+                root: f.group.root.display().to_string(),
+                items: f.group.group.items,
+                allocated_bytes: f.group.group.measure.allocated_bytes,
+                rule,
+                wrongly_claimed: lossy(&check.wrongly_claimed),
+                missed: lossy(&check.missed),
+            })
+            .collect();
+        serde_json::to_writer_pretty(&mut stdout, &doc).context("writing JSON to stdout")?;
+        writeln!(stdout).context("writing to stdout")?;
+        return Ok(Outcome::Success);
+    }
+    if out.is_empty() {
+        writeln!(
+            stdout,
+            "No group of unattributed entries (at least {} with one name shape, or {}).",
+            shapes::GROUP_MIN_ITEMS,
+            bytes(shapes::GROUP_MIN_BYTES)
+        )?;
+        return Ok(Outcome::Success);
+    }
+    for (f, rule, check) in out {
+        writeln!(
+            stdout,
+            "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
+            f.group.group.shape,
+            f.group.root.display(),
+            f.group.group.items,
+            bytes(f.group.group.measure.allocated_bytes),
+            f.group.group.shape,
+            rule.id
+        )?;
+        if !check.is_exact() {
+            writeln!(
+                stdout,
+                "# warning: would also claim {:?}, miss {:?}",
+                lossy(&check.wrongly_claimed),
+                lossy(&check.missed)
+            )?;
+        }
+        let text = cachewatch::api::rules::append_rule("", &rule)
+            .map_err(|m| anyhow::anyhow!("cannot render the rule: {m}"))?;
+        writeln!(stdout, "{}", text.trim_end())?;
+        writeln!(stdout)?;
+    }
+    Ok(Outcome::Success)
+}
+
+fn lossy(names: &[std::ffi::OsString]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The rule checked against its root with the config's catalogue plus the rule.
+fn check(ctx: &Context, f: &Found, rule: &Rule) -> anyhow::Result<RuleCheck> {
+    let text = cachewatch::api::rules::append_rule(&ctx.config.text, rule)
+        .map_err(|m| anyhow::anyhow!("{m}"))?;
+    let cat = cachewatch::catalogue::Catalogue::with_extra(&text, &ctx.config.path)?;
+    Ok(shapes::check_rule(
+        &cat,
+        &rule.id,
+        f.group.root_kind,
+        &f.group.root,
+        &f.group.group,
+    )?)
+}
+
+fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
+    let path = ctx
+        .config_path
+        .clone()
+        .context("no config file to write the rule into; pass --config PATH")?;
+    if ctx.catalogue()?.rule(&args.id).is_some() {
+        bail!(
+            "a producer with id {:?} exists already; choose another --id",
+            args.id
+        );
+    }
+    let found = scan_groups(ctx, &args.roots)?;
+    let matching: Vec<&Found> = found
+        .iter()
+        .filter(|f| {
+            f.group.group.shape.to_string() == args.shape
+                || f.group.group.key.to_string() == args.shape
+        })
+        .collect();
+    let f = match matching.as_slice() {
+        [one] => *one,
+        [] => {
+            let shapes: Vec<String> = found
+                .iter()
+                .map(|f| f.group.group.shape.to_string())
+                .collect();
+            bail!(
+                "no group of shape {:?} in the roots scanned (groups: {}); `cachewatch scan` lists them",
+                args.shape,
+                if shapes.is_empty() { "none".to_owned() } else { shapes.join(", ") }
+            )
+        }
+        many => bail!(
+            "shape {:?} is a group in {} roots; pass the one with --root KIND=PATH",
+            args.shape,
+            many.len()
+        ),
+    };
+    let reclaim = match args.reclaim {
+        ReclaimArg::Manual => ReclaimMode::Manual,
+        ReclaimArg::Auto => ReclaimMode::Auto,
+    };
+    let opts = options(f, args.id.clone(), args.name.clone(), reclaim);
+    let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts);
+    let (text, catalogue) = cachewatch::api::rules::with_rule(&path, &rule)?;
+    let check = shapes::check_rule(
+        &catalogue,
+        &rule.id,
+        f.group.root_kind,
+        &f.group.root,
+        &f.group.group,
+    )
+    .with_context(|| format!("listing {}", f.group.root.display()))?;
+    if !check.wrongly_claimed.is_empty() {
+        bail!(
+            "the rule for {:?} would also claim {:?} in {}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)",
+            args.shape,
+            lossy(&check.wrongly_claimed),
+            f.group.root.display()
+        );
+    }
+    if !check.missed.is_empty() {
+        bail!(
+            "the rule for {:?} would miss the members {:?}; nothing written",
+            args.shape,
+            lossy(&check.missed)
+        );
+    }
+    cachewatch::api::rules::write(&path, &text)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "Added producer {:?} ({} items, {}) to {}.\n`cachewatch reclaim --producer {} --dry-run` shows what it would reclaim.",
+        rule.id,
+        check.claimed,
+        bytes(f.group.group.measure.allocated_bytes),
+        path.display(),
+        rule.id
+    )?;
+    Ok(Outcome::Success)
+}

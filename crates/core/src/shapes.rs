@@ -1,0 +1,384 @@
+//! Name shapes: what the unattributed entries of a root have in common when one unknown producer
+//! left them, so thousands of them read as one group instead of a list nobody can read.
+//!
+//! [`shape_of`] turns a top-level entry's name into a [`Shape`]: runs that look random or counted
+//! become placeholders, the rest stays literal, and a trailing `/` marks a dir:
+//!
+//! | run (between `.`, `-`, `_` and other non-alphanumerics)           | placeholder |
+//! |-------------------------------------------------------------------|-------------|
+//! | `8-4-4-4-12` hex digits                                           | `<uuid>`    |
+//! | 10 digits of epoch seconds or 13 of epoch milliseconds (2001–2099)| `<ts>`      |
+//! | 16, 32, 40 or 64 digits (a hash that came out all digits)         | `<hexN>`    |
+//! | 5 digits or more (a trailing counter after letters too)           | `<digitsN>` |
+//! | 8 hex digits or more, one case, with a digit (or 12 or more)      | `<hexN>`    |
+//! | 5 alphanumerics or more mixing digits and letters, or mixing case in a way no word does | `<randN>` |
+//!
+//! So `.1a2b3c4d5e6f7a8b-00012345.dylib` is `.<hex16>-<digits8>.dylib`, `tmpXk3q9ZbA/` is
+//! `<rand11>/` and `report-2026-01-05.pdf` stays as it is. [`Grouper`] collects the unattributed
+//! entries of one root under their shapes and keeps the groups of at least [`GROUP_MIN_ITEMS`]
+//! members or [`GROUP_MIN_BYTES`]; for display a group's leading random run gives back the
+//! literal prefix all its members share (`tmp<rand8>/`), which is also what its [`Shape::regex`]
+//! demands. A random run that happens to look like a word (an all-lowercase `rand8`, about 1 in
+//! 1000) gives a literal name; [`Grouper::finish`] puts such a name back into the group whose
+//! regex it matches.
+//!
+//! Known limit: two producers whose names differ only in a literal prefix glued to the same
+//! length of random run (`tmp<rand8>` and `abc<rand8>`) share one shape (`<rand11>`) in a root.
+
+mod group;
+mod rule;
+mod writers;
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+
+pub use group::{
+    Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
+};
+pub use rule::{check_rule, rule_for, suggested_id, RuleCheck, RuleOptions, MIN_AGE_FLOOR_SECS};
+pub use writers::{writers, Writer, MAX_OPEN_FILES};
+
+/// One run of a shape.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Literal text (a lossy rendering when the name is not UTF-8).
+    Lit(String),
+    /// A UUID, any case.
+    Uuid,
+    /// Epoch seconds (10 digits) or milliseconds (13 digits).
+    Ts,
+    /// `n` hex digits of one case.
+    Hex(usize),
+    /// `n` decimal digits.
+    Digits(usize),
+    /// `n` characters of `[A-Za-z0-9]`.
+    Rand(usize),
+}
+
+/// The shape of a name: its runs and whether it names a dir.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shape {
+    /// The runs, adjacent literals merged.
+    pub parts: Vec<Part>,
+    /// True for a dir (rendered with a trailing `/`).
+    pub dir: bool,
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => f.write_str(s)?,
+                Part::Uuid => f.write_str("<uuid>")?,
+                Part::Ts => f.write_str("<ts>")?,
+                Part::Hex(n) => write!(f, "<hex{n}>")?,
+                Part::Digits(n) => write!(f, "<digits{n}>")?,
+                Part::Rand(n) => write!(f, "<rand{n}>")?,
+            }
+        }
+        if self.dir {
+            f.write_str("/")?;
+        }
+        Ok(())
+    }
+}
+
+impl Shape {
+    /// True when the shape has a placeholder (a literal shape is one name only).
+    pub fn has_placeholder(&self) -> bool {
+        self.parts.iter().any(|p| !matches!(p, Part::Lit(_)))
+    }
+
+    /// An anchored regex matching exactly the names of this shape (dir or not aside), with a `ts`
+    /// capture on a `<ts>` run so a rule made from it ages items by the time in their names.
+    pub fn regex(&self) -> String {
+        let mut out = String::from("^");
+        let mut ts_seen = false;
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => out.push_str(&regex::escape(s)),
+                Part::Uuid => out.push_str(
+                    "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}",
+                ),
+                Part::Ts if !ts_seen => {
+                    ts_seen = true;
+                    out.push_str("(?P<ts>[0-9]{13}|[0-9]{10})");
+                }
+                Part::Ts => out.push_str("(?:[0-9]{13}|[0-9]{10})"),
+                Part::Hex(n) => out.push_str(&format!("[0-9A-Fa-f]{{{n}}}")),
+                Part::Digits(n) => out.push_str(&format!("[0-9]{{{n}}}")),
+                Part::Rand(n) => out.push_str(&format!("[A-Za-z0-9]{{{n}}}")),
+            }
+        }
+        out.push('$');
+        out
+    }
+
+    /// A glob (catalogue syntax, relative to the root) matching every name of this shape: each
+    /// placeholder a `*`, glob metacharacters of the literal text escaped.
+    pub fn glob(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(s) => {
+                    for c in s.chars() {
+                        match c {
+                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' => {
+                                out.push('[');
+                                out.push(c);
+                                out.push(']');
+                            }
+                            _ => out.push(c),
+                        }
+                    }
+                }
+                _ => {
+                    if !out.ends_with('*') {
+                        out.push('*');
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The shape with `k` leading characters of its first random run turned literal (`prefix`,
+    /// the text every member shares there), at least one character left random. Used for display
+    /// and rules: `<rand11>` whose members all start `tmp` becomes `tmp<rand8>`.
+    fn with_rand_prefix(&self, common: &[u8]) -> Shape {
+        let mut lit_len = 0usize;
+        for (i, p) in self.parts.iter().enumerate() {
+            match p {
+                Part::Lit(s) => lit_len += s.len(),
+                Part::Rand(n) => {
+                    let Some(rest) = common.get(lit_len..) else {
+                        break;
+                    };
+                    let k = rest
+                        .iter()
+                        .take(n.saturating_sub(1))
+                        .take_while(|b| b.is_ascii_alphanumeric())
+                        .count();
+                    if k == 0 {
+                        break;
+                    }
+                    let mut parts = self.parts.clone();
+                    let lit = String::from_utf8_lossy(&rest[..k]).into_owned();
+                    parts[i] = Part::Rand(n - k);
+                    parts.insert(i, Part::Lit(lit));
+                    return Shape {
+                        parts: merge_lits(parts),
+                        dir: self.dir,
+                    };
+                }
+                _ => break,
+            }
+        }
+        self.clone()
+    }
+}
+
+/// The shape of `name` (one path component), a dir when `dir`.
+pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
+    let mut key = Vec::new();
+    shape_key(name.as_bytes(), dir, &mut key);
+    Shape::from_key(&key)
+}
+
+/// Marks a placeholder in a shape key: a byte no file name holds.
+const MARK: u8 = 0;
+
+/// Writes the shape of `name` as a compact key into `out` (cleared first): literal bytes as they
+/// are, each placeholder as [`MARK`], a kind byte and a length byte, and `/` last for a dir (no
+/// name holds NUL or `/`). Allocates nothing once `out` has grown: the grouper looks shapes up
+/// by this key.
+pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        if (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && is_uuid_at(b, i) {
+            out.extend_from_slice(&[MARK, b'u', 36]);
+            i += 36;
+            continue;
+        }
+        let end = i + b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .count();
+        classify(&b[i..end], out);
+        i = end;
+    }
+    if dir {
+        out.push(b'/');
+    }
+}
+
+impl Shape {
+    /// The shape a key of [`shape_key`] encodes.
+    pub fn from_key(key: &[u8]) -> Shape {
+        let (body, dir) = match key.last() {
+            Some(b'/') => (&key[..key.len() - 1], true),
+            _ => (key, false),
+        };
+        let mut parts = Vec::new();
+        let mut lit: Vec<u8> = Vec::new();
+        let mut i = 0;
+        while i < body.len() {
+            if body[i] != MARK || i + 2 >= body.len() {
+                lit.push(body[i]);
+                i += 1;
+                continue;
+            }
+            if !lit.is_empty() {
+                parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+                lit.clear();
+            }
+            let n = usize::from(body[i + 2]);
+            parts.push(match body[i + 1] {
+                b'u' => Part::Uuid,
+                b't' => Part::Ts,
+                b'h' => Part::Hex(n),
+                b'd' => Part::Digits(n),
+                _ => Part::Rand(n),
+            });
+            i += 3;
+        }
+        if !lit.is_empty() {
+            parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+        }
+        Shape { parts, dir }
+    }
+}
+
+fn merge_lits(parts: Vec<Part>) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::with_capacity(parts.len());
+    for p in parts {
+        match (out.last_mut(), p) {
+            (Some(Part::Lit(a)), Part::Lit(b)) => a.push_str(&b),
+            (_, p) => out.push(p),
+        }
+    }
+    out
+}
+
+fn is_uuid_at(b: &[u8], i: usize) -> bool {
+    let Some(s) = b.get(i..i + 36) else {
+        return false;
+    };
+    if b.get(i + 36).is_some_and(u8::is_ascii_alphanumeric) {
+        return false;
+    }
+    s.iter().enumerate().all(|(j, c)| match j {
+        8 | 13 | 18 | 23 => *c == b'-',
+        _ => c.is_ascii_hexdigit(),
+    })
+}
+
+/// Epoch seconds of 2001-09-09 .. 2099-12-31 have 10 digits; milliseconds 13.
+const TS_SECS: std::ops::RangeInclusive<u64> = 1_000_000_000..=4_102_444_800;
+
+/// Writes one alphanumeric run into a shape key: its placeholder(s), or the run itself.
+fn classify(run: &[u8], out: &mut Vec<u8>) {
+    let n = run.len();
+    let digits = run.iter().filter(|c| c.is_ascii_digit()).count();
+    if digits == n {
+        if !digits_part(run, out) {
+            out.extend_from_slice(run);
+        }
+        return;
+    }
+    let lower = run.iter().filter(|c| c.is_ascii_lowercase()).count();
+    let upper = run.iter().filter(|c| c.is_ascii_uppercase()).count();
+    if n >= 8
+        && (digits > 0 || n >= 12)
+        && (lower == 0 || upper == 0)
+        && run.iter().all(u8::is_ascii_hexdigit)
+    {
+        placeholder(out, b'h', n);
+        return;
+    }
+    // Letters of one case, then a counter: `build20240105`, `tmp123456`.
+    let letters = n - digits;
+    if digits > 0
+        && run[..letters].iter().all(u8::is_ascii_alphabetic)
+        && (lower == 0 || upper == 0 || word_like(&run[..letters]))
+    {
+        out.extend_from_slice(&run[..letters]);
+        if !digits_part(&run[letters..], out) {
+            out.extend_from_slice(&run[letters..]);
+        }
+        return;
+    }
+    // Letters and digits mixed (two letters at least: `31T23` of an ISO time is no random run).
+    if n >= 5 && ((digits > 0 && letters >= 2) || (lower > 0 && upper > 0 && !word_like(run))) {
+        placeholder(out, b'r', n);
+        return;
+    }
+    out.extend_from_slice(run);
+}
+
+fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
+    out.extend_from_slice(&[MARK, kind, u8::try_from(n).unwrap_or(u8::MAX)]);
+}
+
+/// Writes the placeholder of an all-digit run; false when it stays literal.
+fn digits_part(run: &[u8], out: &mut Vec<u8>) -> bool {
+    let n = run.len();
+    let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
+    match n {
+        10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
+        13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
+        16 | 32 | 40 | 64 => placeholder(out, b'h', n),
+        5.. => placeholder(out, b'd', n),
+        _ => return false,
+    }
+    true
+}
+
+/// Mixed-case letters written as words are: `TemporaryItems`, `MyProject`, `HTTPServer`. From 8
+/// letters on, each uppercase letter starts a word of at least two lowercase letters, or belongs
+/// to a run of capitals (an acronym) that ends the name or is followed by such a word. A shorter
+/// run is a word only when capitalized (`Python`): random runs of 5 to 7 letters take the other
+/// patterns (`OxsfTV`, `VvoYkq`) too often, so `MacOS` counts as random (a shape of its own).
+fn word_like(run: &[u8]) -> bool {
+    if run.len() < 8 {
+        return run.first().is_some_and(u8::is_ascii_uppercase)
+            && run[1..].iter().all(u8::is_ascii_lowercase);
+    }
+    let mut i = 0;
+    // A leading lowercase word (`iPhone`, `myProject`).
+    while i < run.len() && run[i].is_ascii_lowercase() {
+        i += 1;
+    }
+    while i < run.len() {
+        let caps = run[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_uppercase())
+            .count();
+        let low = run[i + caps..]
+            .iter()
+            .take_while(|c| c.is_ascii_lowercase())
+            .count();
+        match (caps, low) {
+            (0, _) => return false,
+            (_, 0) => return i + caps == run.len(),
+            (1, l) if l >= 2 => {}
+            // `MyApp`: a two-letter first word.
+            (1, 1) if i == 0 => {}
+            // An acronym then a word: its last capital starts the word.
+            (c, l) if c >= 3 && l >= 2 => {}
+            _ => return false,
+        }
+        i += caps + low;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,336 @@
+//! [`Grouper`]: the unattributed top-level entries of one root collected under their shapes as
+//! they stream past, in memory bounded by the number of distinct shapes (at most
+//! [`MAX_SHAPES`]), never by the number of members of a group.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::time::SystemTime;
+
+use regex::bytes::{Regex, RegexSet};
+
+use super::{shape_key, Shape, MARK};
+use crate::inventory::Measure;
+
+/// A shape is a group from this many members on ...
+pub const GROUP_MIN_ITEMS: u64 = 20;
+/// ... or from this many allocated bytes (1 GiB).
+pub const GROUP_MIN_BYTES: u64 = 1 << 30;
+/// Distinct shapes with placeholders tracked per root; entries of further shapes stay lone
+/// entries (kept only when among the largest). Bounds memory when a root holds many unrelated
+/// names.
+pub const MAX_SHAPES: usize = 4096;
+/// Names without a placeholder (each its own shape, never a group by itself) kept per root to
+/// join a group whose regex they match or to be listed; further ones are kept only when among
+/// the largest.
+pub const MAX_LITERALS: usize = 16_384;
+/// Shapes short of a group tried as near-groups (the largest first), at most.
+const MAX_NEAR: usize = 64;
+/// Example names kept per group (the first in byte order, so the report is stable).
+const EXAMPLES: usize = 3;
+
+/// A top-level entry that joined no group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lone {
+    /// Its name (one path component).
+    pub name: OsString,
+    /// Its sizes.
+    pub measure: Measure,
+}
+
+/// A group of unattributed entries of one root sharing a shape.
+#[derive(Debug, Clone)]
+pub struct ShapeGroup {
+    /// The shape as shown and as rules are made from it (the members' common literal prefix
+    /// given back: `tmp<rand8>/`).
+    pub shape: Shape,
+    /// The shape the members were collected under (`<rand11>/`).
+    pub key: Shape,
+    /// Number of members.
+    pub items: u64,
+    /// Summed sizes of the members.
+    pub measure: Measure,
+    /// The oldest of the members' newest mtimes.
+    pub oldest_mtime: Option<SystemTime>,
+    /// The newest mtime of any member.
+    pub newest_mtime: Option<SystemTime>,
+    /// Up to three member names, first in byte order.
+    pub examples: Vec<OsString>,
+    matcher: Regex,
+}
+
+impl ShapeGroup {
+    /// True when the entry `name` (a dir when `dir`) belongs to this group: it matches the
+    /// group's regex (every member of its shape does, and so does a random run that looked like
+    /// a word).
+    pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
+        dir == self.shape.dir && self.matcher.is_match(name.as_bytes())
+    }
+}
+
+#[derive(Debug, Default)]
+struct Acc {
+    items: u64,
+    measure: Measure,
+    oldest: Option<SystemTime>,
+    newest: Option<SystemTime>,
+    examples: Vec<OsString>,
+    /// The longest prefix all member names share.
+    common: Option<Vec<u8>>,
+    /// Every member while the shape is not (yet) a group; dropped once it is one.
+    members: Vec<Lone>,
+}
+
+impl Acc {
+    fn is_group(&self) -> bool {
+        self.items >= GROUP_MIN_ITEMS || self.measure.allocated_bytes >= GROUP_MIN_BYTES
+    }
+
+    fn add(&mut self, name: &OsStr, measure: &Measure) {
+        self.items += 1;
+        self.measure.add(measure);
+        if let Some(t) = measure.newest_mtime {
+            self.oldest = Some(self.oldest.map_or(t, |o| o.min(t)));
+            self.newest = Some(self.newest.map_or(t, |o| o.max(t)));
+        }
+        let bytes = name.as_bytes();
+        match &mut self.common {
+            None => self.common = Some(bytes.to_vec()),
+            Some(c) => {
+                let k = c.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+                c.truncate(k);
+            }
+        }
+        if self.examples.len() < EXAMPLES || self.examples.last().is_some_and(|l| name < l) {
+            let at = self.examples.partition_point(|e| e.as_os_str() < name);
+            self.examples.insert(at, name.to_os_string());
+            self.examples.truncate(EXAMPLES);
+        }
+        if self.is_group() {
+            self.members = Vec::new();
+        } else {
+            self.members.push(Lone {
+                name: name.to_os_string(),
+                measure: *measure,
+            });
+        }
+    }
+}
+
+/// What [`Grouper::finish`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct Grouped {
+    /// The groups, largest allocated first (ties by shape).
+    pub groups: Vec<ShapeGroup>,
+    /// Every entry kept that joined no group, in no particular order.
+    pub lone: Vec<Lone>,
+}
+
+/// Collects one root's unattributed top-level entries by shape.
+#[derive(Debug, Default)]
+pub struct Grouper {
+    /// By shape key ([`shape_key`]).
+    shapes: HashMap<Box<[u8]>, Acc>,
+    /// Names without a placeholder, with whether each is a dir.
+    literals: Vec<(Lone, bool)>,
+    /// Scratch for the key of the name being added.
+    key: Vec<u8>,
+    /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
+    overflow: Vec<Lone>,
+    keep: usize,
+}
+
+impl Grouper {
+    /// An empty grouper that keeps at least the `keep` largest lone entries.
+    pub fn new(keep: usize) -> Grouper {
+        Grouper {
+            keep,
+            ..Grouper::default()
+        }
+    }
+
+    /// Adds the entry `name` (a dir when `dir`) with its sizes.
+    pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
+        shape_key(name.as_bytes(), dir, &mut self.key);
+        if !self.key.contains(&MARK) {
+            if self.literals.len() < MAX_LITERALS {
+                let lone = Lone {
+                    name: name.to_os_string(),
+                    measure: *measure,
+                };
+                self.literals.push((lone, dir));
+            } else {
+                self.add_overflow(name, measure);
+            }
+            return;
+        }
+        if let Some(acc) = self.shapes.get_mut(self.key.as_slice()) {
+            acc.add(name, measure);
+            return;
+        }
+        if self.shapes.len() >= MAX_SHAPES {
+            self.add_overflow(name, measure);
+            return;
+        }
+        let mut acc = Acc::default();
+        acc.add(name, measure);
+        self.shapes.insert(self.key.as_slice().into(), acc);
+    }
+
+    fn add_overflow(&mut self, name: &OsStr, measure: &Measure) {
+        if self.keep == 0 {
+            return;
+        }
+        self.overflow.push(Lone {
+            name: name.to_os_string(),
+            measure: *measure,
+        });
+        if self.overflow.len() >= 2 * self.keep.max(16) {
+            sort_largest_first(&mut self.overflow);
+            self.overflow.truncate(self.keep);
+        }
+    }
+
+    /// The groups and the lone entries. A lone entry whose name matches a group's regex (a random
+    /// run that happened to look like a word) joins that group here; so does a shape with
+    /// placeholders that falls short of [`GROUP_MIN_ITEMS`] only because some of its producer's
+    /// names came out as words (those make at most a third of it).
+    pub fn finish(&self) -> Grouped {
+        let mut groups: Vec<ShapeGroup> = Vec::new();
+        let mut small: Vec<(Shape, &Acc)> = Vec::new();
+        for (key, acc) in &self.shapes {
+            let shape = Shape::from_key(key);
+            if acc.is_group() {
+                groups.extend(make_group(&shape, acc));
+            } else {
+                small.push((shape, acc));
+            }
+        }
+        // Every member of a shape that is not a group, with its shape's index in `small`, and
+        // every literal name (index `small.len()` for files, `+ 1` for dirs).
+        let (lit_file, lit_dir) = (small.len(), small.len() + 1);
+        let pool: Vec<(usize, &Lone)> = small
+            .iter()
+            .enumerate()
+            .flat_map(|(si, (_, acc))| acc.members.iter().map(move |m| (si, m)))
+            .chain(
+                self.literals
+                    .iter()
+                    .map(|(m, dir)| (if *dir { lit_dir } else { lit_file }, m)),
+            )
+            .collect();
+        let dir_of = |si: usize| match small.get(si) {
+            Some((s, _)) => s.dir,
+            None => si == lit_dir,
+        };
+        let mut taken = vec![false; pool.len()];
+        let mut near: Vec<usize> = (0..small.len())
+            .filter(|&si| small[si].1.items >= GROUP_MIN_ITEMS.div_ceil(2))
+            .collect();
+        near.sort_by(|&a, &b| {
+            small[b]
+                .1
+                .items
+                .cmp(&small[a].1.items)
+                .then_with(|| small[a].0.to_string().cmp(&small[b].0.to_string()))
+        });
+        // Bounded: a root of many unrelated names must not cost pool × shapes regex matches.
+        near.truncate(MAX_NEAR);
+        for si in near {
+            let (key, acc) = (&small[si].0, small[si].1);
+            let own: Vec<usize> = (0..pool.len()).filter(|&i| pool[i].0 == si).collect();
+            if own.iter().any(|&i| taken[i]) {
+                continue;
+            }
+            let Some(mut g) = make_group(key, acc) else {
+                continue;
+            };
+            let joins: Vec<usize> = (0..pool.len())
+                .filter(|&i| {
+                    !taken[i]
+                        && pool[i].0 != si
+                        && dir_of(pool[i].0) == key.dir
+                        && g.matcher.is_match(pool[i].1.name.as_bytes())
+                })
+                .collect();
+            let n = joins.len() as u64;
+            if acc.items + n < GROUP_MIN_ITEMS || 2 * n > acc.items {
+                continue;
+            }
+            for &i in own.iter().chain(&joins) {
+                taken[i] = true;
+            }
+            for &i in &joins {
+                g.absorb(pool[i].1);
+            }
+            groups.push(g);
+        }
+        let mut lone: Vec<Lone> = self.overflow.clone();
+        // One pass of all the groups' regexes over each remaining name.
+        let set = RegexSet::new(groups.iter().map(|g| g.shape.regex())).ok();
+        for (i, (si, m)) in pool.iter().enumerate() {
+            if taken[i] {
+                continue;
+            }
+            let dir = dir_of(*si);
+            let home = set.as_ref().and_then(|set| {
+                set.matches(m.name.as_bytes())
+                    .iter()
+                    .find(|&gi| groups[gi].shape.dir == dir)
+            });
+            match home {
+                Some(gi) => groups[gi].absorb(m),
+                None => lone.push((*m).clone()),
+            }
+        }
+        groups.sort_by(|a, b| {
+            b.measure
+                .allocated_bytes
+                .cmp(&a.measure.allocated_bytes)
+                .then_with(|| a.shape.to_string().cmp(&b.shape.to_string()))
+        });
+        Grouped { groups, lone }
+    }
+}
+
+fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
+    let shape = key.with_rand_prefix(acc.common.as_deref().unwrap_or_default());
+    // The regex is built from escaped text and fixed classes; it always compiles.
+    let matcher = Regex::new(&shape.regex()).ok()?;
+    Some(ShapeGroup {
+        shape,
+        key: key.clone(),
+        items: acc.items,
+        measure: acc.measure,
+        oldest_mtime: acc.oldest,
+        newest_mtime: acc.newest,
+        examples: acc.examples.clone(),
+        matcher,
+    })
+}
+
+impl ShapeGroup {
+    /// Counts `m` in: items, sizes, mtimes, examples.
+    fn absorb(&mut self, m: &Lone) {
+        self.items += 1;
+        self.measure.add(&m.measure);
+        if let Some(t) = m.measure.newest_mtime {
+            self.oldest_mtime = Some(self.oldest_mtime.map_or(t, |o| o.min(t)));
+            self.newest_mtime = Some(self.newest_mtime.map_or(t, |o| o.max(t)));
+        }
+        if self.examples.len() < EXAMPLES || self.examples.last().is_some_and(|l| m.name < *l) {
+            let at = self.examples.partition_point(|e| *e < m.name);
+            self.examples.insert(at, m.name.clone());
+            self.examples.truncate(EXAMPLES);
+        }
+    }
+}
+
+fn sort_largest_first(v: &mut [Lone]) {
+    v.sort_by(|a, b| {
+        b.measure
+            .allocated_bytes
+            .cmp(&a.measure.allocated_bytes)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}

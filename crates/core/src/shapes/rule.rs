@@ -1,0 +1,148 @@
+//! From a group to a `[[producer]]` rule: the rule a group suggests ([`rule_for`]) and the check
+//! that it claims every member and nothing else in the root ([`check_rule`]).
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use super::{ShapeGroup, GROUP_MIN_ITEMS};
+use crate::catalogue::{Catalogue, ProducerKind, ReclaimMode, Rule};
+use crate::roots::RootKind;
+use crate::units::format_bytes;
+
+/// The age floor of a rule made from a group: an hour (a writer may still be filling the newest
+/// members).
+pub const MIN_AGE_FLOOR_SECS: u64 = 3600;
+
+/// What a rule made from a group is called, and how it may reclaim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleOptions {
+    /// Rule id.
+    pub id: String,
+    /// Human name; `None`: derived from the shape (and the writer, when one was seen).
+    pub name: Option<String>,
+    /// `manual` unless asked (`auto` puts it in a default reclaim).
+    pub reclaim: ReclaimMode,
+    /// The process seen writing into the group, if any.
+    pub writer: Option<String>,
+}
+
+/// A rule id made from the shape's literal words (`tmp<rand8>/` gives `local-tmp`), for
+/// suggestions; `local-unknown` when it has none.
+pub fn suggested_id(group: &ShapeGroup) -> String {
+    let words: Vec<String> = group
+        .shape
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            super::Part::Lit(s) => Some(s.to_ascii_lowercase()),
+            _ => None,
+        })
+        .flat_map(|s| {
+            s.split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if words.is_empty() {
+        "local-unknown".to_owned()
+    } else {
+        format!("local-{}", words.join("-"))
+    }
+}
+
+/// The `[[producer]]` rule for `group` (of a root of `kind`): the shape's glob and anchored regex,
+/// `kind = "leak"`, an age floor of [`MIN_AGE_FLOOR_SECS`], the group's examples.
+pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule {
+    let shape = group.shape.to_string();
+    let name = opts.name.clone().unwrap_or_else(|| match &opts.writer {
+        Some(w) => format!("{w}: {shape} leftovers"),
+        None => format!("Unknown producer of {shape}"),
+    });
+    let mut notes = format!(
+        "Made from {} unattributed {} of shape {shape} in the {kind} root ({}).",
+        group.items,
+        if group.shape.dir { "dirs" } else { "files" },
+        format_bytes(i128::from(group.measure.allocated_bytes)),
+    );
+    if let Some(w) = &opts.writer {
+        notes.push_str(&format!(" Seen written by {w}."));
+    }
+    Rule {
+        id: opts.id.clone(),
+        name,
+        root: kind,
+        item: vec![group.shape.glob()],
+        name_regex: Some(group.shape.regex()),
+        path_regex: None,
+        kind: ProducerKind::Leak,
+        reclaim: opts.reclaim,
+        min_age_secs: MIN_AGE_FLOOR_SECS,
+        owner: Default::default(),
+        evidence: Vec::new(),
+        notes,
+        examples: group
+            .examples
+            .iter()
+            .map(|e| e.to_string_lossy().into_owned())
+            .collect(),
+        counter_examples: Vec::new(),
+        structure: Vec::new(),
+    }
+}
+
+/// What a rule would get wrong in a root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleCheck {
+    /// Top-level entries the rule would claim that are not members of the group.
+    pub wrongly_claimed: Vec<OsString>,
+    /// Members the rule would not claim.
+    pub missed: Vec<OsString>,
+    /// Members the rule claims.
+    pub claimed: u64,
+}
+
+impl RuleCheck {
+    /// True when the rule claims every member and nothing else.
+    pub fn is_exact(&self) -> bool {
+        self.wrongly_claimed.is_empty() && self.missed.is_empty()
+    }
+}
+
+/// Lists the top-level entries of `root` (canonical path, a root of `kind`) and checks that the
+/// rule `id` of `catalogue` (which holds it) claims exactly the members of `group`, entries
+/// already claimed by another rule aside. At most `GROUP_MIN_ITEMS` names of each list are kept.
+///
+/// # Errors
+/// The root cannot be listed.
+pub fn check_rule(
+    catalogue: &Catalogue,
+    id: &str,
+    kind: RootKind,
+    root: &Path,
+    group: &ShapeGroup,
+) -> std::io::Result<RuleCheck> {
+    let mut out = RuleCheck::default();
+    let keep = GROUP_MIN_ITEMS as usize;
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let rel = Path::new(&name);
+        let claim = catalogue.classify(kind, rel);
+        let ours = claim.as_ref().is_some_and(|m| m.rule.id == id);
+        if claim.is_some() && !ours {
+            continue;
+        }
+        let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        let member = group.contains(&name, dir);
+        match (ours, member) {
+            (true, true) => out.claimed += 1,
+            (true, false) if out.wrongly_claimed.len() < keep => out.wrongly_claimed.push(name),
+            (false, true) if out.missed.len() < keep => out.missed.push(name),
+            _ => {}
+        }
+    }
+    out.wrongly_claimed.sort();
+    out.missed.sort();
+    Ok(out)
+}

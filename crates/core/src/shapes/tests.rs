@@ -1,0 +1,329 @@
+#![allow(clippy::unwrap_used)]
+
+use std::ffi::OsStr;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::inventory::Measure;
+
+fn sh(name: &str, dir: bool) -> String {
+    shape_of(OsStr::new(name), dir).to_string()
+}
+
+#[test]
+fn leak_names_get_their_placeholders() {
+    assert_eq!(
+        sh(".1a2b3c4d5e6f7a8b-00012345.dylib", false),
+        ".<hex16>-<digits8>.dylib"
+    );
+    assert_eq!(sh("tmpXk3q9ZbA", true), "<rand11>/");
+    assert_eq!(
+        sh("pyright-0f8c1d2e-3a4b-4c5d-8e9f-a0b1c2d3e4f5", true),
+        "pyright-<uuid>/"
+    );
+    assert_eq!(sh("trace-1733112345678.json", false), "trace-<ts>.json");
+    assert_eq!(sh("upload-1733112345.part", false), "upload-<ts>.part");
+    assert_eq!(sh("cache.Ab3xYz", true), "cache.<rand6>/");
+    assert_eq!(
+        sh("openclaw-plugin-build-9f8e7d6c", true),
+        "openclaw-plugin-build-<hex8>/"
+    );
+    assert_eq!(sh("core.48213", false), "core.<digits5>");
+    assert_eq!(
+        sh("Model_0F8C1D2E-3A4B-4C5D-8E9F-A0B1C2D3E4F5.mlmodelc", true),
+        "Model_<uuid>.mlmodelc/"
+    );
+}
+
+#[test]
+fn ordinary_names_stay_literal() {
+    for name in ORDINARY {
+        let s = shape_of(OsStr::new(name), false);
+        let counted = name
+            .split(|c: char| !c.is_ascii_digit())
+            .any(|run| run.len() >= 5);
+        // Short CamelCase words read as random runs: each is a shape of its own.
+        let short_camel = ["MacOS", "QTKit"].contains(name);
+        assert!(
+            !s.has_placeholder() || counted || short_camel,
+            "{name:?} got shape {s}"
+        );
+    }
+}
+
+#[test]
+fn a_group_shows_and_demands_the_prefix_its_members_share() {
+    let mut g = Grouper::new(10);
+    for i in 0..25u32 {
+        let name = format!("tmp{}", rand_like(i, 8));
+        g.add(OsStr::new(&name), true, &measure(4096));
+    }
+    let out = g.finish();
+    assert_eq!(out.groups.len(), 1);
+    let grp = &out.groups[0];
+    assert_eq!(grp.shape.to_string(), "tmp<rand8>/");
+    assert_eq!(grp.key.to_string(), "<rand11>/");
+    assert_eq!(grp.shape.regex(), "^tmp[A-Za-z0-9]{8}$");
+    assert_eq!(grp.shape.glob(), "tmp*");
+    assert_eq!(grp.items, 25);
+    assert_eq!(grp.measure.allocated_bytes, 25 * 4096);
+    assert!(grp.contains(OsStr::new("tmpabcdefgh"), true));
+    assert!(!grp.contains(OsStr::new("tmpabcdefgh"), false));
+    assert!(!grp.contains(OsStr::new("abcXk3q9ZbA"), true));
+}
+
+#[test]
+fn a_word_looking_random_run_joins_its_group_and_small_shapes_stay_lone() {
+    let mut g = Grouper::new(10);
+    for i in 0..20u32 {
+        g.add(
+            OsStr::new(&format!("tmp{}", rand_like(i, 8))),
+            true,
+            &measure(1),
+        );
+    }
+    g.add(OsStr::new("tmpqwertyui"), true, &measure(1));
+    for i in 0..19u32 {
+        g.add(
+            OsStr::new(&format!("log-{}.txt", 10000 + i)),
+            false,
+            &measure(1),
+        );
+    }
+    let out = g.finish();
+    assert_eq!(out.groups.len(), 1);
+    assert_eq!(out.groups[0].items, 21);
+    assert_eq!(out.lone.len(), 19);
+}
+
+#[test]
+fn one_big_entry_is_a_group_by_bytes() {
+    let mut g = Grouper::new(10);
+    g.add(
+        OsStr::new("dump-48213.core"),
+        false,
+        &measure(GROUP_MIN_BYTES),
+    );
+    g.add(
+        OsStr::new("notes.txt"),
+        false,
+        &measure(GROUP_MIN_BYTES - 1),
+    );
+    let out = g.finish();
+    assert_eq!(out.groups.len(), 1);
+    assert_eq!(out.groups[0].shape.to_string(), "dump-<digits5>.core");
+    assert_eq!(out.lone.len(), 1);
+}
+
+fn measure(bytes: u64) -> Measure {
+    Measure {
+        allocated_bytes: bytes,
+        apparent_bytes: bytes,
+        files: 1,
+        ..Measure::default()
+    }
+}
+
+/// A deterministic mkdtemp-like run (mixed case and digits).
+fn rand_like(seed: u32, n: usize) -> String {
+    const A: &[u8] = b"AbCdEfGh0123456789IjKlMnOpQrStUvWxYz";
+    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(12345);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            A[(x % A.len() as u32) as usize] as char
+        })
+        .collect()
+}
+
+/// Names people and well-behaved programs leave in temp and cache dirs: words, dates, versioned
+/// files, single files.
+pub(crate) const ORDINARY: &[&str] = &[
+    "TemporaryItems",
+    "com.apple.launchd.plist",
+    "hsperfdata_alice",
+    "node-compile-cache",
+    "python3.11",
+    "report-2026-01-05.pdf",
+    "2026-01-05.log",
+    "2025-12-31T23-59-59.log",
+    "foo-1.2.3.tar.gz",
+    "bar-10.4.1.zip",
+    "rustc-1.80.0-x86_64-unknown-linux-gnu.tar.xz",
+    "Screenshot 2026-01-05 at 10.11.12.png",
+    "README.md",
+    "notes.txt",
+    "MyProject",
+    "HTTPServer",
+    "iOS",
+    "MacOS",
+    "XMLHttpRequest",
+    "IOSurface",
+    "QTKit",
+    "invoice_march.pdf",
+    "vacation photos",
+    "build",
+    "dist",
+    "node_modules",
+    "pip-cache",
+    "go-build",
+    "yarn--v6",
+    "npm-cache",
+    "Caches",
+    "Downloads",
+    "Photographs",
+    "MyDocuments",
+    "ssh-agent.sock",
+    ".X11-unix",
+    ".ICE-unix",
+    ".font-unix",
+    "systemd-private",
+    "fontconfig",
+    "mesa_shader_cache",
+    "thumbnails",
+    "chromium",
+    "mozilla",
+    "JetBrains",
+    "Homebrew",
+    "pnpm-store",
+    "v8-compile-cache",
+    "babel-loader",
+    "webpack",
+    "vite",
+    "ccache",
+    "sccache",
+    "cargo-install",
+    "clang-module-cache",
+    "ModuleCache.noindex",
+    "com.apple.dt.Xcode",
+    "org.swift.swiftpm",
+    "Spotify",
+    "Slack",
+    "Code Cache",
+    "GPUCache",
+    "ShaderCache",
+    "lockfile",
+    "pid.lock",
+    "index.html",
+    "style.css",
+    "main.rs",
+    "Cargo.toml",
+    "package.json",
+    "tsconfig.json",
+    "data.csv",
+    "data-v2.csv",
+    "archive.7z",
+    "backup.tar",
+    "photo.jpeg",
+    "video.mp4",
+    "song.mp3",
+    "x86_64",
+    "aarch64-apple-darwin",
+    "linux-amd64",
+    "jdk-21.0.2",
+    "go1.22.1",
+    "terraform_1.7.4",
+    "kubectl.exe",
+    "setup.exe",
+    "installer.dmg",
+    "Firefox 123.0.dmg",
+    "draft (1).docx",
+    "draft (2).docx",
+    "final_final.docx",
+    "todo",
+    "scratch",
+    "tmp",
+    "temp",
+    "cache",
+    "logs",
+    "output",
+    "results",
+    "debug.log",
+    "error.log",
+    "access.log.1",
+    "access.log.2",
+    "crash-2026-01-05-101112.ips",
+    "release-notes-v3.txt",
+    "utf8",
+    "Python3",
+    "linux-amd64",
+    "cafebabe",
+    "deadline",
+];
+
+#[test]
+fn ordinary_list_has_over_a_hundred_distinct_names() {
+    let set: std::collections::HashSet<_> = ORDINARY.iter().collect();
+    assert!(set.len() >= 100, "{}", set.len());
+}
+
+const WORDS: &[&str] = &["tmp", "pbx", "swc", "esb", "ocl", "ghx", "blob"];
+const EXTS: &[&str] = &["bin", "dat", "json", "trace", "part"];
+
+fn rand_run(n: usize) -> impl Strategy<Value = String> {
+    proptest::string::string_regex(&format!("[A-Za-z0-9]{{{n}}}")).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn uuid_names_have_one_shape(word in prop::sample::select(WORDS), u in "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}") {
+        prop_assert_eq!(sh(&format!("{word}-{u}"), true), format!("{word}-<uuid>/"));
+    }
+
+    #[test]
+    fn hex_digit_names_have_one_shape(hex in "[0-9a-f]{16}", d in "[0-9]{8}", ext in prop::sample::select(EXTS)) {
+        prop_assert_eq!(sh(&format!(".{hex}-{d}.{ext}"), false), format!(".<hex16>-<digits8>.{ext}"));
+    }
+
+    #[test]
+    fn epoch_ms_names_have_one_shape(word in prop::sample::select(WORDS), ms in 1_000_000_000_000u64..4_000_000_000_000, ext in prop::sample::select(EXTS)) {
+        prop_assert_eq!(sh(&format!("{word}-{ms}.{ext}"), false), format!("{word}-<ts>.{ext}"));
+    }
+
+    /// mkdtemp-like runs: one group whatever random runs the names got, and no ordinary name in it.
+    #[test]
+    fn mkdtemp_names_make_one_group(word in prop::sample::select(WORDS), runs in prop::collection::vec(rand_run(8), 20..40)) {
+        let mut g = Grouper::new(10);
+        let mut distinct = std::collections::BTreeSet::new();
+        for r in &runs {
+            let name = format!("{word}{r}");
+            if distinct.insert(name.clone()) {
+                g.add(OsStr::new(&name), true, &measure(4096));
+            }
+        }
+        prop_assume!(distinct.len() as u64 >= GROUP_MIN_ITEMS);
+        for o in ORDINARY {
+            g.add(OsStr::new(o), true, &measure(4096));
+        }
+        let out = g.finish();
+        prop_assert_eq!(out.groups.len(), 1);
+        prop_assert_eq!(out.groups[0].items, distinct.len() as u64);
+        prop_assert_eq!(out.lone.len(), ORDINARY.len());
+    }
+
+    #[test]
+    fn dotted_random_names_make_one_group(word in prop::sample::select(WORDS), runs in prop::collection::vec(rand_run(6), 20..40)) {
+        let mut g = Grouper::new(10);
+        let mut distinct = std::collections::BTreeSet::new();
+        for r in &runs {
+            let name = format!("{word}.{r}");
+            if distinct.insert(name.clone()) {
+                g.add(OsStr::new(&name), true, &measure(1));
+            }
+        }
+        prop_assume!(distinct.len() as u64 >= GROUP_MIN_ITEMS);
+        for o in ORDINARY {
+            g.add(OsStr::new(o), true, &measure(1));
+        }
+        let out = g.finish();
+        let lone: Vec<_> = out.lone.iter().map(|l| l.name.clone()).collect();
+        prop_assert_eq!(out.groups.len(), 1, "{:?}", lone);
+        prop_assert_eq!(out.groups[0].shape.to_string(), format!("{word}.<rand6>/"));
+        prop_assert_eq!(out.groups[0].items, distinct.len() as u64);
+    }
+}

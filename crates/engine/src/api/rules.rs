@@ -1,0 +1,151 @@
+//! User rules written into the config file: a `[[producer]]` table appended with `toml_edit`, so
+//! the user's comments, key order and other sections survive (the way [`super::settings`] edits).
+
+use std::path::Path;
+
+use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, Value};
+
+use crate::catalogue::{Catalogue, Rule};
+use crate::config;
+
+use super::ApiError;
+
+/// The config text `text` with `rule` appended as a `[[producer]]` table (only the keys the rule
+/// sets: id, name, root, item, name_regex, kind, reclaim, min_age_secs, notes, examples).
+///
+/// # Errors
+/// `text` is not valid TOML, or `producer` is there but not an array of tables.
+pub fn append_rule(text: &str, rule: &Rule) -> Result<String, String> {
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| e.to_string())?;
+    let mut t = Table::new();
+    t.insert("id", toml_edit::value(rule.id.as_str()));
+    t.insert("name", toml_edit::value(rule.name.as_str()));
+    t.insert("root", toml_edit::value(rule.root.to_string()));
+    let item = match rule.item.as_slice() {
+        [one] => Value::from(one.as_str()),
+        many => Value::Array(many.iter().map(String::as_str).collect::<Array>()),
+    };
+    t.insert("item", Item::Value(item));
+    if let Some(rx) = &rule.name_regex {
+        t.insert("name_regex", toml_edit::value(rx.as_str()));
+    }
+    if let Some(rx) = &rule.path_regex {
+        t.insert("path_regex", toml_edit::value(rx.as_str()));
+    }
+    t.insert("kind", toml_edit::value(word(&rule.kind)));
+    t.insert("reclaim", toml_edit::value(word(&rule.reclaim)));
+    t.insert(
+        "min_age_secs",
+        toml_edit::value(i64::try_from(rule.min_age_secs).unwrap_or(i64::MAX)),
+    );
+    if !rule.notes.is_empty() {
+        t.insert("notes", toml_edit::value(rule.notes.as_str()));
+    }
+    if !rule.examples.is_empty() {
+        let ex: Array = rule.examples.iter().map(String::as_str).collect();
+        t.insert("examples", Item::Value(Value::Array(ex)));
+    }
+    match doc
+        .entry("producer")
+        .or_insert_with(|| Item::ArrayOfTables(ArrayOfTables::new()))
+    {
+        Item::ArrayOfTables(a) => a.push(t),
+        _ => return Err("`producer` is not an array of tables ([[producer]])".to_owned()),
+    }
+    Ok(doc.to_string())
+}
+
+fn word<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+/// The config text of `path` with `rule` appended, and the catalogue it gives (the built-in rules
+/// plus the file's), checked: the rule compiles, its id is new, its examples match.
+///
+/// # Errors
+/// [`ApiError::ConfigWrite`] when the file cannot be read; [`ApiError::ConfigEdit`] when it is not
+/// valid TOML; [`ApiError::Config`] when the result would not load.
+pub fn with_rule(path: &Path, rule: &Rule) -> Result<(String, Catalogue), ApiError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(ApiError::ConfigWrite {
+                op: "read",
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let new_text = append_rule(&text, rule).map_err(|message| ApiError::ConfigEdit {
+        path: path.to_path_buf(),
+        message,
+    })?;
+    let loaded = config::LoadedConfig {
+        config: config::parse(&new_text, path)?,
+        path: path.to_path_buf(),
+        text: new_text.clone(),
+    };
+    let catalogue = loaded.catalogue()?;
+    Ok((new_text, catalogue))
+}
+
+/// Writes `text` (from [`with_rule`]) as the config file `path`, atomically, its dir created
+/// when missing.
+///
+/// # Errors
+/// [`ApiError::ConfigWrite`] when the file cannot be written.
+pub fn write(path: &Path, text: &str) -> Result<(), ApiError> {
+    super::settings::write_config(path, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::{ProducerKind, ReclaimMode};
+    use crate::roots::RootKind;
+
+    fn rule() -> Rule {
+        Rule {
+            id: "local-tmp".into(),
+            name: "Unknown producer of tmp<rand8>/".into(),
+            root: RootKind::Temp,
+            item: vec!["tmp*".into()],
+            name_regex: Some("^tmp[A-Za-z0-9]{8}$".into()),
+            path_regex: None,
+            kind: ProducerKind::Leak,
+            reclaim: ReclaimMode::Manual,
+            min_age_secs: 3600,
+            owner: Default::default(),
+            evidence: Vec::new(),
+            notes: "made here".into(),
+            examples: vec!["tmpAb3xYz12".into()],
+            counter_examples: Vec::new(),
+            structure: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn appending_a_rule_keeps_the_users_comments_and_other_rules() {
+        let text = "# my config\n[reclaim]\nolder_than = \"3d\" # three days\n\n[[producer]]\nid = \"zz-mine\" # mine\nname = \"Mine\"\nroot = \"temp\"\nitem = \"mine-*\"\nkind = \"leak\"\nreclaim = \"manual\"\n";
+        let out = append_rule(text, &rule()).unwrap();
+        assert!(out.starts_with(text), "{out}");
+        let parsed: toml::Table = toml::from_str(&out).unwrap();
+        let producers = parsed["producer"].as_array().unwrap();
+        assert_eq!(producers.len(), 2);
+        assert_eq!(producers[1]["id"].as_str(), Some("local-tmp"));
+        assert_eq!(
+            producers[1]["name_regex"].as_str(),
+            Some("^tmp[A-Za-z0-9]{8}$")
+        );
+        assert_eq!(producers[1]["min_age_secs"].as_integer(), Some(3600));
+        assert_eq!(producers[1]["reclaim"].as_str(), Some("manual"));
+        let cat = Catalogue::with_extra(&out, Path::new("c.toml")).unwrap();
+        assert!(cat.rule("local-tmp").is_some());
+    }
+}
