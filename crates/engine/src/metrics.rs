@@ -12,7 +12,9 @@
 //! fired since this process started), `cachewatch_reclaimed_bytes_total{producer}` and
 //! `cachewatch_reclaimed_items_total{producer}` (deleted by the auto-reclaim rules since the monitor
 //! started), `cachewatch_auto_reclaim_runs_total{rule}` (runs of each rule since the monitor
-//! started).
+//! started), and the monitor's own health: `cachewatch_monitor_up` (0 once its task stopped on a
+//! panic) and `cachewatch_snapshot_age_seconds` (since it last showed it runs: a stuck or stopped
+//! monitor's figures are frozen, and this says so).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -43,9 +45,16 @@ pub enum MetricsError {
 /// Alerts fired per rule, counted since start.
 pub type AlertCounts = BTreeMap<String, u64>;
 
-/// Renders `snap` and `alerts` (fired count per rule) as OpenMetrics text, ending with `# EOF`.
+/// Renders `snap` and `alerts` (fired count per rule) as OpenMetrics text, ending with `# EOF`;
+/// the snapshot's age is taken at the system clock's now.
 pub fn render(snap: &Snapshot, alerts: &AlertCounts) -> String {
-    encode::monitor_families(snap, alerts).openmetrics()
+    let now = crate::units::unix_secs(std::time::SystemTime::now());
+    render_at(snap, alerts, now)
+}
+
+/// [`render`] with the snapshot's age taken at `now` (Unix seconds).
+pub fn render_at(snap: &Snapshot, alerts: &AlertCounts, now: u64) -> String {
+    encode::monitor_families(snap, alerts, now).openmetrics()
 }
 
 /// A running `/metrics` server; it stops when dropped.
@@ -149,25 +158,42 @@ pub fn serve_on(
             render(&snap, &counts)
         });
         let slots = Arc::new(Semaphore::new(http::MAX_CONNECTIONS));
+        let conns = Arc::new(http::Connections::default());
         let accept = async move {
             loop {
-                // Wait for a free slot before accepting: past the cap, clients queue in the backlog.
-                let Ok(slot) = slots.clone().acquire_owned().await else {
-                    break;
-                };
-                match listener.accept().await {
-                    Ok((stream, _)) => {
-                        let render = render.clone();
-                        tokio::spawn(async move {
-                            http::connection(stream, render).await;
-                            drop(slot);
-                        });
-                    }
+                let stream = match listener.accept().await {
+                    Ok((stream, _)) => stream,
                     Err(e) => {
                         tracing::warn!(error = %e, "metrics accept failed");
                         tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
                     }
-                }
+                };
+                // Full: the oldest connection without a request head makes room (a slowloris
+                // holds nothing a scrape needs); with none to push out, wait for a slot.
+                let slot = match slots.clone().try_acquire_owned() {
+                    Ok(slot) => slot,
+                    Err(_) => {
+                        conns.evict();
+                        let Ok(slot) = slots.clone().acquire_owned().await else {
+                            break;
+                        };
+                        slot
+                    }
+                };
+                let reg = conns.register();
+                let id = http::Connections::id_of(&reg);
+                let head = reg.head.clone();
+                let render = render.clone();
+                let task = tokio::spawn(async move {
+                    http::connection(stream, render, head).await;
+                    drop(reg);
+                    drop(slot);
+                });
+                conns.spawned(id, task.abort_handle());
+                // The new connection's task runs before the next accept: a head already sent
+                // is read (and its connection no longer pushed out) before more arrive.
+                tokio::task::yield_now().await;
             }
         };
         tokio::join!(count_alerts, accept);

@@ -87,6 +87,8 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
             enabled: !opts.auto_reclaim.is_empty(),
             ..Default::default()
         },
+        live_at_unix_secs: unix_secs(SystemTime::now()),
+        stopped: None,
     }
 }
 
@@ -254,6 +256,8 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         crash_groups: inp.recorder.crash_groups(),
         errors,
         auto_reclaim: inp.auto,
+        live_at_unix_secs: unix_secs(SystemTime::now()),
+        stopped: None,
     }
 }
 

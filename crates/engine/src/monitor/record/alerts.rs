@@ -15,7 +15,8 @@ use super::super::disks::VolumeSpace;
 use super::{io, Recorder, RECENT_ALERTS};
 
 impl Recorder {
-    /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire.
+    /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire,
+    /// after those the history link raised itself (`history-unavailable`).
     pub async fn evaluate_alerts(
         &mut self,
         catalogue: &Catalogue,
@@ -24,7 +25,8 @@ impl Recorder {
         space: &[Option<VolumeSpace>],
         now: SystemTime,
     ) -> Vec<AlertDto> {
-        let fired = self.evaluate(catalogue, roots, totals, space, now);
+        let mut fired = std::mem::take(&mut self.raised);
+        fired.extend(self.evaluate(catalogue, roots, totals, space, now));
         self.store_alerts(fired, now).await
     }
 
