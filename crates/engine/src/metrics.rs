@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, watch, Semaphore};
+use tokio::sync::{broadcast, watch};
 
 use crate::snapshot::{AlertDto, Snapshot};
 
@@ -97,14 +97,29 @@ impl MetricsListener {
 /// # Errors
 /// [`MetricsError::Bind`] when `addr` cannot be bound (in use, not local, no permission).
 pub async fn bind(addr: SocketAddr) -> Result<MetricsListener, MetricsError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let listener = listen(addr).map_err(|source| MetricsError::Bind { addr, source })?;
     let addr = listener
         .local_addr()
         .map_err(|source| MetricsError::Bind { addr, source })?;
     Ok(MetricsListener { listener, addr })
 }
+
+/// A listening socket on `addr` with a backlog of [`BACKLOG`] (the kernel may lower it: `somaxconn`):
+/// connections opened faster than they are accepted wait there instead of having their handshake
+/// dropped (a scrape behind a flood of them would otherwise wait a SYN retransmit, 1 s and more).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
+/// The listen backlog asked for.
+const BACKLOG: u32 = 1024;
 
 /// Serves `GET /metrics` on `addr` from the latest snapshot in `snapshots`, counting the alerts
 /// that arrive on `alerts`: [`bind`] then [`serve_on`]. Must be called inside a tokio runtime.
@@ -157,7 +172,6 @@ pub fn serve_on(
             let counts = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
             render(&snap, &counts)
         });
-        let slots = Arc::new(Semaphore::new(http::MAX_CONNECTIONS));
         let conns = Arc::new(http::Connections::default());
         let accept = async move {
             loop {
@@ -170,25 +184,21 @@ pub fn serve_on(
                     }
                 };
                 // Full: the oldest connection without a request head makes room (a slowloris
-                // holds nothing a scrape needs); with none to push out, wait for a slot.
-                let slot = match slots.clone().try_acquire_owned() {
-                    Ok(slot) => slot,
-                    Err(_) => {
-                        conns.evict();
-                        let Ok(slot) = slots.clone().acquire_owned().await else {
-                            break;
-                        };
-                        slot
-                    }
-                };
+                // holds nothing a scrape needs); with none to push out, wait for one to end.
+                // Connections not read yet are never pushed out: wait a moment for them.
+                while conns.is_full() && !conns.evict() {
+                    let wait =
+                        tokio::time::timeout(Duration::from_millis(10), conns.wait_for_room());
+                    // Timed out: look again for one to push out.
+                    let _room = wait.await;
+                }
                 let reg = conns.register();
                 let id = http::Connections::id_of(&reg);
-                let head = reg.head.clone();
+                let (polled, head) = (reg.polled.clone(), reg.head.clone());
                 let render = render.clone();
                 let task = tokio::spawn(async move {
-                    http::connection(stream, render, head).await;
+                    http::connection(stream, render, polled, head).await;
                     drop(reg);
-                    drop(slot);
                 });
                 conns.spawned(id, task.abort_handle());
                 // The new connection's task runs before the next accept: a head already sent

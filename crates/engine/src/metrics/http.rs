@@ -48,10 +48,15 @@ pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 pub(crate) struct Connections {
     open: Mutex<BTreeMap<u64, Conn>>,
     next_id: std::sync::atomic::AtomicU64,
+    /// Woken when a connection ends.
+    room: tokio::sync::Notify,
 }
 
 struct Conn {
     accepted: tokio::time::Instant,
+    /// Set once its task has read from the socket: a connection not read yet may hold a whole
+    /// request head already, and is never pushed out.
+    polled: Arc<AtomicBool>,
     /// Set when the request head has been read.
     head: Arc<AtomicBool>,
     /// `None` for the moment between its registration and its task's spawn.
@@ -62,6 +67,8 @@ struct Conn {
 pub(crate) struct Registered {
     conns: Arc<Connections>,
     id: u64,
+    /// Set once the connection's task has read from the socket.
+    pub(crate) polled: Arc<AtomicBool>,
     /// Set when the request head has been read.
     pub(crate) head: Arc<AtomicBool>,
 }
@@ -69,6 +76,7 @@ pub(crate) struct Registered {
 impl Drop for Registered {
     fn drop(&mut self) {
         self.conns.lock().remove(&self.id);
+        self.conns.room.notify_waiters();
     }
 }
 
@@ -77,14 +85,35 @@ impl Connections {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// True when [`MAX_CONNECTIONS`] are open.
+    pub(crate) fn is_full(&self) -> bool {
+        self.lock().len() >= MAX_CONNECTIONS
+    }
+
+    /// Waits until fewer than [`MAX_CONNECTIONS`] are open.
+    pub(crate) async fn wait_for_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            // Registered before the check: an end in between is not missed.
+            notified.as_mut().enable();
+            if !self.is_full() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// Registers a new connection (its task not spawned yet): the guard its task holds.
     pub(crate) fn register(self: &Arc<Self>) -> Registered {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let head = Arc::new(AtomicBool::new(false));
+        let polled = Arc::new(AtomicBool::new(false));
         self.lock().insert(
             id,
             Conn {
                 accepted: tokio::time::Instant::now(),
+                polled: polled.clone(),
                 head: head.clone(),
                 abort: None,
             },
@@ -92,6 +121,7 @@ impl Connections {
         Registered {
             conns: self.clone(),
             id,
+            polled,
             head,
         }
     }
@@ -103,15 +133,19 @@ impl Connections {
         }
     }
 
-    /// Closes the connection that matters least, if one may go: the oldest without a request head,
-    /// else the oldest whose answer has taken over [`ANSWER_GRACE`]. True when one was closed (its
-    /// slot comes back once its task is dropped).
+    /// Closes the connection that matters least, if one may go: the oldest without a request head
+    /// once its task has read what the socket held, else the oldest whose answer has taken over [`ANSWER_GRACE`]. True when one was closed: its
+    /// slot is free at once (its socket closes when its aborted task is dropped, right after).
     pub(crate) fn evict(&self) -> bool {
         let mut open = self.lock();
         let now = tokio::time::Instant::now();
         let idle = open
             .iter()
-            .find(|(_, c)| c.abort.is_some() && !c.head.load(Ordering::Acquire))
+            .find(|(_, c)| {
+                c.abort.is_some()
+                    && c.polled.load(Ordering::Acquire)
+                    && !c.head.load(Ordering::Acquire)
+            })
             .map(|(id, _)| *id);
         let victim = idle.or_else(|| {
             open.iter()
@@ -135,8 +169,14 @@ impl Connections {
     }
 }
 
-/// Serves one connection: one request, then close. `head` is set once the request head is read.
-pub(crate) async fn connection(stream: TcpStream, render: Render, head: Arc<AtomicBool>) {
+/// Serves one connection: one request, then close. `polled` is set once the socket has been read
+/// (a head already there is then parsed), `head` once the request head is read.
+pub(crate) async fn connection(
+    stream: TcpStream,
+    render: Render,
+    polled: Arc<AtomicBool>,
+    head: Arc<AtomicBool>,
+) {
     let loopback = stream.local_addr().is_ok_and(|a| a.ip().is_loopback());
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
         head.store(true, Ordering::Release);
@@ -149,7 +189,13 @@ pub(crate) async fn connection(stream: TcpStream, render: Render, head: Arc<Atom
         .max_buf_size(MAX_REQUEST_BYTES)
         .keep_alive(false)
         .serve_connection(TokioIo::new(stream), service);
-    match tokio::time::timeout(CONNECTION_TIMEOUT, conn).await {
+    let mut conn = std::pin::pin!(tokio::time::timeout(CONNECTION_TIMEOUT, conn));
+    let done = std::future::poll_fn(|cx| {
+        let r = std::future::Future::poll(conn.as_mut(), cx);
+        polled.store(true, Ordering::Release);
+        r
+    });
+    match done.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, "metrics request failed"),
         Err(_) => tracing::debug!("metrics connection took too long; closed"),
