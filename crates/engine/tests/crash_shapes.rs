@@ -483,12 +483,15 @@ fn a_report_of_millions_of_frames_keeps_the_bound_not_the_file() {
     let header = "{\"app_name\":\"flood\",\"bug_type\":\"309\"}\n";
     let open = "{\"procName\":\"flood\",\"exception\":{\"type\":\"EXC_BAD_ACCESS\",\"signal\":\"SIGSEGV\"},\"faultingThread\":0,\"threads\":[{\"triggered\":true,\"frames\":[";
     let close = "]}]}\n";
-    let room = MAX_REPORT_BYTES as usize - header.len() - open.len() - close.len() - 1;
-    let frames = room / 3;
+    let first = "{\"symbol\":\"top\"}";
+    let room =
+        MAX_REPORT_BYTES as usize - header.len() - open.len() - first.len() - close.len() - 1;
+    // The first frame, then `,{}` as many times as fit.
+    let frames = room / 3 + 1;
     let mut text = String::with_capacity(MAX_REPORT_BYTES as usize);
     text.push_str(header);
     text.push_str(open);
-    text.push_str("{\"symbol\":\"top\"}");
+    text.push_str(first);
     for _ in 1..frames {
         text.push_str(",{}");
     }
