@@ -28,7 +28,8 @@ pub struct Args {
 /// Runs until Ctrl-C or SIGTERM. Alerts go to stdout, one line each; logs to stderr.
 ///
 /// # Errors
-/// A bad root, config or metrics address; the runtime cannot start.
+/// A bad root, config or metrics address; the runtime cannot start; the monitor task stopped on a
+/// panic (the process exits non-zero rather than serve frozen figures).
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let mut opts = ctx.monitor_options(args.roots.resolve(ctx)?)?;
     if args.no_auto_reclaim {
@@ -81,6 +82,11 @@ async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow
             _ = term.recv() => {
                 tracing::info!("SIGTERM; stopping");
                 break;
+            }
+            // A monitor that stopped on a panic serves frozen figures: exit non-zero instead, so
+            // launchd (KeepAlive) or whoever runs `watch` starts it again.
+            why = m.stopped() => {
+                anyhow::bail!("{why}; exiting so it can be started again");
             }
             a = alerts.recv() => match a {
                 Ok(a) => println!(

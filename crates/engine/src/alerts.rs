@@ -117,7 +117,7 @@ impl Alert {
             producer: dto.producer.clone(),
             title: dto.title.clone(),
             message: dto.message.clone(),
-            time: UNIX_EPOCH + Duration::from_secs(dto.time_unix_secs),
+            time: UNIX_EPOCH.checked_add(Duration::from_secs(dto.time_unix_secs))?,
         })
     }
 }

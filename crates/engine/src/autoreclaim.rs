@@ -108,7 +108,9 @@ pub fn due(
     now: SystemTime,
     f: &Figures,
 ) -> Option<Trigger> {
-    let since = |gap: Duration| last_run.map_or(true, |t| now >= t + gap);
+    // A gap that runs past the end of time is never over (checked: an unchecked add panicked).
+    let since =
+        |gap: Duration| last_run.map_or(true, |t| t.checked_add(gap).is_some_and(|at| now >= at));
     if rule.every.is_some_and(since) {
         return Some(Trigger::Interval);
     }

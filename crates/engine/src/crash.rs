@@ -35,7 +35,7 @@ pub use group::{
     CrashLoopDetector, OtherReports, CRASH_LOOP_RULE,
 };
 pub use read::{parse_report, read_report, MAX_REPORT_BYTES};
-pub use report::{CrashReport, ReportKind, StackFrame};
+pub use report::{CrashReport, ReportKind, StackFrame, MAX_FRAMES, MAX_MESSAGES, MAX_THREAD_NAMES};
 pub use signature::{FramePattern, Signature, SignatureMatch, Signatures, BUILTIN_SIGNATURES};
 pub use store::{ReportStore, Unreadable, REPORT_EXTENSIONS, RETIRED_DIR};
 pub use time::parse_ips_time;
@@ -185,7 +185,11 @@ impl CrashWatch {
         if self.dirs.is_empty() {
             return Vec::new();
         }
-        self.store.refresh(&self.dirs);
+        if self.store.refresh(&self.dirs) > 0 {
+            // A report's text and parse are gone once it is read: return their pages (8 MiB
+            // reports read in a row otherwise stay resident as free heap).
+            crate::platform::release_free_memory();
+        }
         self.groups = group_reports(self.store.reports(), &self.signatures);
         self.others = group_others(self.store.reports());
         self.detector.evaluate(&self.groups, &self.signatures, now)

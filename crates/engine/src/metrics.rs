@@ -12,7 +12,9 @@
 //! fired since this process started), `cachewatch_reclaimed_bytes_total{producer}` and
 //! `cachewatch_reclaimed_items_total{producer}` (deleted by the auto-reclaim rules since the monitor
 //! started), `cachewatch_auto_reclaim_runs_total{rule}` (runs of each rule since the monitor
-//! started).
+//! started), and the monitor's own health: `cachewatch_monitor_up` (0 once its task stopped on a
+//! panic) and `cachewatch_snapshot_age_seconds` (since it last showed it runs: a stuck or stopped
+//! monitor's figures are frozen, and this says so).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -20,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio::sync::{broadcast, watch, Semaphore};
+use tokio::sync::{broadcast, watch};
 
 use crate::snapshot::{AlertDto, Snapshot};
 
@@ -43,9 +45,16 @@ pub enum MetricsError {
 /// Alerts fired per rule, counted since start.
 pub type AlertCounts = BTreeMap<String, u64>;
 
-/// Renders `snap` and `alerts` (fired count per rule) as OpenMetrics text, ending with `# EOF`.
+/// Renders `snap` and `alerts` (fired count per rule) as OpenMetrics text, ending with `# EOF`;
+/// the snapshot's age is taken at the system clock's now.
 pub fn render(snap: &Snapshot, alerts: &AlertCounts) -> String {
-    encode::monitor_families(snap, alerts).openmetrics()
+    let now = crate::units::unix_secs(std::time::SystemTime::now());
+    render_at(snap, alerts, now)
+}
+
+/// [`render`] with the snapshot's age taken at `now` (Unix seconds).
+pub fn render_at(snap: &Snapshot, alerts: &AlertCounts, now: u64) -> String {
+    encode::monitor_families(snap, alerts, now).openmetrics()
 }
 
 /// A running `/metrics` server; it stops when dropped.
@@ -88,14 +97,29 @@ impl MetricsListener {
 /// # Errors
 /// [`MetricsError::Bind`] when `addr` cannot be bound (in use, not local, no permission).
 pub async fn bind(addr: SocketAddr) -> Result<MetricsListener, MetricsError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| MetricsError::Bind { addr, source })?;
+    let listener = listen(addr).map_err(|source| MetricsError::Bind { addr, source })?;
     let addr = listener
         .local_addr()
         .map_err(|source| MetricsError::Bind { addr, source })?;
     Ok(MetricsListener { listener, addr })
 }
+
+/// A listening socket on `addr` with a backlog of [`BACKLOG`] (the kernel may lower it: `somaxconn`):
+/// connections opened faster than they are accepted wait there instead of having their handshake
+/// dropped (a scrape behind a flood of them would otherwise wait a SYN retransmit, 1 s and more).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
+/// The listen backlog asked for.
+const BACKLOG: u32 = 1024;
 
 /// Serves `GET /metrics` on `addr` from the latest snapshot in `snapshots`, counting the alerts
 /// that arrive on `alerts`: [`bind`] then [`serve_on`]. Must be called inside a tokio runtime.
@@ -148,26 +172,38 @@ pub fn serve_on(
             let counts = counts.lock().unwrap_or_else(|e| e.into_inner()).clone();
             render(&snap, &counts)
         });
-        let slots = Arc::new(Semaphore::new(http::MAX_CONNECTIONS));
+        let conns = Arc::new(http::Connections::default());
         let accept = async move {
             loop {
-                // Wait for a free slot before accepting: past the cap, clients queue in the backlog.
-                let Ok(slot) = slots.clone().acquire_owned().await else {
-                    break;
-                };
-                match listener.accept().await {
-                    Ok((stream, _)) => {
-                        let render = render.clone();
-                        tokio::spawn(async move {
-                            http::connection(stream, render).await;
-                            drop(slot);
-                        });
-                    }
+                let stream = match listener.accept().await {
+                    Ok((stream, _)) => stream,
                     Err(e) => {
                         tracing::warn!(error = %e, "metrics accept failed");
                         tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
                     }
+                };
+                // Full: the oldest connection without a request head makes room (a slowloris
+                // holds nothing a scrape needs); with none to push out, wait for one to end.
+                // Connections not read yet are never pushed out: wait a moment for them.
+                while conns.is_full() && !conns.evict() {
+                    let wait =
+                        tokio::time::timeout(Duration::from_millis(10), conns.wait_for_room());
+                    // Timed out: look again for one to push out.
+                    let _room = wait.await;
                 }
+                let reg = conns.register();
+                let id = http::Connections::id_of(&reg);
+                let (polled, head) = (reg.polled.clone(), reg.head.clone());
+                let render = render.clone();
+                let task = tokio::spawn(async move {
+                    http::connection(stream, render, polled, head).await;
+                    drop(reg);
+                });
+                conns.spawned(id, task.abort_handle());
+                // The new connection's task runs before the next accept: a head already sent
+                // is read (and its connection no longer pushed out) before more arrive.
+                tokio::task::yield_now().await;
             }
         };
         tokio::join!(count_alerts, accept);

@@ -48,6 +48,9 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
 pub const POLL_FULL_EVERY: u32 = 10;
 /// How long [`MonitorHandle::flush`] waits for its marker events before giving up.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(20);
+/// While nothing changes, the snapshot's `live_at_unix_secs` is still refreshed this often: a
+/// snapshot older than this (plus the 5 s tick) comes from a monitor that is stuck or gone.
+pub const HEARTBEAT: Duration = Duration::from_secs(60);
 
 /// What the monitor watches and how.
 #[derive(Debug, Clone)]
@@ -149,6 +152,8 @@ pub(crate) enum Command {
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
     CheckAutoReclaim(auto::Waiter),
     Shutdown(oneshot::Sender<()>),
+    /// Test seam: the monitor task panics (as an overflow once made it).
+    Panic,
 }
 
 /// A handle on a running monitor; cheap to clone. The monitor stops at [`MonitorHandle::shutdown`]
@@ -170,6 +175,11 @@ impl std::fmt::Debug for MonitorHandle {
 /// Starts the monitor: watches every root, scans them (the snapshot says `scanning` meanwhile),
 /// then keeps the inventory current. Must be called inside a tokio runtime.
 ///
+/// A panic of the monitor task is not silent: a last snapshot is published with
+/// [`Snapshot::stopped`] set and the panic among its errors, a `monitor-stopped` alert fires, and
+/// every command answers [`MonitorError::Stopped`]; [`MonitorHandle::stopped`] resolves then (the
+/// `watch` command exits non-zero on it, so launchd starts it again).
+///
 /// # Errors
 /// [`MonitorError::NoRuntime`] outside a tokio runtime. A root that cannot be watched is not an
 /// error: it is rescanned periodically and the snapshot says why.
@@ -182,8 +192,10 @@ pub fn spawn(mut opts: MonitorOptions) -> Result<MonitorHandle, MonitorError> {
     let (alert_tx, _) = broadcast::channel(256);
     let initial = Arc::new(build::empty_snapshot(&opts));
     let (snap_tx, snap_rx) = watch::channel(initial);
+    let last_words = snap_tx.clone();
     let actor = actor::Actor::new(opts, ev_tx.clone(), snap_tx, alert_tx.clone());
-    rt.spawn(actor.run(cmd_rx, ev_rx));
+    let task = rt.spawn(actor.run(cmd_rx, ev_rx));
+    rt.spawn(supervise(task, last_words, alert_tx.clone()));
     Ok(MonitorHandle {
         commands: cmd_tx,
         snapshots: snap_rx,
@@ -192,7 +204,70 @@ pub fn spawn(mut opts: MonitorOptions) -> Result<MonitorHandle, MonitorError> {
     })
 }
 
+/// Waits for the monitor task; when it panicked, publishes its last snapshot marked stopped (the
+/// figures frozen, the panic among the errors) and fires a `monitor-stopped` alert.
+async fn supervise(
+    task: tokio::task::JoinHandle<()>,
+    snapshots: watch::Sender<Arc<Snapshot>>,
+    alerts: broadcast::Sender<AlertDto>,
+) {
+    let Err(e) = task.await else {
+        return;
+    };
+    if !e.is_panic() {
+        // Cancelled: the runtime is shutting down.
+        return;
+    }
+    let payload = e.into_panic();
+    let why = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned());
+    let line = format!(
+        "the monitor stopped on a panic ({why}): its figures are frozen; restart cachewatch"
+    );
+    tracing::error!("{line}");
+    let now = crate::units::unix_secs(std::time::SystemTime::now());
+    snapshots.send_modify(|s| {
+        let s = Arc::make_mut(s);
+        s.stopped = Some(line.clone());
+        s.errors.push(line.clone());
+    });
+    let alert = AlertDto {
+        id: 0,
+        time_unix_secs: now,
+        rule: "monitor-stopped".into(),
+        producer: None,
+        title: "CacheWatch monitor stopped".into(),
+        message: line,
+    };
+    // No receiver is fine: nobody listens.
+    let _receivers = alerts.send(alert).unwrap_or(0);
+}
+
 impl MonitorHandle {
+    /// Resolves when the monitor task has stopped on a panic, with the line saying so
+    /// ([`Snapshot::stopped`]); pending while it runs, and for ever after a clean shutdown.
+    pub async fn stopped(&self) -> String {
+        let mut rx = self.snapshots.clone();
+        let why = match rx.wait_for(|s| s.stopped.is_some()).await {
+            Ok(s) => s.stopped.clone(),
+            Err(_) => None,
+        };
+        match why {
+            Some(why) => why,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Test seam: makes the monitor task panic, as a bug would.
+    #[doc(hidden)]
+    pub async fn inject_panic(&self) {
+        // Gone already: nothing to do.
+        let _sent = self.commands.send(Command::Panic).await;
+    }
+
     /// The latest snapshot.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshots.borrow().clone()

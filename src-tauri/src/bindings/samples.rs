@@ -169,6 +169,8 @@ fn snapshot() -> Snapshot {
         ],
         errors: vec!["history unavailable".to_owned()],
         auto_reclaim: auto_reclaim(),
+        live_at_unix_secs: NOW,
+        stopped: None,
     }
 }
 

@@ -91,4 +91,17 @@ errors: Array<string>,
 /**
  * Auto-reclaim: rules, last runs, a drain's progress, totals since start.
  */
-auto_reclaim: AutoReclaimDto, };
+auto_reclaim: AutoReclaimDto, 
+/**
+ * When the monitor last showed it was running, Unix seconds of the system clock: set on
+ * every publish and refreshed at least every minute while nothing changes
+ * (`monitor::HEARTBEAT`). Now minus this is the snapshot's age: a window shows figures older
+ * than a few minutes as stale, `/metrics` says it as `cachewatch_snapshot_age_seconds`.
+ */
+live_at_unix_secs: number, 
+/**
+ * Why the monitor task stopped, when it stopped on a panic: this snapshot is then its last and
+ * its figures are frozen (`cachewatch watch` exits non-zero so launchd restarts it; the app
+ * says to restart it). `None` while it runs.
+ */
+stopped: string | null, };

@@ -100,6 +100,7 @@ export const SNAPSHOT: Snapshot = {
   "errors": [
     "history unavailable"
   ],
+  "live_at_unix_secs": 1764000000,
   "producers": [
     {
       "allocated_bytes": 4294967296,
@@ -278,6 +279,7 @@ export const SNAPSHOT: Snapshot = {
     "roots_total": 2
   },
   "state": "watching",
+  "stopped": null,
   "taken_at_unix_secs": 1764000000,
   "threshold_secs": 86400,
   "total_allocated_bytes": 5368709120,

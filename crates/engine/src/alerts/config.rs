@@ -40,9 +40,10 @@ pub struct AlertsConfig {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub producer_growth_bytes: u64,
     /// ... or by at least this many items; 0 turns the item test off.
+    #[serde(with = "crate::config::bounds::producer_growth_items")]
     pub producer_growth_items: u64,
     /// The growth window (default 1 h).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::growth_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub producer_growth_window: Duration,
     /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
@@ -55,9 +56,10 @@ pub struct AlertsConfig {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub free_disk_min_bytes: u64,
     /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
+    #[serde(with = "crate::config::bounds::disk_full_eta_min_hours")]
     pub disk_full_eta_min_hours: u64,
     /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::cooldown")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub cooldown: Duration,
     /// Fire `unexplained-growth` when free space fell by much more than the watched dirs grew
@@ -69,9 +71,10 @@ pub struct AlertsConfig {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_bytes: u64,
     /// ... and from this many times the watched dirs' own growth (default 1).
+    #[serde(with = "crate::config::bounds::unexplained_growth_min_ratio")]
     pub unexplained_growth_min_ratio: u64,
     /// The window free space and the roots are compared over (default 6 h).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::unexplained_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub unexplained_growth_window: Duration,
     /// Crash-loop settings (`[alerts.crash_loop]`), used by

@@ -24,8 +24,9 @@ pub struct Start {
 /// failing: a config that cannot be read or is invalid gives the defaults, a root argument that
 /// is malformed or names a missing dir is left out (the other roots are watched), missing
 /// configured roots leave none, a data dir that cannot be created leaves the monitor without
-/// history, an invalid user producer rule gives the built-in catalogue. Each is a notice line
-/// that says what to fix.
+/// history until it can be made (the monitor retries the database with backoff and says so in its
+/// snapshot), an invalid user producer rule gives the built-in catalogue. Each other problem is a
+/// notice line that says what to fix.
 pub fn lenient_monitor_options(loc: &Locations, root_args: &[String]) -> Start {
     let mut notices = Vec::new();
     let session = match Session::load(loc) {
@@ -59,13 +60,11 @@ pub fn lenient_monitor_options(loc: &Locations, root_args: &[String]) -> Start {
     } else {
         Vec::new()
     };
-    let data_dir_ok = match session.ensure_data_dir() {
-        Ok(_) => true,
-        Err(e) => {
-            notices.push(format!("{e}; running without history"));
-            false
-        }
-    };
+    // A data dir that cannot be made now (a full disk) is not given up: the monitor tries to open
+    // the history database again with backoff, and its snapshot says so meanwhile.
+    if let Err(e) = session.ensure_data_dir() {
+        tracing::warn!("{e}; history waits until the database can be opened");
+    }
     let mut options = match session.monitor_options(roots.clone()) {
         Ok(o) => o,
         Err(e) => {
@@ -76,9 +75,6 @@ pub fn lenient_monitor_options(loc: &Locations, root_args: &[String]) -> Start {
             o
         }
     };
-    if !data_dir_ok {
-        options.db_path = None;
-    }
     for n in &notices {
         tracing::error!("{n}");
     }

@@ -22,10 +22,10 @@ pub struct RuleConfig {
     /// Catalogue ids.
     pub producers: Spanned<Vec<Spanned<String>>>,
     /// The age threshold (humantime: `"1h"`, `"3d"`).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::older_than")]
     pub older_than: Duration,
     /// Run on this interval (humantime).
-    #[serde(default, with = "opt_duration")]
+    #[serde(default, with = "crate::config::bounds::every::opt")]
     pub every: Option<Duration>,
     /// Run when the producers hold more items than this.
     #[serde(default)]
@@ -43,8 +43,9 @@ impl LoadedConfig {
     ///
     /// # Errors
     /// [`ConfigError::Invalid`] naming this file and the line: an id the catalogue does not know,
-    /// a rule with no producer or with no trigger, a producer listed twice in one rule, an `every`
-    /// of zero, an empty name, two rules with one name.
+    /// a rule with no producer or with no trigger, a producer listed twice in one rule, an empty
+    /// name, two rules with one name (an `every` or `older_than` out of range is refused while the
+    /// file is read: `config::bounds`).
     pub fn auto_reclaim(&self, catalogue: &Catalogue) -> Result<Vec<AutoRule>, ConfigError> {
         let invalid = |at: usize, message: String| ConfigError::Invalid {
             path: self.path.clone(),
@@ -106,12 +107,6 @@ impl LoadedConfig {
             if !triggers.contains(&true) {
                 return Err(invalid(at, "[[auto_reclaim]] has no trigger: add every, when_items_over, when_bytes_over or when_free_below".into()));
             }
-            if r.every == Some(Duration::ZERO) {
-                return Err(invalid(
-                    at,
-                    "[[auto_reclaim]] every = \"0s\": write an interval of at least 1s".into(),
-                ));
-            }
             let producers: Vec<String> = r
                 .producers
                 .get_ref()
@@ -153,24 +148,6 @@ impl LoadedConfig {
             });
         }
         Ok(out)
-    }
-}
-
-/// Serde for an optional humantime duration.
-mod opt_duration {
-    use std::time::Duration;
-
-    use serde::{Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => crate::units::duration_text::serialize(d, s),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        crate::units::duration_text::deserialize(d).map(Some)
     }
 }
 

@@ -171,3 +171,66 @@ fn relative_root_paths_are_relative_to_the_config_file() {
     assert_eq!(loaded.config_relative(Path::new("~/x")), home.join("x"));
     assert_eq!(loaded.config_relative(Path::new("/abs")), Path::new("/abs"));
 }
+
+/// Regression (issue 21): `every = "18446744073709551615s"` passed the check and panicked the
+/// monitor task adding it to an instant; `every = "1ms"` was accepted though `0s` said "at least
+/// 1s" (80 runs in 20 s). Every duration and count is bounded, and the error says the range.
+#[test]
+fn out_of_range_durations_and_counts_are_refused_naming_key_range_and_line() {
+    let rule = |every: &str| {
+        format!("roots = []\n\n[[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"1h\"\nevery = \"{every}\"\n")
+    };
+    for every in ["18446744073709551615s", "1ms", "0s", "999ms", "366d"] {
+        match parse(&rule(every), Path::new("/etc/c.toml")) {
+            Err(ConfigError::Invalid { line, message, .. }) => {
+                assert_eq!(line, 6, "{every}: {message}");
+                assert!(
+                    message.contains(&format!("every = \"{every}\" is out of range"))
+                        && message.contains("between 1s and 365d"),
+                    "{every}: {message}"
+                );
+            }
+            other => panic!("{every}: expected Invalid, got {other:?}"),
+        }
+    }
+    for every in ["1s", "365d", "10m"] {
+        parse(&rule(every), Path::new("/etc/c.toml")).unwrap();
+    }
+    // (text, line, what the message says): one per bounded key, just past its bound.
+    let cases = [
+        ("[reclaim]\nolder_than = \"3651d\"\n", 2, "older_than = \"3651d\" is out of range: write a duration between 0s and 3650d"),
+        ("[watch]\ndebounce_ms = 600001\n", 2, "debounce_ms = 600001 is out of range: write a number between 0 and 600000"),
+        ("[monitor]\nsample_interval_secs = 0\n", 2, "sample_interval_secs = 0 is out of range: write a number between 1 and 604800"),
+        ("[monitor]\nsample_interval_secs = 18446744073709551615\n", 2, "between 1 and 604800"),
+        ("[alerts]\ncooldown = \"366d\"\n", 2, "cooldown = \"366d\" is out of range: write a duration between 0s and 365d"),
+        ("[alerts]\nproducer_growth_window = \"1s\"\n", 2, "between 1m and 30d"),
+        ("[alerts]\nunexplained_growth_window = \"31d\"\n", 2, "between 1m and 30d"),
+        ("[alerts]\ndisk_full_eta_min_hours = 8761\n", 2, "between 0 and 8760"),
+        ("[alerts]\nproducer_growth_items = 1000000001\n", 2, "between 0 and 1000000000"),
+        ("[alerts]\nunexplained_growth_min_ratio = 1001\n", 2, "between 0 and 1000"),
+        ("[alerts.crash_loop]\ncrash_loop_reports = 10001\n", 2, "between 0 and 10000"),
+        ("[alerts.crash_loop]\ncrash_loop_window = \"0s\"\n", 2, "between 1s and 30d"),
+        ("[alerts.crash_loop]\ncrash_loop_cooldown = \"400d\"\n", 2, "between 0s and 365d"),
+        ("[[process_watch]]\nname = \"x\"\nsample_interval_secs = 0\n", 3, "between 1 and 86400"),
+        ("[[process_watch]]\nname = \"x\"\nwindow_secs = 604801\n", 3, "between 1 and 604800"),
+        ("[[process_watch]]\nname = \"x\"\nmin_thread_rise = 0\n", 3, "between 1 and 1000000"),
+        ("[[auto_reclaim]]\nproducers = [\"metal-gpuarchiver\"]\nolder_than = \"18446744073709551615s\"\nevery = \"1h\"\n", 3, "between 0s and 3650d"),
+    ];
+    for (text, want_line, what) in cases {
+        match parse(text, Path::new("/etc/c.toml")) {
+            Err(ConfigError::Invalid { line, message, .. }) => {
+                assert_eq!(line, want_line, "{text}: {message}");
+                assert!(message.contains(what), "{text}: {message}");
+            }
+            other => panic!("{text}: expected Invalid, got {other:?}"),
+        }
+    }
+    // The bounds themselves are accepted, and the defaults are within them.
+    let edges = "[reclaim]\nolder_than = \"0s\"\n[watch]\ndebounce_ms = 600000\n[monitor]\nsample_interval_secs = 604800\n[alerts]\ncooldown = \"365d\"\nproducer_growth_window = \"1m\"\n";
+    parse(edges, Path::new("/etc/c.toml")).unwrap();
+    let defaults = toml::to_string(&Config::default()).unwrap();
+    assert_eq!(
+        parse(&defaults, Path::new("/d.toml")).unwrap(),
+        Config::default()
+    );
+}

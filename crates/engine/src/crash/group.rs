@@ -20,13 +20,14 @@ pub const CRASH_LOOP_RULE: &str = "crash-loop";
 pub struct CrashLoopConfig {
     /// Reports of one process (and signature) within [`CrashLoopConfig::crash_loop_window`] that
     /// make a crash loop; 0 turns crash-loop alerts off.
+    #[serde(with = "crate::config::bounds::crash_loop_reports")]
     pub crash_loop_reports: u32,
     /// The window, humantime in the config (`"10m"`).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::crash_loop_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_window: Duration,
     /// After an alert, the same process and signature stay silent this long (`"6h"`).
-    #[serde(with = "crate::units::duration_text")]
+    #[serde(with = "crate::config::bounds::crash_loop_cooldown")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_cooldown: Duration,
 }

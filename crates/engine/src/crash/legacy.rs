@@ -5,6 +5,7 @@
 //! Information:`, thread names and the crashed thread's frames.
 
 use super::report::{CrashReport, StackFrame};
+use super::report::{MAX_FRAMES, MAX_MESSAGES};
 use super::time::parse_ips_time;
 
 /// True when `text` looks like a legacy report: it has a `Process:` or an `Exception Type:` line,
@@ -35,7 +36,7 @@ pub(super) fn fill(report: &mut CrashReport, text: &str) {
         if in_asi {
             if trimmed.is_empty() {
                 in_asi = false;
-            } else {
+            } else if report.messages.len() < MAX_MESSAGES {
                 report.messages.push(trimmed.to_owned());
             }
             continue;
@@ -43,7 +44,9 @@ pub(super) fn fill(report: &mut CrashReport, text: &str) {
         if in_frames {
             match parse_frame(trimmed) {
                 Some(f) => {
-                    frames.push(f);
+                    if frames.len() < MAX_FRAMES {
+                        frames.push(f);
+                    }
                     continue;
                 }
                 None => in_frames = false,
@@ -51,7 +54,7 @@ pub(super) fn fill(report: &mut CrashReport, text: &str) {
         }
         if let Some(rest) = trimmed.strip_prefix("Thread ") {
             if let Some(n) = thread_name(rest) {
-                *report.thread_names.entry(n.to_owned()).or_insert(0) += 1;
+                super::ips::count_name(&mut report.thread_names, n);
             }
             if is_crashed_thread_header(rest, crashed.as_deref()) && frames.is_empty() {
                 in_frames = true;
@@ -95,7 +98,7 @@ pub(super) fn fill(report: &mut CrashReport, text: &str) {
             }
             "Application Specific Information" => {
                 in_asi = true;
-                if !value.is_empty() {
+                if !value.is_empty() && report.messages.len() < MAX_MESSAGES {
                     report.messages.push(value.to_owned());
                 }
             }

@@ -8,6 +8,14 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+/// The most frames kept of the crashing thread (macOS writes at most 512); a report's further
+/// frames are read and dropped.
+pub const MAX_FRAMES: usize = 512;
+/// The most application-specific messages kept of a report.
+pub const MAX_MESSAGES: usize = 64;
+/// The most distinct thread names counted of a report (a name seen already is always counted).
+pub const MAX_THREAD_NAMES: usize = 256;
+
 /// The kind of a diagnostic report, from its `bug_type` (or, without one, its file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -166,9 +174,10 @@ impl CrashReport {
         self.thread_names.get(name).copied().unwrap_or(0)
     }
 
-    /// Sets the crashing thread's frames, and from them `thread_images` (each once, in linear
+    /// Sets the crashing thread's frames (the first [`MAX_FRAMES`]), and from them `thread_images` (each once, in linear
     /// time) and `thread_symbols`.
-    pub fn set_frames(&mut self, frames: Vec<StackFrame>) {
+    pub fn set_frames(&mut self, mut frames: Vec<StackFrame>) {
+        frames.truncate(MAX_FRAMES);
         let mut seen: HashSet<&str> = HashSet::with_capacity(frames.len());
         let mut images = Vec::new();
         for f in &frames {

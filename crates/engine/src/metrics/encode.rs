@@ -23,6 +23,8 @@ pub(crate) struct Def {
     pub help: &'static str,
     /// `true`: the unit is bytes (`_bytes` suffix and `# UNIT ... bytes`).
     pub bytes: bool,
+    /// `true`: the unit is seconds (`_seconds` suffix and `# UNIT ... seconds`).
+    pub seconds: bool,
     /// Gauge or counter.
     pub kind: MetricType,
 }
@@ -32,6 +34,17 @@ const fn gauge(name: &'static str, bytes: bool, help: &'static str) -> Def {
         name,
         help,
         bytes,
+        seconds: false,
+        kind: MetricType::Gauge,
+    }
+}
+
+const fn gauge_seconds(name: &'static str, help: &'static str) -> Def {
+    Def {
+        name,
+        help,
+        bytes: false,
+        seconds: true,
         kind: MetricType::Gauge,
     }
 }
@@ -41,6 +54,7 @@ const fn counter(name: &'static str, bytes: bool, help: &'static str) -> Def {
         name,
         help,
         bytes,
+        seconds: false,
         kind: MetricType::Counter,
     }
 }
@@ -117,6 +131,17 @@ pub(crate) const AUTO_RECLAIM_RUNS: Def = counter(
     false,
     "Runs of an auto-reclaim rule since the monitor started.",
 );
+/// `cachewatch_snapshot_age_seconds`.
+pub(crate) const SNAPSHOT_AGE: Def = gauge_seconds(
+    "cachewatch_snapshot_age",
+    "Seconds since the monitor last showed it was running (refreshed every minute while nothing changes): a growing value is a stuck or stopped monitor whose figures are frozen.",
+);
+/// `cachewatch_monitor_up`.
+pub(crate) const MONITOR_UP: Def = gauge(
+    "cachewatch_monitor_up",
+    false,
+    "1 while the monitor task runs, 0 once it stopped on a panic (the figures are then frozen).",
+);
 /// `cachewatch_alerts_total{rule}`.
 pub(crate) const ALERTS: Def = counter(
     "cachewatch_alerts",
@@ -168,7 +193,13 @@ impl Families {
 impl Collector for Families {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         for (def, samples) in &self.0 {
-            let unit = def.bytes.then_some(&Unit::Bytes);
+            let unit = if def.bytes {
+                Some(&Unit::Bytes)
+            } else if def.seconds {
+                Some(&Unit::Seconds)
+            } else {
+                None
+            };
             let mut family = encoder.encode_descriptor(def.name, def.help, unit, def.kind)?;
             for (labels, value) in samples {
                 let mut sample = family.encode_family(labels)?;
@@ -188,9 +219,18 @@ fn one(name: &'static str, value: &str) -> Labels {
     vec![(name, value.to_owned())]
 }
 
-/// Every `/metrics` family, from a monitor's snapshot and the alerts fired per rule.
-pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts) -> Families {
+/// Every `/metrics` family, from a monitor's snapshot and the alerts fired per rule, at `now`
+/// (Unix seconds: the snapshot's age).
+pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) -> Families {
     let mut f = Families::default();
+    f.push(
+        MONITOR_UP,
+        [(Labels::new(), u64::from(snap.stopped.is_none()))],
+    );
+    f.push(
+        SNAPSHOT_AGE,
+        [(Labels::new(), now.saturating_sub(snap.live_at_unix_secs))],
+    );
     let producers = |get: fn(&crate::snapshot::ProducerDto) -> u64| {
         snap.producers
             .iter()

@@ -1,14 +1,23 @@
 //! The HTTP side of `/metrics`, on hyper 1 (HTTP/1.1 only), with the limits of a small exporter:
-//! at most [`MAX_CONNECTIONS`] connections at once (more wait in the listen backlog), a request
-//! head of at most [`MAX_REQUEST_BYTES`] (431 past it) sent within [`REQUEST_TIMEOUT`], a whole
-//! exchange within [`CONNECTION_TIMEOUT`], one request per connection, `GET` and `HEAD` of
-//! `/metrics` only (404 for other paths, 405 for other methods). On a loopback address only a
-//! loopback `Host` (`localhost`, `127.0.0.1`, `[::1]`, with any port) is answered (403 else): a web
-//! page the user visits could otherwise read the root paths (and the user name in them) through
-//! DNS rebinding. A request without `Host` (HTTP/1.0 tools) is answered.
+//! at most [`MAX_CONNECTIONS`] connections at once, a request head of at most
+//! [`MAX_REQUEST_BYTES`] (431 past it) sent within [`REQUEST_TIMEOUT`], a whole exchange within
+//! [`CONNECTION_TIMEOUT`], one request per connection, `GET` and `HEAD` of `/metrics` only (404
+//! for other paths, 405 for other methods, 400 for a request with two `Host` headers, as RFC 9112
+//! says). On a loopback address only a loopback `Host` (`localhost`, `127.0.0.1`, `[::1]`, with
+//! any port) is answered (403 else): a web page the user visits could otherwise read the root
+//! paths (and the user name in them) through DNS rebinding. A request without `Host` (HTTP/1.0
+//! tools) is answered.
+//!
+//! Slow clients cannot block a scrape: when every slot is taken, a new connection takes the slot
+//! of the oldest connection that has not sent its request head yet (then of the oldest one whose
+//! answer is taking over [`ANSWER_GRACE`]), which is closed ([`Connections`]). Connections that
+//! open and never finish their head (slowloris) therefore only push each other out, and a real
+//! scrape, whose head comes at once, is answered in milliseconds however many of them there are.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -26,14 +35,151 @@ pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
 /// Connections served at once.
 pub(crate) const MAX_CONNECTIONS: usize = 32;
+/// A connection whose request head has come is pushed out for a new one only once its answer
+/// has taken this long (a client that does not read it).
+pub(crate) const ANSWER_GRACE: Duration = Duration::from_secs(1);
 
 /// Renders the page body for one request.
 pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
-/// Serves one connection: one request, then close.
-pub(crate) async fn connection(stream: TcpStream, render: Render) {
+/// The open connections, oldest first, so that a full server can push out the one that matters
+/// least: the oldest without a request head, then the oldest answer past [`ANSWER_GRACE`].
+#[derive(Default)]
+pub(crate) struct Connections {
+    open: Mutex<BTreeMap<u64, Conn>>,
+    next_id: std::sync::atomic::AtomicU64,
+    /// Woken when a connection ends.
+    room: tokio::sync::Notify,
+}
+
+struct Conn {
+    accepted: tokio::time::Instant,
+    /// Set once its task has read from the socket: a connection not read yet may hold a whole
+    /// request head already, and is never pushed out.
+    polled: Arc<AtomicBool>,
+    /// Set when the request head has been read.
+    head: Arc<AtomicBool>,
+    /// `None` for the moment between its registration and its task's spawn.
+    abort: Option<tokio::task::AbortHandle>,
+}
+
+/// Removes its connection from [`Connections`] when the connection's task ends (or is aborted).
+pub(crate) struct Registered {
+    conns: Arc<Connections>,
+    id: u64,
+    /// Set once the connection's task has read from the socket.
+    pub(crate) polled: Arc<AtomicBool>,
+    /// Set when the request head has been read.
+    pub(crate) head: Arc<AtomicBool>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.conns.lock().remove(&self.id);
+        self.conns.room.notify_waiters();
+    }
+}
+
+impl Connections {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Conn>> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True when [`MAX_CONNECTIONS`] are open.
+    pub(crate) fn is_full(&self) -> bool {
+        self.lock().len() >= MAX_CONNECTIONS
+    }
+
+    /// Waits until fewer than [`MAX_CONNECTIONS`] are open.
+    pub(crate) async fn wait_for_room(&self) {
+        loop {
+            let notified = self.room.notified();
+            tokio::pin!(notified);
+            // Registered before the check: an end in between is not missed.
+            notified.as_mut().enable();
+            if !self.is_full() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Registers a new connection (its task not spawned yet): the guard its task holds.
+    pub(crate) fn register(self: &Arc<Self>) -> Registered {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let head = Arc::new(AtomicBool::new(false));
+        let polled = Arc::new(AtomicBool::new(false));
+        self.lock().insert(
+            id,
+            Conn {
+                accepted: tokio::time::Instant::now(),
+                polled: polled.clone(),
+                head: head.clone(),
+                abort: None,
+            },
+        );
+        Registered {
+            conns: self.clone(),
+            id,
+            polled,
+            head,
+        }
+    }
+
+    /// Notes the task serving connection `reg` (unless it has ended already).
+    pub(crate) fn spawned(&self, id: u64, abort: tokio::task::AbortHandle) {
+        if let Some(c) = self.lock().get_mut(&id) {
+            c.abort = Some(abort);
+        }
+    }
+
+    /// Closes the connection that matters least, if one may go: the oldest without a request head
+    /// once its task has read what the socket held, else the oldest whose answer has taken over [`ANSWER_GRACE`]. True when one was closed: its
+    /// slot is free at once (its socket closes when its aborted task is dropped, right after).
+    pub(crate) fn evict(&self) -> bool {
+        let mut open = self.lock();
+        let now = tokio::time::Instant::now();
+        let idle = open
+            .iter()
+            .find(|(_, c)| {
+                c.abort.is_some()
+                    && c.polled.load(Ordering::Acquire)
+                    && !c.head.load(Ordering::Acquire)
+            })
+            .map(|(id, _)| *id);
+        let victim = idle.or_else(|| {
+            open.iter()
+                .find(|(_, c)| {
+                    c.abort.is_some() && now.saturating_duration_since(c.accepted) > ANSWER_GRACE
+                })
+                .map(|(id, _)| *id)
+        });
+        let Some(conn) = victim.and_then(|id| open.remove(&id)) else {
+            return false;
+        };
+        if let Some(abort) = conn.abort {
+            abort.abort();
+        }
+        true
+    }
+
+    /// The id of a registration.
+    pub(crate) fn id_of(reg: &Registered) -> u64 {
+        reg.id
+    }
+}
+
+/// Serves one connection: one request, then close. `polled` is set once the socket has been read
+/// (a head already there is then parsed), `head` once the request head is read.
+pub(crate) async fn connection(
+    stream: TcpStream,
+    render: Render,
+    polled: Arc<AtomicBool>,
+    head: Arc<AtomicBool>,
+) {
     let loopback = stream.local_addr().is_ok_and(|a| a.ip().is_loopback());
     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        head.store(true, Ordering::Release);
         let resp = respond(&req, &render, loopback);
         async move { Ok::<_, Infallible>(resp) }
     });
@@ -43,7 +189,13 @@ pub(crate) async fn connection(stream: TcpStream, render: Render) {
         .max_buf_size(MAX_REQUEST_BYTES)
         .keep_alive(false)
         .serve_connection(TokioIo::new(stream), service);
-    match tokio::time::timeout(CONNECTION_TIMEOUT, conn).await {
+    let mut conn = std::pin::pin!(tokio::time::timeout(CONNECTION_TIMEOUT, conn));
+    let done = std::future::poll_fn(|cx| {
+        let r = std::future::Future::poll(conn.as_mut(), cx);
+        polled.store(true, Ordering::Release);
+        r
+    });
+    match done.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, "metrics request failed"),
         Err(_) => tracing::debug!("metrics connection took too long; closed"),
@@ -52,8 +204,15 @@ pub(crate) async fn connection(stream: TcpStream, render: Render) {
 
 fn respond(req: &Request<Incoming>, render: &Render, loopback: bool) -> Response<Full<Bytes>> {
     let get = matches!(*req.method(), Method::GET | Method::HEAD);
+    let hosts = req.headers().get_all(HOST).iter().count();
     let host_ok = !loopback || req.headers().get(HOST).map_or(true, is_loopback_host);
     let (status, ctype, body) = match (get, req.uri().path()) {
+        // RFC 9112 section 3.2: a request with more than one Host field gets a 400.
+        _ if hosts > 1 => (
+            StatusCode::BAD_REQUEST,
+            "text/plain; charset=utf-8",
+            "bad request: more than one Host header\n".to_owned(),
+        ),
         _ if !host_ok => (
             StatusCode::FORBIDDEN,
             "text/plain; charset=utf-8",

@@ -8,6 +8,9 @@ use crate::snapshot::{MonitorState, RootDto, ScanProgress, WatchMode};
 mod server;
 mod textfile;
 
+/// [`sample_snapshot`]'s `live_at_unix_secs`.
+pub(super) const LIVE_AT: u64 = 4_000_000_000;
+
 /// A snapshot with one root on `/` (77 bytes free), one producer and the given alerts' rules.
 pub(super) fn sample_snapshot() -> Snapshot {
     let json = serde_json::json!({
@@ -24,6 +27,8 @@ pub(super) fn sample_snapshot() -> Snapshot {
                        "orphan_bytes": 4096, "reclaimable_bytes": 0, "reclaimable_items": 0,
                        "evidence": [], "notes": "", "top_items": [], "history": []}],
         "unattributed": [], "alerts": [], "errors": [],
+        // Alive in 2096: the age reads 0 whenever the test runs.
+        "live_at_unix_secs": LIVE_AT,
         "unexplained_growth": [{"mount": "/", "from_unix_secs": 1000, "to_unix_secs": 22600,
                                 "free_fall_bytes": 5000, "roots_growth_bytes": 1000,
                                 "unexplained_bytes": 4000, "left_out_secs": 0, "notable": false}]
@@ -32,11 +37,19 @@ pub(super) fn sample_snapshot() -> Snapshot {
 }
 
 /// The page the hand-written encoder printed for [`sample_snapshot`] and one `free-disk` alert,
-/// line for line: the move to prometheus-client changed no name, label, help text or value.
+/// line for line: the move to prometheus-client changed no name, label, help text or value. (The
+/// monitor's health, first, came later: up, and the snapshot's age, 60 s here.)
 #[test]
 fn the_page_is_the_one_the_hand_written_encoder_printed() {
     let alerts: AlertCounts = [("free-disk".to_owned(), 1)].into();
     let expected = "\
+# HELP cachewatch_monitor_up 1 while the monitor task runs, 0 once it stopped on a panic (the figures are then frozen).
+# TYPE cachewatch_monitor_up gauge
+cachewatch_monitor_up 1
+# HELP cachewatch_snapshot_age_seconds Seconds since the monitor last showed it was running (refreshed every minute while nothing changes): a growing value is a stuck or stopped monitor whose figures are frozen.
+# TYPE cachewatch_snapshot_age_seconds gauge
+# UNIT cachewatch_snapshot_age_seconds seconds
+cachewatch_snapshot_age_seconds 60
 # HELP cachewatch_producer_allocated_bytes Allocated bytes of a producer's items (as du counts them).
 # TYPE cachewatch_producer_allocated_bytes gauge
 # UNIT cachewatch_producer_allocated_bytes bytes
@@ -81,7 +94,10 @@ cachewatch_unexplained_growth_bytes{mount=\"/\"} 4000
 cachewatch_alerts_total{rule=\"free-disk\"} 1
 # EOF
 ";
-    assert_eq!(render(&sample_snapshot(), &alerts), expected);
+    assert_eq!(
+        render_at(&sample_snapshot(), &alerts, LIVE_AT + 60),
+        expected
+    );
 }
 
 #[test]
@@ -120,6 +136,8 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         errors: Vec::new(),
         crash_groups: Vec::new(),
         auto_reclaim: Default::default(),
+        live_at_unix_secs: 1_900_000_000,
+        stopped: Some("the monitor stopped on a panic".into()),
     };
     let alerts: AlertCounts = [("free-disk".to_owned(), 3)].into();
     let text = render(&snap, &alerts);
@@ -132,6 +150,16 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         "# TYPE cachewatch_alerts counter\ncachewatch_alerts_total{rule=\"free-disk\"} 3\n"
     ));
     assert!(text.ends_with("# EOF\n"));
+    // A stopped monitor says so, and its frozen snapshot's age (hand count: 1000 s).
+    let text_later = render_at(&snap, &alerts, 1_900_001_000);
+    assert!(
+        text_later.contains("\ncachewatch_monitor_up 0\n"),
+        "{text_later}"
+    );
+    assert!(
+        text_later.contains("\ncachewatch_snapshot_age_seconds 1000\n"),
+        "{text_later}"
+    );
     // Every family announced once, with HELP before TYPE.
     for name in [
         "cachewatch_producer_allocated_bytes",

@@ -214,8 +214,10 @@ impl Actor {
         );
     }
 
-    /// The periodic look: gone roots, polling roots, stale figures, a due history sample.
+    /// The periodic look: gone roots, polling roots, stale figures, a due history sample, the
+    /// snapshot's heartbeat.
     async fn on_tick(&mut self) {
+        self.heartbeat();
         self.check_gone_roots().await;
         if self.poll_due().await {
             self.after_update(false).await;
@@ -236,11 +238,8 @@ impl Actor {
                 self.publish();
             }
         }
+        self.reopen_history_if_due().await;
         let now = self.opts.clock.now();
-        if self.recorder.reopen_due(now) {
-            let restored = self.recorder.reopen(now).await;
-            self.procs.restore(&restored);
-        }
         let totals = build::producer_totals(&self.roots);
         if self.recorder.sample_due(now) {
             self.recorder.sample(&self.roots, &totals, now).await;
@@ -248,6 +247,24 @@ impl Actor {
             // free space may have fallen with no event under the roots. Evaluate alerts and publish.
             self.after_update(false).await;
         }
+    }
+
+    /// Opens the history database again when it failed and its retry is due; when it opens, the
+    /// cooldowns of its stored alerts are restored and the rules may say again that they wait for
+    /// it (at the next outage). True when it is open now after being closed.
+    pub(super) async fn reopen_history_if_due(&mut self) -> bool {
+        let now = self.opts.clock.now();
+        if !self.recorder.reopen_due(now) {
+            return false;
+        }
+        let (open, restored) = self.recorder.reopen(now).await;
+        self.procs.restore(&restored);
+        if open {
+            self.auto.no_history_said = false;
+            self.recorder.forget_error(auto::NOT_RUN);
+        }
+        self.publish();
+        open
     }
 
     /// After the inventory changed: sample history on a large change, evaluate alerts, publish.
@@ -340,6 +357,20 @@ impl Actor {
         self.analysis_stale = false;
         self.analysis_at = Some(Instant::now());
         self.analysis_cost = started.elapsed();
+    }
+
+    /// Refreshes the published snapshot's `live_at_unix_secs` when it is [`super::HEARTBEAT`] old:
+    /// a monitor with nothing to say still shows it runs (the snapshot's age stays under a
+    /// minute and a tick), one that is stuck or gone does not.
+    fn heartbeat(&mut self) {
+        let now = build::unix_secs(std::time::SystemTime::now());
+        self.snap_tx.send_if_modified(|s| {
+            let due = now.abs_diff(s.live_at_unix_secs) >= super::HEARTBEAT.as_secs();
+            if due {
+                Arc::make_mut(s).live_at_unix_secs = now;
+            }
+            due
+        });
     }
 
     /// Builds and publishes a snapshot of the current state.

@@ -298,8 +298,8 @@ impl Analysis {
                 _ => None,
             },
         };
-        if let Some(wait) = wait {
-            let at = now + Duration::from_secs(wait);
+        // A crossing past the end of time never comes (a user rule's `min_age_secs` is any u64).
+        if let Some(at) = wait.and_then(|w| now.checked_add(Duration::from_secs(w))) {
             self.next_crossing = Some(self.next_crossing.map_or(at, |t| t.min(at)));
         }
     }

@@ -62,6 +62,9 @@ pub(super) struct AutoState {
     pub(super) waiters: Vec<Waiter>,
     /// "not run: no history" was said.
     pub(super) no_history_said: bool,
+    /// The rule the next check looks at first: the one after the last started, so rules due at
+    /// the same time take turns (a short `every` on the first rules kept the others from running).
+    pub(super) next: usize,
     /// When progress was last published.
     progress_at: Option<tokio::time::Instant>,
 }
@@ -105,7 +108,9 @@ impl AutoState {
 
     /// Notes a batch's progress; true when it is time to publish it (see [`PROGRESS_EVERY`]).
     pub(super) fn progress(&mut self, p: &BatchProgress, now: tokio::time::Instant) -> bool {
-        let due = self.progress_at.map_or(true, |t| now >= t + PROGRESS_EVERY);
+        let due = self.progress_at.map_or(true, |t| {
+            t.checked_add(PROGRESS_EVERY).map_or(true, |at| now >= at)
+        });
         if due {
             self.progress_at = Some(now);
         }
@@ -149,7 +154,9 @@ impl AutoState {
         if run.deleted_items > 0 {
             self.unannounced[i].push(run.clone());
         }
-        let due = self.last_announce[i].map_or(true, |t| now >= t + ANNOUNCE_GAP);
+        let due = self.last_announce[i].map_or(true, |t| {
+            t.checked_add(ANNOUNCE_GAP).map_or(true, |at| now >= at)
+        });
         let announce = if due && !self.unannounced[i].is_empty() {
             self.last_announce[i] = Some(now);
             Some(std::mem::take(&mut self.unannounced[i]))

@@ -89,6 +89,8 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
             enabled: !opts.auto_reclaim.is_empty(),
             ..Default::default()
         },
+        live_at_unix_secs: unix_secs(SystemTime::now()),
+        stopped: None,
     }
 }
 
@@ -257,6 +259,8 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         crash_groups: inp.recorder.crash_groups(),
         errors,
         auto_reclaim: inp.auto,
+        live_at_unix_secs: unix_secs(SystemTime::now()),
+        stopped: None,
     }
 }
 

@@ -73,7 +73,11 @@ impl Debounce {
     /// Starts the quiet time at `now` when something is dirty and no quiet time runs yet.
     pub(super) fn arm(&mut self, now: Instant) {
         if self.deadline.is_none() && self.dirty.iter().any(|d| !d.is_empty()) {
-            self.deadline = Some(now + self.quiet);
+            // `quiet` is bounded by the config; a far one saturates to a day rather than panic.
+            self.deadline = Some(
+                now.checked_add(self.quiet)
+                    .unwrap_or_else(|| now + Duration::from_secs(86_400)),
+            );
         }
     }
 

@@ -25,7 +25,7 @@ impl ProcWatch {
     pub(super) fn new(rules: &[ProcessWatchConfig], cooldown: Duration) -> ProcWatch {
         let interval = rules
             .iter()
-            .map(|r| Duration::from_secs(r.sample_interval_secs.max(1)))
+            .map(|r| Duration::from_secs(r.sample_interval_secs.clamp(1, 86_400)))
             .min();
         ProcWatch {
             watcher: (!rules.is_empty()).then(|| ProcessWatcher::new(rules.to_vec())),
@@ -53,7 +53,11 @@ impl ProcWatch {
             else {
                 continue;
             };
-            let at = SystemTime::UNIX_EPOCH + Duration::from_secs(a.time_unix_secs);
+            let Some(at) =
+                SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(a.time_unix_secs))
+            else {
+                continue;
+            };
             let last = self.fired.entry(name.clone()).or_insert(at);
             *last = (*last).max(at);
         }

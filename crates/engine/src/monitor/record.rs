@@ -3,9 +3,10 @@
 //! after each update and stored ([`alerts`]), whether the database is in use ([`availability`]),
 //! and the problem and notice lines of the snapshot ([`notices`]).
 //!
-//! A corrupt database (or any lasting failure) is reported in the snapshot's errors and the monitor
-//! runs on without history; a locked one is a passing condition: history is skipped for
-//! [`LOCKED_RETRY`](availability::LOCKED_RETRY) and tried again. The file is never deleted.
+//! A locked database is a passing condition: history is skipped for
+//! [`LOCKED_RETRY`](availability::LOCKED_RETRY) and tried again. Any other failure (a full disk, a
+//! corrupt file) closes it and opens it again with backoff, reported in the snapshot's errors and
+//! by a `history-unavailable` alert meanwhile ([`availability`]). The file is never deleted.
 
 mod alerts;
 mod availability;
@@ -38,8 +39,14 @@ pub struct Recorder {
     db: Option<Arc<Mutex<History>>>,
     /// The database file, for retrying an open that found it locked.
     db_path: Option<PathBuf>,
-    /// The database was locked: history is skipped until then (clock time), then tried again.
+    /// The database was locked, or failed and was closed: history is skipped until then (clock
+    /// time), then tried again.
     retry_at: Option<SystemTime>,
+    /// Failed opens in a row since the database was last open (the backoff).
+    failures: u32,
+    /// Alerts raised by the history link itself (`history-unavailable`), fired with the next
+    /// evaluation.
+    raised: Vec<AlertDto>,
     /// Why there is no database (the snapshot line), for a reclaim refused without audit rows.
     unavailable: Option<String>,
     notices: Notices,
@@ -82,6 +89,8 @@ impl Recorder {
             db,
             db_path: opts.db_path.clone(),
             retry_at: None,
+            failures: 0,
+            raised: Vec::new(),
             unavailable: None,
             notices: Notices::default(),
             alerts,
@@ -107,6 +116,11 @@ impl Recorder {
     /// Adds a problem for the snapshot.
     pub fn error(&mut self, e: String) {
         self.notices.push(e);
+    }
+
+    /// Removes the problem lines starting with `prefix` (the condition is over).
+    pub fn forget_error(&mut self, prefix: &str) {
+        self.notices.forget(prefix);
     }
 
     /// Recent alerts, newest first.

@@ -385,3 +385,44 @@ async fn a_drain_planned_over_several_chunks_deletes_every_old_item_and_counts_t
         .unwrap();
     assert_eq!(rows.len(), old.len(), "no row for an item not planned");
 }
+
+/// Regression (issue 21): 200 rules at `every = "1s"`: only the first two ever ran, each run
+/// taking long enough for rule 0 to be due again. Rules due at the same time take turns: with the
+/// clock a second on after every run (rule 0 always due again), every rule runs, and no rule runs
+/// twice before every other has run once. (24 rules: each run reads the process table twice,
+/// most of a second on a busy machine.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_due_at_the_same_time_take_turns() {
+    const N: usize = 24;
+    let s = Setup::new();
+    let rules: Vec<AutoRule> = (0..N)
+        .map(|i| AutoRule {
+            name: format!("r{i:03}"),
+            every: Some(Duration::from_secs(1)),
+            ..rule()
+        })
+        .collect();
+    let m = s.start(rules, true).await;
+    // At most twice as many checks as rules: before, rule 0 was due again at every one.
+    for _ in 0..2 * N {
+        if m.snapshot().auto_reclaim.rules.iter().all(|r| r.runs > 0) {
+            break;
+        }
+        // Waits for the run it starts (or the one in progress) to end.
+        m.check_auto_reclaim().await.unwrap();
+        s.clock.advance(Duration::from_secs(1));
+    }
+    let snap = m.snapshot();
+    let runs: Vec<u64> = snap.auto_reclaim.rules.iter().map(|r| r.runs).collect();
+    let never: Vec<&str> = snap
+        .auto_reclaim
+        .rules
+        .iter()
+        .filter(|r| r.runs == 0)
+        .map(|r| r.rule.as_str())
+        .collect();
+    assert!(never.is_empty(), "rules that never ran: {never:?}");
+    let (lo, hi) = (runs.iter().min().unwrap(), runs.iter().max().unwrap());
+    assert!(hi - lo <= 1, "runs per rule from {lo} to {hi}: {runs:?}");
+    m.shutdown().await;
+}

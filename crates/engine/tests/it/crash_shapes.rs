@@ -7,7 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cachewatch::crash::{
-    read_report, CrashError, CrashLoopConfig, CrashWatch, ReportKind, Signatures,
+    read_report, CrashError, CrashLoopConfig, CrashWatch, ReportKind, Signatures, MAX_FRAMES,
+    MAX_MESSAGES, MAX_REPORT_BYTES, MAX_THREAD_NAMES,
 };
 use cachewatch_testkit::ips::{fixture, template, write_report};
 
@@ -429,7 +430,8 @@ fn fifo_report_is_refused_not_waited_on() {
 }
 
 /// Regression (issue 8): a 5 MiB report of 150,000 frames on distinct images took 20 s: the
-/// image de-dup was quadratic. Correctness is asserted; the time is printed, not asserted.
+/// image de-dup was quadratic. Correctness is asserted; the time is printed, not asserted. (Since
+/// issue 21 only the first `MAX_FRAMES` frames are kept; the others are read and dropped.)
 #[test]
 fn report_of_150k_frames_on_distinct_images_is_parsed() {
     const N: usize = 150_000;
@@ -461,9 +463,103 @@ fn report_of_150k_frames_on_distinct_images_is_parsed() {
         started.elapsed()
     );
     assert!(text.len() > 5 << 20, "{}", text.len());
-    assert_eq!(r.thread_frames.len(), N);
-    assert_eq!(r.thread_images.len(), N);
+    assert_eq!(r.thread_frames.len(), MAX_FRAMES);
+    assert_eq!(r.thread_images.len(), MAX_FRAMES);
     assert_eq!(r.thread_images[0], "l0");
-    assert_eq!(r.thread_images[N - 1], format!("l{}", N - 1));
-    assert_eq!(r.thread_images[77_777], "l77777");
+    assert_eq!(
+        r.thread_images[MAX_FRAMES - 1],
+        format!("l{}", MAX_FRAMES - 1)
+    );
+    assert_eq!(r.thread_images[277], "l277");
+}
+
+/// Regression (issue 21): three crafted 8 MiB reports of 2.7 million `{}` frames each made
+/// `crashes` peak at 515 MB (every frame became a value). The parse keeps what it uses: the
+/// crashing thread's first `MAX_FRAMES` frames, at most `MAX_THREAD_NAMES` thread names and
+/// `MAX_MESSAGES` messages, whatever the file holds (the peak is measured in the report, not
+/// here).
+#[test]
+fn a_report_of_millions_of_frames_keeps_the_bound_not_the_file() {
+    let header = "{\"app_name\":\"flood\",\"bug_type\":\"309\"}\n";
+    let open = "{\"procName\":\"flood\",\"exception\":{\"type\":\"EXC_BAD_ACCESS\",\"signal\":\"SIGSEGV\"},\"faultingThread\":0,\"threads\":[{\"triggered\":true,\"frames\":[";
+    let close = "]}]}\n";
+    let first = "{\"symbol\":\"top\"}";
+    let room =
+        MAX_REPORT_BYTES as usize - header.len() - open.len() - first.len() - close.len() - 1;
+    // The first frame, then `,{}` as many times as fit.
+    let frames = room / 3 + 1;
+    let mut text = String::with_capacity(MAX_REPORT_BYTES as usize);
+    text.push_str(header);
+    text.push_str(open);
+    text.push_str(first);
+    for _ in 1..frames {
+        text.push_str(",{}");
+    }
+    text.push_str(close);
+    assert!(text.len() as u64 <= MAX_REPORT_BYTES, "{}", text.len());
+    assert!(frames > 2_700_000, "{frames}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flood-2026-03-14-100000.ips");
+    std::fs::write(&path, &text).unwrap();
+    let r = read_report(&path).unwrap();
+    assert_eq!(r.kind, ReportKind::Crash);
+    assert_eq!(r.exception_type.as_deref(), Some("EXC_BAD_ACCESS"));
+    assert_eq!(r.thread_frames.len(), MAX_FRAMES);
+    assert_eq!(r.thread_symbols, ["top"]);
+}
+
+/// The other lists of a report are bounded too: thousands of threads with names of their own,
+/// messages, images and an `exception` that is a huge array. The crashing thread is found even
+/// far past the threads kept with their frames (it is `triggered`, with no `faultingThread`), and
+/// a real-shaped report still reads whole (see the fixtures above).
+#[test]
+fn threads_names_and_messages_are_bounded_and_the_triggered_thread_still_found() {
+    const THREADS: usize = 5000;
+    let mut text =
+        String::from("{\"app_name\":\"many\",\"bug_type\":309,\"os_version\":[1,2,3]}\n");
+    text.push_str("{\"procName\":\"many\",\"termination\":[");
+    for i in 0..100_000 {
+        text.push_str(if i == 0 { "{}" } else { ",{}" });
+    }
+    text.push_str("],\"asi\":{\"x\":[");
+    for i in 0..10_000 {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!("\"m{i}\""));
+    }
+    text.push_str("]},\"threads\":[");
+    for i in 0..THREADS {
+        if i > 0 {
+            text.push(',');
+        }
+        let triggered = i == 4321;
+        text.push_str(&format!(
+            "{{\"name\":\"t{i}\",\"triggered\":{triggered},\"frames\":[{{\"imageIndex\":1,\"symbol\":\"s{i}\"}}]}}"
+        ));
+    }
+    text.push_str("],\"usedImages\":[");
+    for i in 0..20_000 {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!("{{\"name\":\"img{i}\"}}"));
+    }
+    text.push_str("]}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many-2026-03-14-100000.ips");
+    std::fs::write(&path, &text).unwrap();
+    let r = read_report(&path).unwrap();
+    assert_eq!(r.bug_type.as_deref(), Some("309"), "a number read as text");
+    assert_eq!(
+        r.os_version, None,
+        "a field of the wrong type is dropped, not the report"
+    );
+    assert_eq!(r.termination, None);
+    assert_eq!(r.thread_names.len(), MAX_THREAD_NAMES);
+    assert_eq!(r.threads_named("t0"), 1);
+    assert_eq!(r.messages.len(), MAX_MESSAGES);
+    assert_eq!(r.messages[0], "m0");
+    assert_eq!(r.thread_symbols, ["s4321"]);
+    assert_eq!(r.thread_images, ["img1"]);
 }

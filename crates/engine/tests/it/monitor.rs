@@ -623,3 +623,142 @@ async fn a_link_planted_at_the_flush_markers_name_is_not_written_through() {
         "the links are left"
     );
 }
+
+/// Regression (issue 21): with the data dir on a full disk the monitor logged "running without
+/// history", never opened the database again and skipped every auto-reclaim rule until it was
+/// restarted: the rules went quiet exactly when the disk was low. Here a file sits where the data
+/// dir should be: the database is tried again with backoff (on the manual clock), an alert and a
+/// notice say it is unavailable meanwhile, nothing is deleted, and once the way is clear the
+/// database opens and the rule runs, every deletion audited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unavailable_history_database_is_opened_again_and_the_rules_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cache");
+    std::fs::create_dir(&root).unwrap();
+    let old = make_archives(&root, 3, "old", Some(2 * DAY));
+    let data = dir.path().join("data");
+    std::fs::write(&data, b"in the way of the data dir").unwrap();
+    let db = data.join("cachewatch.db");
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_900_000_000);
+    let clock = Arc::new(ManualClock::new(t0));
+    let mut o = options(&root);
+    o.db_path = Some(db.clone());
+    o.clock = clock.clone();
+    o.alerts = AlertsConfig {
+        free_disk_min_bytes: 0,
+        disk_full_eta_min_hours: 0,
+        ..AlertsConfig::default()
+    };
+    o.auto_reclaim = vec![cachewatch::autoreclaim::AutoRule {
+        name: "gpu".into(),
+        producers: vec![GPU.into()],
+        older_than: DAY,
+        every: Some(Duration::from_secs(3600)),
+        when_items_over: None,
+        when_bytes_over: None,
+        when_free_below: None,
+    }];
+    let m = monitor::spawn(o).unwrap();
+    ready(&m).await;
+    assert!(m.check_auto_reclaim().await.unwrap().is_none());
+    let s = m.snapshot();
+    assert!(
+        s.errors.iter().any(|e| e.starts_with("history unavailable")
+            && e.contains("opening it again in 60s")
+            && e.contains(&*data.to_string_lossy())),
+        "{:?}",
+        s.errors
+    );
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.starts_with("auto-reclaim rules not run")),
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(
+        s.alerts
+            .iter()
+            .filter(|a| a.rule == "history-unavailable")
+            .count(),
+        1,
+        "{:?}",
+        s.alerts
+    );
+    assert!(old.iter().all(|d| d.exists()));
+
+    // Still in the way at the first retry: the wait doubles, still one alert.
+    clock.advance(Duration::from_secs(61));
+    assert!(m.check_auto_reclaim().await.unwrap().is_none());
+    let s = m.snapshot();
+    assert!(
+        s.errors
+            .iter()
+            .any(|e| e.contains("opening it again in 120s")),
+        "{:?}",
+        s.errors
+    );
+    assert!(old.iter().all(|d| d.exists()));
+
+    std::fs::remove_file(&data).unwrap();
+    clock.advance(Duration::from_secs(121));
+    let run = m
+        .check_auto_reclaim()
+        .await
+        .unwrap()
+        .expect("the rule runs once the database opens");
+    assert_eq!(run.deleted_items, 3, "{run:?}");
+    assert!(old.iter().all(|d| !d.exists()));
+    let h = cachewatch::history::History::open_read_only(&db).unwrap();
+    let audited = h
+        .reclaims(SystemTime::UNIX_EPOCH)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.outcome == "deleted")
+        .count();
+    assert_eq!(audited, 3);
+    let s = m.snapshot();
+    assert!(
+        !s.errors
+            .iter()
+            .any(|e| e.contains("history unavailable")
+                || e.starts_with("auto-reclaim rules not run")),
+        "{:?}",
+        s.errors
+    );
+    m.shutdown().await;
+}
+
+/// Regression (issue 21): the monitor task panicked (an instant overflow) while the process and
+/// `/metrics` stayed up serving its last snapshot as if it were live. Now the last snapshot says
+/// the monitor stopped and why, an alert fires, commands fail, `stopped()` resolves (the `watch`
+/// command exits non-zero on it) and `/metrics` says `cachewatch_monitor_up 0`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_monitor_task_is_said_stopped_not_served_as_live() {
+    let dir = tempfile::tempdir().unwrap();
+    make_archives(dir.path(), 2, "p", None);
+    let m = monitor::spawn(options(dir.path())).unwrap();
+    ready(&m).await;
+    let live = m.snapshot();
+    assert!(live.stopped.is_none());
+    let now = cachewatch::units::unix_secs(SystemTime::now());
+    assert!(
+        live.live_at_unix_secs.abs_diff(now) <= 60,
+        "{} vs {now}",
+        live.live_at_unix_secs
+    );
+    let mut alerts = m.alerts();
+    m.inject_panic().await;
+    let why = tokio::time::timeout(Duration::from_secs(30), m.stopped())
+        .await
+        .expect("said stopped within 30 s");
+    assert!(why.contains("injected by a test"), "{why}");
+    let s = m.snapshot();
+    assert_eq!(s.stopped.as_deref(), Some(why.as_str()));
+    assert!(s.errors.contains(&why), "{:?}", s.errors);
+    assert!(matches!(m.rescan().await, Err(MonitorError::Stopped)));
+    let a = alerts.recv().await.unwrap();
+    assert_eq!(a.rule, "monitor-stopped");
+    let page = cachewatch::metrics::render(&s, &Default::default());
+    assert!(page.contains("\ncachewatch_monitor_up 0\n"), "{page}");
+}

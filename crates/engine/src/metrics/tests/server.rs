@@ -150,3 +150,107 @@ async fn a_loopback_server_refuses_a_foreign_host_header_dns_rebinding() {
         assert!(status.starts_with("HTTP/1.1 200"), "{host}: {status}");
     }
 }
+
+/// RFC 9112 section 3.2: a request with two `Host` fields is a 400 (it was a 200, with the first
+/// one's value checked and the second ignored).
+#[tokio::test]
+async fn two_host_headers_are_a_400() {
+    let (srv, _tx) = server().await;
+    for hosts in [
+        "Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n",
+        "Host: 127.0.0.1\r\nHost: evil.example\r\n",
+    ] {
+        let req = format!("GET /metrics HTTP/1.1\r\n{hosts}\r\n");
+        let (status, _, body) = exchange(srv.local_addr(), req.as_bytes()).await;
+        assert!(status.starts_with("HTTP/1.1 400"), "{hosts:?}: {status}");
+        assert!(!body.contains("cachewatch_"), "{body}");
+    }
+}
+
+/// Regression (issue 21): 200 connections that never finish their request head held the 32 slots
+/// 5 s each, so a scrape waited in the backlog 26 s (Prometheus gives up at 10 s). Now the oldest
+/// connection without a head makes room for a new one, and a scrape is answered within a second
+/// while 200 slow clients keep re-opening. The slow clients run on a runtime of their own (another
+/// process, as an attacker would be), the server and the scrapes on the test's. Loopback only;
+/// every loop is bounded and stops by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scrape_is_answered_within_a_second_under_200_half_open_connections() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    const SLOW: usize = 200;
+    const REOPENS: usize = 25;
+    let (srv, _alerts) = server().await;
+    let addr = srv.local_addr();
+    assert!(addr.ip().is_loopback());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let connected = Arc::new(AtomicUsize::new(0));
+    let attacker = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut slow = Vec::new();
+    for _ in 0..SLOW {
+        let mut stop = stop_rx.clone();
+        let connected = connected.clone();
+        slow.push(attacker.spawn(async move {
+            // Re-opens when the server closes it, at most REOPENS times.
+            for _ in 0..REOPENS {
+                if *stop.borrow() {
+                    return;
+                }
+                let Ok(mut s) = TcpStream::connect(addr).await else {
+                    return;
+                };
+                connected.fetch_add(1, Ordering::Relaxed);
+                // A request head that never ends.
+                if s.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                    .await
+                    .is_err()
+                {
+                    continue;
+                }
+                let mut buf = [0u8; 256];
+                loop {
+                    tokio::select! {
+                        r = s.read(&mut buf) => if !matches!(r, Ok(n) if n > 0) { break },
+                        _ = stop.wait_for(|s| *s) => return,
+                    }
+                }
+            }
+        }));
+    }
+    // Every slow client connected once (bounded: 1000 looks 10 ms apart).
+    for _ in 0..1000 {
+        if connected.load(Ordering::Relaxed) >= SLOW {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(connected.load(Ordering::Relaxed) >= SLOW);
+    let mut took = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let (status, _, body) = tokio::time::timeout(
+            Duration::from_secs(30),
+            exchange(addr, b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        )
+        .await
+        .expect("a scrape within 30 s");
+        took.push(t0.elapsed());
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert!(body.ends_with("# EOF\n"), "{body}");
+    }
+    stop_tx.send_replace(true);
+    for t in slow {
+        t.await.unwrap();
+    }
+    attacker.shutdown_background();
+    eprintln!("scrapes under {SLOW} half-open connections took {took:?}");
+    let worst = took.iter().max().copied().unwrap_or_default();
+    assert!(
+        worst < Duration::from_secs(1),
+        "scrapes took {took:?} under {SLOW} half-open connections"
+    );
+}

@@ -19,8 +19,13 @@ use super::super::build;
 use super::super::debounce::MAX_DIRTY;
 use super::Actor;
 
+/// The start of the line said when the rules wait for a history database.
+pub(super) const NOT_RUN: &str =
+    "auto-reclaim rules not run: no history database to write the audit rows to first";
+
 impl Actor {
-    /// Starts the first due rule, unless paused, scanning, a drain runs or there are no rules.
+    /// Starts the first due rule, looking from the one after the rule last started (rules due at
+    /// the same time take turns), unless paused, scanning, a drain runs or there are no rules.
     /// Returns true when a run is in progress afterwards.
     pub(super) async fn auto_check(&mut self) -> bool {
         if self.auto.running.is_some() {
@@ -29,6 +34,8 @@ impl Actor {
         if self.auto.rules.is_empty() || self.paused || self.state == MonitorState::Scanning {
             return false;
         }
+        // A database that failed may be back: the rules need it for their audit rows.
+        self.reopen_history_if_due().await;
         let now = self.opts.clock.now();
         let totals = build::producer_totals(&self.roots);
         let free_bytes = if self.auto.rules.iter().any(|r| r.when_free_below.is_some()) {
@@ -40,7 +47,8 @@ impl Actor {
         } else {
             None
         };
-        for i in 0..self.auto.rules.len() {
+        let n = self.auto.rules.len();
+        for i in (0..n).map(|k| (self.auto.next + k) % n) {
             let rule = &self.auto.rules[i];
             let mut f = Figures {
                 free_bytes,
@@ -53,6 +61,7 @@ impl Actor {
                 }
             }
             if let Some(trigger) = autoreclaim::due(rule, self.auto.last_run[i], now, &f) {
+                self.auto.next = (i + 1) % n;
                 self.start_auto(i, trigger).await;
                 return self.auto.running.is_some();
             }
@@ -63,12 +72,11 @@ impl Actor {
     /// Starts rule `i`'s drain: plans from the roots' compact state in a blocking job (the roots
     /// move into it and back, as for a preview: no copy of the items, the monitor task waits for
     /// the plan), then executes the spooled plan in a blocking task the monitor task does not
-    /// wait for. Without a history database nothing runs (no audit rows, no deletion) and that
-    /// is said once.
+    /// wait for. Without a history database nothing runs (no audit rows, no deletion), that is
+    /// said once per outage, and the rule stays due: it runs as soon as the database is back.
     async fn start_auto(&mut self, i: usize, trigger: Trigger) {
         let tx = self.auto_tx.clone();
         let now = self.opts.clock.now();
-        self.auto.last_run[i] = Some(now);
         let Some(db) = self.recorder.history() else {
             if !self.auto.no_history_said {
                 self.auto.no_history_said = true;
@@ -76,12 +84,14 @@ impl Actor {
                     .recorder
                     .unavailable()
                     .unwrap_or("no database configured");
-                let line = format!("auto-reclaim rules not run: no history database to write the audit rows to first ({why})");
+                let line = format!("{NOT_RUN} ({why})");
                 tracing::warn!("{line}");
                 self.recorder.error(line);
+                self.publish();
             }
             return;
         };
+        self.auto.last_run[i] = Some(now);
         let rule = self.auto.rules[i].clone();
         let cancel = Arc::new(AtomicBool::new(false));
         self.auto.running = Some(Running {

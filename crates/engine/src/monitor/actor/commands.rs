@@ -84,6 +84,7 @@ impl Actor {
             }
             Command::CheckAutoReclaim(reply) => self.auto_wait(reply).await,
             Command::Shutdown(ack) => return Flow::Stop(ack),
+            Command::Panic => panic!("injected by a test"),
         }
         Flow::Continue
     }

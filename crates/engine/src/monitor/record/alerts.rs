@@ -17,7 +17,8 @@ use super::super::disks::VolumeSpace;
 use super::{io, Recorder, RECENT_ALERTS};
 
 impl Recorder {
-    /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire.
+    /// Evaluates the alert rules on the current figures; stores and returns the alerts that fire,
+    /// after those the history link raised itself (`history-unavailable`).
     pub async fn evaluate_alerts(
         &mut self,
         catalogue: &Catalogue,
@@ -28,7 +29,8 @@ impl Recorder {
         now: SystemTime,
     ) -> Vec<AlertDto> {
         let groups = self.group_inputs(groups, now);
-        let fired = self.evaluate(catalogue, roots, totals, space, groups, now);
+        let mut fired = std::mem::take(&mut self.raised);
+        fired.extend(self.evaluate(catalogue, roots, totals, space, groups, now));
         self.store_alerts(fired, now).await
     }
 

@@ -32,6 +32,11 @@ impl Notices {
         }
     }
 
+    /// Removes the lines starting with `prefix` (a condition that is over).
+    pub(super) fn forget(&mut self, prefix: &str) {
+        self.lines.retain(|l| !l.starts_with(prefix));
+    }
+
     /// Shows `line` for a passing condition, in place of the previous one.
     pub(super) fn set_passing(&mut self, line: String) {
         self.clear_passing();
