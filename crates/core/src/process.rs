@@ -45,6 +45,13 @@ pub trait ProcessProbe: Sync {
     fn process(&self, pid: u32) -> Option<ProcessInfo>;
     /// True when a process with this executable name runs.
     fn is_running(&self, name: &str) -> bool;
+    /// True when a process of the app `app` runs: `app` is a bundle id (`com.example.App`) or an
+    /// executable name (`python3`), as a cache dir names its app. The default asks
+    /// [`ProcessProbe::is_running`]; [`SystemProbe`] also matches, on macOS, the bundle identifier
+    /// of each running executable's enclosing bundle (case-insensitively).
+    fn app_running(&self, app: &str) -> bool {
+        self.is_running(app)
+    }
     /// The first open (or mapped) file under `dir` (canonical path), `dir` itself included, if any.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile>;
     /// Takes a fresh snapshot of processes and open files (reclaim calls it once at the start of
@@ -107,6 +114,8 @@ struct Snapshot {
     taken: bool,
     processes: HashMap<u32, ProcessInfo>,
     names: HashSet<String>,
+    /// Bundle identifiers of the running executables' enclosing bundles, lowercased (macOS).
+    bundles: HashSet<String>,
     open: OpenFileIndex,
     skipped_pids: usize,
 }
@@ -157,6 +166,9 @@ impl SystemProbe {
 fn take_snapshot() -> Snapshot {
     let mut processes = HashMap::new();
     let mut names = HashSet::new();
+    let mut bundles = HashSet::new();
+    // One Info.plist read per bundle dir, however many processes run from it.
+    let mut bundle_of_dir: HashMap<PathBuf, Option<String>> = HashMap::new();
     if let Ok(mut sys) = System::new() {
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
@@ -169,8 +181,18 @@ fn take_snapshot() -> Snapshot {
                 continue;
             }
             let name = p.name().to_string_lossy().into_owned();
-            if let Some(exe_name) = p.exe().and_then(Path::file_name) {
-                names.insert(exe_name.to_string_lossy().into_owned());
+            if let Some(exe) = p.exe() {
+                if let Some(exe_name) = exe.file_name() {
+                    names.insert(exe_name.to_string_lossy().into_owned());
+                }
+                if let Some(dir) = exe.parent() {
+                    let id = bundle_of_dir
+                        .entry(dir.to_path_buf())
+                        .or_insert_with(|| crate::platform::bundle_id_of_exe(exe));
+                    if let Some(id) = id {
+                        bundles.insert(id.to_lowercase());
+                    }
+                }
             }
             names.insert(name.clone());
             let info = ProcessInfo {
@@ -186,6 +208,7 @@ fn take_snapshot() -> Snapshot {
         taken: true,
         processes,
         names,
+        bundles,
         open: OpenFileIndex::new(files.files),
         skipped_pids: files.skipped_pids,
     }
@@ -206,6 +229,10 @@ impl ProcessProbe for SystemProbe {
                     && name.is_char_boundary(COMM_LEN)
                     && s.names.contains(&name[..COMM_LEN]))
         })
+    }
+
+    fn app_running(&self, app: &str) -> bool {
+        self.is_running(app) || self.with(|s| s.bundles.contains(&app.to_lowercase()))
     }
 
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {

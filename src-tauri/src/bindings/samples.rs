@@ -226,6 +226,7 @@ fn planned(path: &str, with_times: bool) -> PlannedItem {
         newest_mtime: with_times.then(|| at(NOW - 90_000)),
         name_ts: with_times.then(|| at(NOW - 95_000)),
         owner_pid: with_times.then_some(4321),
+        owner_app: None,
         birth_time: with_times.then(|| at(NOW - 95_000)),
         born: with_times.then(|| at(NOW - 95_000)),
     }
@@ -274,6 +275,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NewestCloneOfRunningApp {
             app: "Google Chrome".to_owned(),
         },
+        KeepReason::NewestVersion {
+            version: "14.5.1".to_owned(),
+        },
         KeepReason::Unreadable {
             path: PathBuf::from("/roots/temp/kept/private"),
         },
@@ -296,6 +300,7 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::HoldsMount { .. }
             | KeepReason::HoldsProtected { .. }
             | KeepReason::NewestCloneOfRunningApp { .. }
+            | KeepReason::NewestVersion { .. }
             | KeepReason::Unreadable { .. }
             | KeepReason::NotDeletable { .. } => {}
         }

@@ -21,6 +21,10 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
 /// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link,
 /// the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes whose entries cannot be
 /// read (other users', or gone meanwhile) are skipped and counted.
+pub(super) fn bundle_id_of_exe(_exe: &std::path::Path) -> Option<String> {
+    None
+}
+
 pub(super) fn open_files() -> super::OpenFiles {
     let mut out = super::OpenFiles::default();
     let Ok(proc_dir) = std::fs::read_dir("/proc") else {
