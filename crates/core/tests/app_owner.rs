@@ -233,3 +233,33 @@ fn crash_reports_and_code_sign_clones_have_no_app_owner() {
         None
     );
 }
+
+#[test]
+fn explain_says_the_app_owner_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let lc = dir.path().join("Caches");
+    fs::create_dir(&lc).unwrap();
+    let root = Root::new(RootKind::LibraryCaches, &lc).unwrap();
+    let cat = Catalogue::builtin();
+    let path = root
+        .canonical
+        .join("com.example.transcriber/com.apple.e5rt.e5bundlecache/24F74/4F1C0A9B2D/x.bundle");
+    let e = cat.explain(std::slice::from_ref(&root), &path);
+    match e.verdict {
+        cachewatch_core::catalogue::Verdict::Claimed { owner_check, .. } => {
+            assert_eq!(
+                owner_check,
+                cachewatch_core::owner::OwnerCheck::App {
+                    app: "com.example.transcriber".to_owned(),
+                    processes: vec![],
+                }
+            );
+            let text = owner_check.to_string();
+            assert!(
+                text.contains("com.example.transcriber") && text.contains("kept while"),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -99,6 +99,7 @@ fn snapshot() -> Snapshot {
             reclaimable_items: 1000,
             evidence: vec!["https://github.com/owner/repo/issues/1".to_owned()],
             notes: "leaks one dir per launch".to_owned(),
+            managed_by: None,
             top_items: vec![ItemDto {
                 path: "/roots/temp/gpuarchiver-1".to_owned(),
                 allocated_bytes: 4096,
