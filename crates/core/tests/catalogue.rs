@@ -136,11 +136,13 @@ fn required_rules_are_present() {
             "*.diag",
             "*.spin",
             "*.hang",
+            "*.panic",
             "Retired/*.ips",
             "Retired/*.crash",
             "Retired/*.diag",
             "Retired/*.spin",
-            "Retired/*.hang"
+            "Retired/*.hang",
+            "Retired/*.panic"
         ]
     );
 }
