@@ -144,6 +144,8 @@ export function describeKeepReason(reason: KeepReasonKind): string {
       return 'is or holds a protected dir';
     case 'newest-clone-of-running-app':
       return 'newest clone of a running app';
+    case 'newest-version':
+      return 'newest version';
     case 'unreadable':
       return 'partly unreadable';
     case 'not-deletable':

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::crash::{unix_secs, CrashGroupDto, CrashWatch, OtherReports, Signatures};
+use cachewatch::crash::{
+    unix_secs, CrashGroupDto, CrashWatch, OtherReports, ReportKind, Signatures,
+};
 use cachewatch::RootKind;
 use serde::Serialize;
 
@@ -204,8 +206,12 @@ fn write_others(
     ]);
     let now_secs = unix_secs(now);
     for o in others {
+        let kind = match o.kind {
+            ReportKind::SimulatedFault => "simulated fault (no crash)".to_owned(),
+            k => k.to_string(),
+        };
         t.row(vec![
-            o.kind.to_string(),
+            kind,
             o.process.clone(),
             o.count.to_string(),
             format!(
@@ -216,5 +222,13 @@ fn write_others(
             o.bug_types.join(", "),
         ]);
     }
-    t.write(out)
+    t.write(out)?;
+    if others.iter().any(|o| o.kind == ReportKind::SimulatedFault) {
+        writeln!(
+            out,
+            "Simulated faults (ExcUserFault reports marked \"is_simulated\": 1) are fault \
+             diagnostics of processes that went on running: not counted as crashes."
+        )?;
+    }
+    Ok(())
 }

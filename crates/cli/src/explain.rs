@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use cachewatch::catalogue::{Explanation, Verdict};
+use cachewatch::inventory::Item;
+use cachewatch::reclaim::{read_age, AgeClock};
+use cachewatch::units::format_duration;
 
 use super::scan::enum_word;
 use super::{Context, Outcome, RootArgs};
@@ -84,17 +87,59 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             }
         }
     }
+    // The item as a scan measures it now (for its age and the clock that decides it).
+    let measured = match (&e.verdict, &e.root) {
+        (Verdict::Claimed { item, .. }, Some(root)) => {
+            cachewatch::scan::measure_item(root, &catalogue, item)
+                .ok()
+                .flatten()
+        }
+        _ => None,
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &e).context("writing JSON to stdout")?;
         writeln!(out).context("writing to stdout")?;
     } else {
-        write_human(&e, &mut out).context("writing to stdout")?;
+        write_human(&e, measured.as_ref(), &mut out).context("writing to stdout")?;
     }
     Ok(Outcome::Success)
 }
 
-fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
+/// When each of an item's two clocks says it was made, and which one its age counts from.
+fn write_age(item: &Item, out: &mut dyn Write) -> std::io::Result<()> {
+    let now = std::time::SystemTime::now();
+    let newest = item.measure.newest_mtime;
+    let named = item.captures.ts;
+    let reading = read_age(newest, named, now);
+    let when = |t: std::time::SystemTime| humantime::format_rfc3339_seconds(t).to_string();
+    let why = match (reading.clock, newest, named) {
+        (AgeClock::NameTime, Some(m), Some(t)) => format!(
+            "from the time in its name, {}, later than its newest change, {}",
+            when(t),
+            when(m)
+        ),
+        (AgeClock::NameTime, _, Some(t)) => format!("from the time in its name, {}", when(t)),
+        (AgeClock::NewestChange, Some(m), Some(t)) => format!(
+            "from its newest change, {}, later than the time in its name, {}",
+            when(m),
+            when(t)
+        ),
+        (AgeClock::NewestChange, Some(m), None) => format!("from its newest change, {}", when(m)),
+        _ => "unknown: it counts as brand new".to_owned(),
+    };
+    writeln!(
+        out,
+        "  age {} ({why}; age counts from the later of the two)",
+        format_duration(reading.age_secs)
+    )
+}
+
+fn write_human(
+    e: &Explanation,
+    measured: Option<&Item>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let path = super::format::path(&e.path);
     let root = e
         .root
@@ -117,6 +162,8 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
             is_item,
             captures,
             owner_check,
+            managed_by,
+            versioned,
             ..
         } => {
             if *is_item {
@@ -131,10 +178,24 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
             writeln!(out, "  in the {root}")?;
             writeln!(
                 out,
-                "  kind {}, reclaim {}, age floor {min_age_secs} s",
+                "  kind {}, reclaim {}, age floor {}",
                 enum_word(kind),
-                enum_word(reclaim)
+                enum_word(reclaim),
+                format_duration(*min_age_secs)
             )?;
+            if let Some(cmd) = managed_by {
+                writeln!(
+                    out,
+                    "  managed by its tool: run `{cmd}` first; cachewatch deletes its entries only \
+                     when you name the producer"
+                )?;
+            }
+            if *versioned {
+                writeln!(
+                    out,
+                    "  version-keyed: reclaim keeps the newest version and any version in use"
+                )?;
+            }
             if let Some(pid) = captures.pid {
                 writeln!(out, "  owner pid in its name: {pid}")?;
             }
@@ -142,12 +203,17 @@ fn write_human(e: &Explanation, out: &mut dyn Write) -> std::io::Result<()> {
             if let Some(b) = &captures.bundle {
                 writeln!(out, "  bundle in its path: {b}")?;
             }
-            if let Some(ts) = captures.ts {
-                writeln!(
-                    out,
-                    "  created (from its name): {}",
-                    humantime::format_rfc3339_seconds(ts)
-                )?;
+            match measured {
+                Some(item) => write_age(item, out)?,
+                None => {
+                    if let Some(ts) = captures.ts {
+                        writeln!(
+                            out,
+                            "  created (from its name): {}",
+                            humantime::format_rfc3339_seconds(ts)
+                        )?;
+                    }
+                }
             }
             Ok(())
         }

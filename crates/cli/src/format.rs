@@ -75,14 +75,10 @@ pub fn bytes(n: u64) -> String {
     cachewatch::units::format_bytes(n.into())
 }
 
-/// An age in seconds, in its largest whole unit: `40s`, `12m`, `5h`, `3d`.
+/// An age in seconds as the engine writes every duration: `40 s`, `12 min`, `5 h 2 min`, `3 d`
+/// ([`cachewatch::units::format_duration`]).
 pub fn age(secs: u64) -> String {
-    match secs {
-        s if s >= 86_400 => format!("{}d", s / 86_400),
-        s if s >= 3_600 => format!("{}h", s / 3_600),
-        s if s >= 60 => format!("{}m", s / 60),
-        s => format!("{s}s"),
-    }
+    cachewatch::units::format_duration(secs)
 }
 
 /// Column alignment.
@@ -192,13 +188,13 @@ mod tests {
     }
 
     #[test]
-    fn ages_use_the_largest_whole_unit() {
-        assert_eq!(age(0), "0s");
-        assert_eq!(age(59), "59s");
-        assert_eq!(age(60), "1m");
-        assert_eq!(age(3_599), "59m");
-        assert_eq!(age(7_200), "2h");
-        assert_eq!(age(3 * 86_400 + 5), "3d");
+    fn ages_read_as_the_engine_writes_durations() {
+        assert_eq!(age(0), "0 s");
+        assert_eq!(age(59), "59 s");
+        assert_eq!(age(60), "1 min");
+        assert_eq!(age(3_599), "59 min 59 s");
+        assert_eq!(age(7_200), "2 h");
+        assert_eq!(age(3 * 86_400 + 5), "3 d");
     }
 
     #[test]

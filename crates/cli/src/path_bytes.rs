@@ -100,7 +100,8 @@ impl RawPaths for KeptItem {
             | KeepReason::Structure
             | KeepReason::Changed { .. }
             | KeepReason::UnknownProducer
-            | KeepReason::NewestCloneOfRunningApp { .. } => None,
+            | KeepReason::NewestCloneOfRunningApp { .. }
+            | KeepReason::NewestVersion { .. } => None,
         };
         v.extend(reason);
         v

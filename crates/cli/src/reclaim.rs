@@ -92,6 +92,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let mut out = std::io::stdout().lock();
     if !args.json {
         print::plan(&plan, args.list, &mut out).context("writing to stdout")?;
+        print::managed(&plan, &catalogue, &mut out).context("writing to stdout")?;
     }
 
     let planned = plan.summary.planned_items;

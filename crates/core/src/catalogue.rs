@@ -12,7 +12,9 @@
 //! alive and started before the item was born (the name's `ts`, else the scan's birth time, with
 //! 2 s of slack) keeps it; dead, or started after (a reused pid), makes it eligible. The rule's
 //! `processes` keep only the items whose name yields no pid (while any of them runs). So a host
-//! that keeps some engines running still gets back the items of the engines that exited.
+//! that keeps some engines running still gets back the items of the engines that exited. The app
+//! named in an item's path (`bundle` capture, or a `container-temp` root's bundle id) owns it too
+//! (`app_in_path`, on unless a rule turns it off): kept while that app runs.
 //!
 //! Structure (`structure`, globs like `item`): the dirs a rule's items live in that must stay, e.g.
 //! `com.apple.gpuarchiver` (a sandboxed app that cannot recreate its Metal cache dirs crashes at
@@ -27,6 +29,7 @@
 mod explain;
 mod load;
 mod matcher;
+mod version;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -34,9 +37,10 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use crate::inventory::Captures;
-use crate::roots::RootKind;
+use crate::roots::{Root, RootKind};
 
 pub use explain::{Explanation, NearMiss, Verdict};
+pub use version::compare_versions;
 
 /// The compiled-in data file.
 const BUILTIN_TOML: &str = include_str!("../producers.toml");
@@ -73,7 +77,7 @@ pub enum ReclaimMode {
 }
 
 /// Owner rules: what keeps a producer's items alive.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Owner {
     /// The name carries the owner pid (`pid` capture): for an item whose name yields one, that pid
@@ -82,6 +86,22 @@ pub struct Owner {
     pub pid_in_name: bool,
     /// Executable names that, while any is running, keep the rule's items whose name yields no pid.
     pub processes: Vec<String>,
+    /// The app named in the item's path (the `bundle` capture: a bundle id or an executable name;
+    /// in a `container-temp` root, the container's bundle id) owns the item: while a process of
+    /// that app runs, an item whose name yields no pid is kept. True unless the rule says `false`
+    /// (crash reports, whose `bundle` is the crashed process, and code-sign clones, whose running
+    /// app keeps only its newest clone).
+    pub app_in_path: bool,
+}
+
+impl Default for Owner {
+    fn default() -> Owner {
+        Owner {
+            pid_in_name: false,
+            processes: Vec::new(),
+            app_in_path: true,
+        }
+    }
 }
 
 /// One `[[producer]]` rule.
@@ -133,6 +153,25 @@ pub struct Rule {
     /// TOML: one string or an array of strings; empty when absent.
     #[serde(default, deserialize_with = "load::one_or_many")]
     pub structure: Vec<String>,
+    /// A version-keyed cache (one item per installed version, e.g. `Cypress/14.5.1`): its
+    /// `name_regex` captures `version` (and optionally `series`, e.g. the browser of an
+    /// `ms-playwright` revision). Reclaim never deletes the newest version of a series among the
+    /// item's siblings ([`crate::reclaim::KeepReason::NewestVersion`]).
+    #[serde(default)]
+    pub versioned: bool,
+    /// Entry names that must all exist directly inside an item (a dir) for the rule to claim it:
+    /// the content signature a generic name needs (`tmp*` dirs holding a YDF model:
+    /// `data_spec.pb`, `header.pb`, `done`). Checked against the file system by the scan (a few
+    /// `fstatat` calls per candidate, as it lists the candidate's parent) and by
+    /// [`Catalogue::item_of_in`]; the path-only [`Catalogue::classify`] and
+    /// [`Catalogue::item_of`] never let such a rule claim anything. Empty when absent.
+    #[serde(default)]
+    pub contains: Vec<String>,
+    /// The command of the tool that manages this cache itself (`brew cleanup`,
+    /// `go clean -cache`): offered first wherever CacheWatch would delete its items (explain,
+    /// the reclaim plan, alerts, the window); deleting by naming the producer stays possible.
+    #[serde(default)]
+    pub managed_by: Option<String>,
 }
 
 /// A rule claiming a path.
@@ -271,6 +310,9 @@ impl CatalogueError {
 pub struct Catalogue {
     rules: Vec<Rule>,
     compiled: matcher::Compiled,
+    /// Per rule (same order): the `name_regex` of a `versioned` rule, for its `version` and
+    /// `series` captures.
+    versions: Vec<Option<regex::Regex>>,
 }
 
 impl Catalogue {
@@ -330,11 +372,24 @@ impl Catalogue {
     }
 
     /// The rule whose item glob (and regexes) match `rel` itself (a path relative to a root of
-    /// `kind`, `/`-separated, no `.` or `..`), if any. Cheap on misses: no allocation.
+    /// `kind`, `/`-separated, no `.` or `..`), if any. Cheap on misses: no allocation. A rule with
+    /// `contains` never claims here (nothing is read from disk): see [`Catalogue::classify_with`].
     pub fn classify(&self, kind: RootKind, rel: &Path) -> Option<Match<'_>> {
-        let (index, captures) = self.compiled.classify(kind, rel)?;
+        self.classify_with(kind, rel, &|_| false)
+    }
+
+    /// [`Catalogue::classify`], where `has(name)` says whether the entry `name` exists directly
+    /// inside `rel`: a rule with `contains` claims `rel` only when every one of its entries does
+    /// (a rule that matches by name but fails its signature claims nothing).
+    pub fn classify_with(
+        &self,
+        kind: RootKind,
+        rel: &Path,
+        has: &dyn Fn(&str) -> bool,
+    ) -> Option<Match<'_>> {
+        let (rule, captures) = self.claim_with(kind, rel, has)?;
         Some(Match {
-            rule: &self.rules[index],
+            rule,
             item: rel.to_path_buf(),
             captures,
         })
@@ -342,8 +397,30 @@ impl Catalogue {
 
     /// The item that `rel` (any path inside a root of `kind`) belongs to: the shortest prefix of `rel`
     /// that a rule claims. `None` when no prefix is claimed (then the item is the unattributed
-    /// top-level entry, `rel`'s first component).
+    /// top-level entry, `rel`'s first component). Rules with `contains` claim nothing here (see
+    /// [`Catalogue::item_of_in`]).
     pub fn item_of(&self, kind: RootKind, rel: &Path) -> Option<Match<'_>> {
+        self.item_of_with(kind, rel, &|_, _| false)
+    }
+
+    /// [`Catalogue::item_of`] for a path inside `root`, checking the `contains` entries of a
+    /// candidate item on disk (`lstat` of `<root>/<item>/<entry>`), as the scan does.
+    pub fn item_of_in(&self, root: &Root, rel: &Path) -> Option<Match<'_>> {
+        let base = &root.canonical;
+        self.item_of_with(root.kind, rel, &|item, name| {
+            std::fs::symlink_metadata(base.join(item).join(name)).is_ok()
+        })
+    }
+
+    /// [`Catalogue::item_of`] where `has(item, name)` says whether the entry `name` exists
+    /// directly inside the candidate item `item` (relative to the root), for rules with
+    /// `contains`.
+    pub fn item_of_with(
+        &self,
+        kind: RootKind,
+        rel: &Path,
+        has: &dyn Fn(&Path, &str) -> bool,
+    ) -> Option<Match<'_>> {
         let max = self.max_depth(kind);
         let mut prefixes: Vec<&Path> = rel
             .ancestors()
@@ -353,7 +430,7 @@ impl Catalogue {
         prefixes
             .into_iter()
             .take(max)
-            .find_map(|p| self.classify(kind, p))
+            .find_map(|p| self.classify_with(kind, p, &|name| has(p, name)))
     }
 
     /// The rule one of whose `structure` globs matches `rel` (relative to a root of `kind`): `rel`

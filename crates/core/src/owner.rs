@@ -8,6 +8,14 @@
 //! them runs, such an item is kept. So a host that keeps KataGo engines running still gets the
 //! bundles of engines that exited back.
 //!
+//! The app named in an item's path owns it too ([`owner_app`]: the rule's `bundle` capture, or a
+//! `container-temp` root's bundle id, unless the rule sets `owner.app_in_path = false`): an item
+//! whose name yields no pid is kept while a process of that app runs
+//! ([`ProcessProbe::app_running`]: on macOS the bundle identifier of a running executable's
+//! enclosing bundle, everywhere its executable name). So no app-owned cache (an e5rt plan cache,
+//! a Metal shader cache, a pending update) goes while its app runs, even when the producer is
+//! named.
+//!
 //! Open or mapped files are a separate check (rule 3's last sentence), made by reclaim after this
 //! one.
 
@@ -47,10 +55,11 @@ pub enum OwnerVerdict {
         /// When the process now holding the pid started.
         started: SystemTime,
     },
-    /// The name yields no pid: the rule's `owner.processes` guard decides. `running` is the first
-    /// of them that runs (keep), `None` when none does (or the rule names none).
+    /// The name yields no pid: the app in its path ([`owner_app`]) and the rule's
+    /// `owner.processes` decide. `running` is the owning app when it runs, else the first of the
+    /// processes that runs (keep); `None` when none does (or there is none to ask about).
     NoPid {
-        /// The running process that keeps the item, if any.
+        /// The running app or process that keeps the item, if any.
         running: Option<String>,
     },
 }
@@ -86,31 +95,47 @@ pub fn owner_pid(rule: &Rule, captures: &Captures) -> Option<u32> {
     captures.pid.filter(|_| rule.owner.pid_in_name)
 }
 
+/// The app that owns an item of `rule` with `captures`: the `bundle` capture (set from the rule's
+/// regexes, or the container's bundle id in a `container-temp` root) unless the rule has
+/// `owner.app_in_path = false`.
+pub fn owner_app<'c>(rule: &Rule, captures: &'c Captures) -> Option<&'c str> {
+    captures
+        .bundle
+        .as_deref()
+        .filter(|b| rule.owner.app_in_path && !b.is_empty())
+}
+
 /// The birth the owner's start time is compared with: the name's `ts` when captured, else the
 /// scan's birth time of the item (`statx`/`st_birthtime`, or its oldest mtime).
 pub fn birth_of(item: &Item) -> Option<SystemTime> {
     item.captures.ts.or(item.measure.birth_time)
 }
 
-/// The owner verdict for an item of `rule` whose owner pid (see [`owner_pid`]) is `pid` and whose
-/// birth (see [`birth_of`]) is `birth`, looked up in `probe`'s snapshot.
+/// The owner verdict for an item of `rule` whose owner pid (see [`owner_pid`]) is `pid`, whose
+/// owning app (see [`owner_app`]) is `app` and whose birth (see [`birth_of`]) is `birth`, looked
+/// up in `probe`'s snapshot.
 ///
-/// With a pid, the pid alone decides (the rule's processes are not consulted); an unknown birth
-/// lets any live pid keep the item. Without one, the first of `rule.owner.processes` that runs
-/// keeps it.
+/// With a pid, the pid alone decides (the app and the rule's processes are not consulted); an
+/// unknown birth lets any live pid keep the item. Without one, the app keeps it while it runs,
+/// else the first of `rule.owner.processes` that runs.
 pub fn verdict(
     probe: &dyn ProcessProbe,
     rule: &Rule,
     pid: Option<u32>,
+    app: Option<&str>,
     birth: Option<SystemTime>,
 ) -> OwnerVerdict {
     let Some(pid) = pid else {
-        let running = rule
-            .owner
-            .processes
-            .iter()
-            .find(|n| probe.is_running(n))
-            .cloned();
+        let running = app
+            .filter(|a| probe.app_running(a))
+            .map(str::to_owned)
+            .or_else(|| {
+                rule.owner
+                    .processes
+                    .iter()
+                    .find(|n| probe.is_running(n))
+                    .cloned()
+            });
         return OwnerVerdict::NoPid { running };
     };
     match probe.process(pid) {
@@ -125,9 +150,15 @@ pub fn verdict(
     }
 }
 
-/// [`verdict`] for a scanned item of `rule`: its [`owner_pid`] and [`birth_of`].
+/// [`verdict`] for a scanned item of `rule`: its [`owner_pid`], [`owner_app`] and [`birth_of`].
 pub fn item_verdict(probe: &dyn ProcessProbe, rule: &Rule, item: &Item) -> OwnerVerdict {
-    verdict(probe, rule, owner_pid(rule, &item.captures), birth_of(item))
+    verdict(
+        probe,
+        rule,
+        owner_pid(rule, &item.captures),
+        owner_app(rule, &item.captures),
+        birth_of(item),
+    )
 }
 
 /// Which owner check applies to an item, without looking at processes (for `explain`).
@@ -147,17 +178,36 @@ pub enum OwnerCheck {
         /// The rule's `owner.processes`.
         processes: Vec<String>,
     },
+    /// The name yields no pid and its path names the app that owns it: kept while that app runs
+    /// (or any of `processes`).
+    App {
+        /// The owning app: a bundle id or an executable name.
+        app: String,
+        /// The rule's `owner.processes`, which keep it too.
+        processes: Vec<String>,
+    },
+    /// A code-sign clone: the newest clone of a running app is kept (the app found by the
+    /// executable the clone holds); older clones go unless a file in them is open or mapped.
+    NewestClone {
+        /// The app whose clones these are (the bundle id in the path).
+        app: String,
+    },
     /// Neither: no owner keeps the item (only open files and age do).
     None,
 }
 
 impl OwnerCheck {
-    /// The check that applies to an item of `rule` with `captures`.
+    /// The check that applies to an item of `rule` with `captures` (for an item of a
+    /// `container-temp` root, `captures.bundle` is the container's bundle id).
     pub fn of(rule: &Rule, captures: &Captures) -> OwnerCheck {
         match owner_pid(rule, captures) {
             Some(pid) => OwnerCheck::Pid {
                 pid,
                 ignored_processes: rule.owner.processes.clone(),
+            },
+            None if owner_app(rule, captures).is_some() => OwnerCheck::App {
+                app: owner_app(rule, captures).unwrap_or_default().to_owned(),
+                processes: rule.owner.processes.clone(),
             },
             None if !rule.owner.processes.is_empty() => OwnerCheck::Processes {
                 processes: rule.owner.processes.clone(),
@@ -192,6 +242,22 @@ impl std::fmt::Display for OwnerCheck {
                 f,
                 "no owner pid in its name: kept while any of {} runs",
                 processes.join(", ")
+            ),
+            OwnerCheck::App { app, processes } => {
+                write!(
+                    f,
+                    "owned by the app in its path, {app}: kept while a process of it runs (on \
+                     macOS the bundle identifier of a running app, elsewhere the executable name)"
+                )?;
+                if !processes.is_empty() {
+                    write!(f, " or any of {} runs", processes.join(", "))?;
+                }
+                Ok(())
+            }
+            OwnerCheck::NewestClone { app } => write!(
+                f,
+                "a clone of {app}: the newest clone is kept while the app runs; older ones go \
+                 unless a file in them is open or mapped"
             ),
             OwnerCheck::None => f.write_str("no owner check: only age and open files keep it"),
         }

@@ -45,6 +45,13 @@ pub trait ProcessProbe: Sync {
     fn process(&self, pid: u32) -> Option<ProcessInfo>;
     /// True when a process with this executable name runs.
     fn is_running(&self, name: &str) -> bool;
+    /// True when a process of the app `app` runs: `app` is a bundle id (`com.example.App`) or an
+    /// executable name (`python3`), as a cache dir names its app. The default asks
+    /// [`ProcessProbe::is_running`]; [`SystemProbe`] also matches, on macOS, the bundle identifier
+    /// of each running executable's enclosing bundle (case-insensitively).
+    fn app_running(&self, app: &str) -> bool {
+        self.is_running(app)
+    }
     /// The first open (or mapped) file under `dir` (canonical path), `dir` itself included, if any.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile>;
     /// Up to `limit` open (or mapped, or working-dir) files at `dir` or under it, in path order.
@@ -125,6 +132,8 @@ struct Snapshot {
     taken: bool,
     processes: HashMap<u32, ProcessInfo>,
     names: HashSet<String>,
+    /// Bundle identifiers of the running executables' enclosing bundles, lowercased (macOS).
+    bundles: HashSet<String>,
     open: OpenFileIndex,
     skipped_pids: usize,
 }
@@ -175,6 +184,9 @@ impl SystemProbe {
 fn take_snapshot() -> Snapshot {
     let mut processes = HashMap::new();
     let mut names = HashSet::new();
+    let mut bundles = HashSet::new();
+    // One Info.plist read per bundle dir, however many processes run from it.
+    let mut bundle_of_dir: HashMap<PathBuf, Option<String>> = HashMap::new();
     if let Ok(mut sys) = System::new() {
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
@@ -187,8 +199,18 @@ fn take_snapshot() -> Snapshot {
                 continue;
             }
             let name = p.name().to_string_lossy().into_owned();
-            if let Some(exe_name) = p.exe().and_then(Path::file_name) {
-                names.insert(exe_name.to_string_lossy().into_owned());
+            if let Some(exe) = p.exe() {
+                if let Some(exe_name) = exe.file_name() {
+                    names.insert(exe_name.to_string_lossy().into_owned());
+                }
+                if let Some(dir) = exe.parent() {
+                    let id = bundle_of_dir
+                        .entry(dir.to_path_buf())
+                        .or_insert_with(|| crate::platform::bundle_id_of_exe(exe));
+                    if let Some(id) = id {
+                        bundles.insert(id.to_lowercase());
+                    }
+                }
             }
             names.insert(name.clone());
             let info = ProcessInfo {
@@ -204,6 +226,7 @@ fn take_snapshot() -> Snapshot {
         taken: true,
         processes,
         names,
+        bundles,
         open: OpenFileIndex::new(files.files),
         skipped_pids: files.skipped_pids,
     }
@@ -224,6 +247,10 @@ impl ProcessProbe for SystemProbe {
                     && name.is_char_boundary(COMM_LEN)
                     && s.names.contains(&name[..COMM_LEN]))
         })
+    }
+
+    fn app_running(&self, app: &str) -> bool {
+        self.is_running(app) || self.with(|s| s.bundles.contains(&app.to_lowercase()))
     }
 
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {

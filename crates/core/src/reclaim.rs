@@ -59,6 +59,7 @@ pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
 pub use pass::{Decision, PlanPass};
 pub use plan::{plan, plan_id_of, Planner};
 use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
+pub use rules::{read_age, AgeClock, AgeReading};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};
 pub use stream::{
@@ -147,6 +148,10 @@ pub struct PlannedItem {
     /// The owner pid from the name, when the rule has `owner.pid_in_name`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner_pid: Option<u32>,
+    /// The app that owns the item (its path's `bundle` capture, or the container's bundle id; see
+    /// [`crate::owner::owner_app`]): execute keeps the item when that app runs by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner_app: Option<String>,
     /// The item's birth (the name's `ts` when captured, else the scan's birth time); an owner pid
     /// that started after it is a reused pid (JSON: `birth_time_unix_secs`).
     #[serde(

@@ -26,9 +26,46 @@ pub fn format_bytes(n: i128) -> String {
     format!("{sign}{scaled:.1} {}", UNITS[unit])
 }
 
+/// `secs` seconds as at most two adjacent units, largest first, rounded down: `0 s`, `45 s`,
+/// `5 min`, `1 h 30 min`, `1 d`, `2 d 4 h` (`1 d 5 min` reads as noise: `1 d`). The one form of a
+/// duration in every text CLI prints, alert and keep reason says, and the window shows (the UI's
+/// `formatDuration` is the same).
+pub fn format_duration(secs: u64) -> String {
+    const STEPS: [(u64, &str); 4] = [(86_400, "d"), (3600, "h"), (60, "min"), (1, "s")];
+    if secs == 0 {
+        return "0 s".to_owned();
+    }
+    let mut rest = secs;
+    let mut parts: Vec<String> = Vec::with_capacity(2);
+    for (size, name) in STEPS {
+        if rest >= size {
+            parts.push(format!("{} {name}", rest / size));
+            rest %= size;
+            if parts.len() == 2 {
+                break;
+            }
+        } else if parts.len() == 1 {
+            break;
+        }
+    }
+    parts.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::format_bytes;
+    use super::{format_bytes, format_duration};
+
+    #[test]
+    fn durations_read_as_at_most_two_adjacent_units() {
+        assert_eq!(format_duration(0), "0 s");
+        assert_eq!(format_duration(45), "45 s");
+        assert_eq!(format_duration(300), "5 min");
+        assert_eq!(format_duration(5400), "1 h 30 min");
+        assert_eq!(format_duration(86_400), "1 d");
+        assert_eq!(format_duration(86_400 + 300), "1 d");
+        assert_eq!(format_duration(2 * 86_400 + 4 * 3600 + 59), "2 d 4 h");
+        assert_eq!(format_duration(2_592_000), "30 d");
+    }
 
     #[test]
     fn bytes_use_binary_units_with_one_decimal() {

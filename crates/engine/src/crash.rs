@@ -19,9 +19,11 @@
 mod group;
 mod ips;
 mod legacy;
+mod panic_text;
 mod read;
 mod report;
 mod signature;
+mod simulated;
 mod store;
 mod time;
 

@@ -175,6 +175,10 @@ pub struct ProducerDto {
     pub evidence: Vec<String>,
     /// What the catalogue says about it.
     pub notes: String,
+    /// The tool's own clean-up command when the tool manages this cache (`brew cleanup`): the
+    /// window offers it before deleting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<String>,
     /// Largest items, at most 10.
     pub top_items: Vec<ItemDto>,
     /// Samples for the chart: `[unix_secs, allocated_bytes]`, oldest first, last 7 days.

@@ -99,6 +99,7 @@ fn snapshot() -> Snapshot {
             reclaimable_items: 1000,
             evidence: vec!["https://github.com/owner/repo/issues/1".to_owned()],
             notes: "leaks one dir per launch".to_owned(),
+            managed_by: None,
             top_items: vec![ItemDto {
                 path: "/roots/temp/gpuarchiver-1".to_owned(),
                 allocated_bytes: 4096,
@@ -243,6 +244,7 @@ fn planned(path: &str, with_times: bool) -> PlannedItem {
         newest_mtime: with_times.then(|| at(NOW - 90_000)),
         name_ts: with_times.then(|| at(NOW - 95_000)),
         owner_pid: with_times.then_some(4321),
+        owner_app: None,
         birth_time: with_times.then(|| at(NOW - 95_000)),
         born: with_times.then(|| at(NOW - 95_000)),
     }
@@ -291,6 +293,9 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NewestCloneOfRunningApp {
             app: "Google Chrome".to_owned(),
         },
+        KeepReason::NewestVersion {
+            version: "14.5.1".to_owned(),
+        },
         KeepReason::Unreadable {
             path: PathBuf::from("/roots/temp/kept/private"),
         },
@@ -313,6 +318,7 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::HoldsMount { .. }
             | KeepReason::HoldsProtected { .. }
             | KeepReason::NewestCloneOfRunningApp { .. }
+            | KeepReason::NewestVersion { .. }
             | KeepReason::Unreadable { .. }
             | KeepReason::NotDeletable { .. } => {}
         }

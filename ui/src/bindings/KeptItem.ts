@@ -58,7 +58,11 @@ protected_path: string, } | { "reason": "newest-clone-of-running-app",
 /**
  * The running executable name the clone holds (`<App>.app/Contents/MacOS/<name>`).
  */
-app: string, } | { "reason": "unreadable", 
+app: string, } | { "reason": "newest-version", 
+/**
+ * The version its name carries.
+ */
+version: string, } | { "reason": "unreadable", 
 /**
  * The first path inside it the scan could not read. Serialized as `unreadable_path`: a
  * [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.

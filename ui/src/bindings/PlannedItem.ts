@@ -59,6 +59,11 @@ name_ts_unix_secs?: number,
  */
 owner_pid?: number | null, 
 /**
+ * The app that owns the item (its path's `bundle` capture, or the container's bundle id; see
+ * [`crate::owner::owner_app`]): execute keeps the item when that app runs by then.
+ */
+owner_app?: string | null, 
+/**
  * The item's birth (the name's `ts` when captured, else the scan's birth time); an owner pid
  * that started after it is a reused pid (JSON: `birth_time_unix_secs`).
  */

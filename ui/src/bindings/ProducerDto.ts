@@ -79,6 +79,11 @@ evidence: Array<string>,
  */
 notes: string, 
 /**
+ * The tool's own clean-up command when the tool manages this cache (`brew cleanup`): the
+ * window offers it before deleting.
+ */
+managed_by?: string | null, 
+/**
  * Largest items, at most 10.
  */
 top_items: Array<ItemDto>, 

@@ -220,6 +220,13 @@ function renderDetails(
     { class: 'row-details', id },
     chart,
     p.notes ? h('p', { class: 'notes' }, p.notes) : null,
+    p.managed_by
+      ? h(
+          'p',
+          { class: 'managed', 'data-testid': `managed-${p.id}` },
+          `Managed by its tool: run \`${p.managed_by}\` first; deleting from here stays possible.`,
+        )
+      : null,
     p.evidence.length > 0 ? evidence : null,
     h(
       'p',

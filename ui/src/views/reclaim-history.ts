@@ -11,7 +11,7 @@ export const HISTORY_SPAN_SECS = 30 * 86400;
 
 const KNOWN_REASONS: readonly string[] = [
   'too-young', 'owner-alive', 'in-use', 'app-running', 'never', 'manual', 'structure', 'changed',
-  'unknown-producer', 'holds-root', 'holds-mount', 'holds-protected',
+  'unknown-producer', 'holds-root', 'holds-mount', 'holds-protected', 'newest-version',
 ];
 
 /** `2 in use, 1 too young`, from the run's reason codes. */

@@ -491,6 +491,18 @@ export const PREVIEW: ReclaimPreview = {
         {
           "path": "/roots/temp/kept",
           "producer": "gpuarchiver",
+          "reason": "newest-version",
+          "version": "14.5.1"
+        }
+      ],
+      "items": 1,
+      "reason": "newest-version"
+    },
+    {
+      "examples": [
+        {
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
           "reason": "unreadable",
           "unreadable_path": "/roots/temp/kept/private"
         }

@@ -108,6 +108,28 @@ pub fn plan(plan: &StreamedPlan, list: bool, out: &mut dyn Write) -> std::io::Re
     t.write(out)
 }
 
+/// Names, for each producer in the plan whose tool manages its cache (`managed_by`), the tool's
+/// own command: the better first step than deleting its entries.
+pub fn managed(
+    plan: &StreamedPlan,
+    catalogue: &cachewatch::Catalogue,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    for producer in plan.summary.producers.keys() {
+        let Some(rule) = catalogue.rule(producer) else {
+            continue;
+        };
+        if let Some(cmd) = &rule.managed_by {
+            writeln!(
+                out,
+                "{producer} is managed by its tool: `{cmd}` cleans it the tool's way; run it \
+                 first, or go on to delete these entries."
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Prints kept items: each with its reason when `list` or few, else counted by reason.
 fn kept(items: &[KeptItem], list: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if list || items.len() <= LIST_LIMIT {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Catalogue, ProducerKind, ReclaimMode};
 use crate::inventory::Captures;
 use crate::owner::OwnerCheck;
-use crate::roots::Root;
+use crate::roots::{Root, RootKind};
 
 /// What the catalogue says about one absolute path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,6 +57,11 @@ pub enum Verdict {
         /// Which owner check applies to the item: its name's pid alone, the rule's processes, or
         /// none (see [`crate::owner`]).
         owner_check: OwnerCheck,
+        /// The tool's own clean-up command, to run before deleting by hand (`brew cleanup`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        managed_by: Option<String>,
+        /// A version-keyed cache: reclaim keeps the newest version of each series.
+        versioned: bool,
     },
     /// The path is a dir a rule's items live in (its `structure` globs, e.g.
     /// `com.apple.gpuarchiver`), or lies in such a top-level dir outside any item: attributed to the
@@ -114,22 +119,35 @@ impl Catalogue {
         };
         let verdict = match rel.components().next() {
             None => Verdict::RootItself,
-            Some(first) => match self.item_of(root.kind, rel) {
-                Some(m) => Verdict::Claimed {
-                    producer: m.rule.id.clone(),
-                    name: m.rule.name.clone(),
-                    kind: m.rule.kind,
-                    reclaim: m.rule.reclaim,
-                    min_age_secs: m.rule.min_age_secs,
-                    item: root.canonical.join(&m.item),
-                    is_item: m.item == rel,
-                    item_relative: m.item,
-                    owner_check: OwnerCheck::of(m.rule, &m.captures),
-                    captures: Captures {
+            Some(first) => match self.item_of_in(root, rel) {
+                Some(m) => {
+                    // As the scan sets it: a container's bundle id wins over the rule's capture.
+                    let captures = Captures {
                         bundle: root.container_bundle().or(m.captures.bundle),
                         ..m.captures
-                    },
-                },
+                    };
+                    let owner_check = match OwnerCheck::of(m.rule, &captures) {
+                        OwnerCheck::None if root.kind == RootKind::CodeSignClones => captures
+                            .bundle
+                            .clone()
+                            .map_or(OwnerCheck::None, |app| OwnerCheck::NewestClone { app }),
+                        check => check,
+                    };
+                    Verdict::Claimed {
+                        producer: m.rule.id.clone(),
+                        name: m.rule.name.clone(),
+                        kind: m.rule.kind,
+                        reclaim: m.rule.reclaim,
+                        min_age_secs: m.rule.min_age_secs,
+                        item: root.canonical.join(&m.item),
+                        is_item: m.item == rel,
+                        item_relative: m.item,
+                        owner_check,
+                        captures,
+                        managed_by: m.rule.managed_by.clone(),
+                        versioned: m.rule.versioned,
+                    }
+                }
                 None => self.unclaimed(root, rel, Path::new(first.as_os_str())),
             },
         };

@@ -63,6 +63,12 @@ struct RawRule {
     counter_examples: Vec<Spanned<String>>,
     #[serde(default)]
     structure: Option<Spanned<OneOrMany>>,
+    #[serde(default)]
+    versioned: bool,
+    #[serde(default)]
+    contains: Vec<String>,
+    #[serde(default)]
+    managed_by: Option<String>,
 }
 
 /// One string or an array of strings.
@@ -169,6 +175,9 @@ fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
             examples: strings(r.examples),
             counter_examples: strings(r.counter_examples),
             structure,
+            versioned: r.versioned,
+            contains: r.contains,
+            managed_by: r.managed_by,
         },
         origin: origin.to_path_buf(),
         id_line,
@@ -191,11 +200,15 @@ pub(super) fn build(mut all: Vec<Loaded>) -> Result<Catalogue, CatalogueError> {
     let mut regexes = Vec::with_capacity(all.len());
     for l in &all {
         check_globs(l)?;
+        check_contains(l)?;
     }
     all.sort_by(|a, b| a.rule.id.cmp(&b.rule.id));
+    let mut versions = Vec::with_capacity(all.len());
     for l in &all {
+        let name = compile_regex(l, l.rule.name_regex.as_deref(), l.name_regex_line)?;
+        versions.push(version_regex(l, name.as_ref())?);
         regexes.push(RuleRegex {
-            name: compile_regex(l, l.rule.name_regex.as_deref(), l.name_regex_line)?,
+            name,
             path: compile_regex(l, l.rule.path_regex.as_deref(), l.path_regex_line)?,
         });
     }
@@ -211,7 +224,30 @@ pub(super) fn build(mut all: Vec<Loaded>) -> Result<Catalogue, CatalogueError> {
         }
     })?;
     check_examples(&all, &compiled)?;
-    Ok(Catalogue { rules, compiled })
+    Ok(Catalogue {
+        rules,
+        compiled,
+        versions,
+    })
+}
+
+/// The name regex of a `versioned` rule, which must capture `version`; `None` for other rules.
+fn version_regex(l: &Loaded, name: Option<&Regex>) -> Result<Option<Regex>, CatalogueError> {
+    if !l.rule.versioned {
+        return Ok(None);
+    }
+    match name {
+        Some(rx) if rx.capture_names().flatten().any(|n| n == "version") => Ok(Some(rx.clone())),
+        _ => Err(CatalogueError::Invalid {
+            origin: l.origin.clone(),
+            line: l.name_regex_line,
+            message: format!(
+                "producer {:?} is versioned but has no name_regex capturing `version`: add \
+                 (?P<version>...) to its name_regex",
+                l.rule.id
+            ),
+        }),
+    }
 }
 
 fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
@@ -235,6 +271,27 @@ fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
         seen.insert((l.origin.as_path(), l.rule.id.as_str()), l.id_line);
     }
     Ok(())
+}
+
+/// Every `contains` entry is one plain name (no `/`, not empty, `.` or `..`).
+fn check_contains(l: &Loaded) -> Result<(), CatalogueError> {
+    match l
+        .rule
+        .contains
+        .iter()
+        .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
+    {
+        Some(bad) => Err(CatalogueError::Invalid {
+            origin: l.origin.clone(),
+            line: l.id_line,
+            message: format!(
+                "producer {:?}: contains entry {bad:?} is not a plain name; list names found \
+                 directly inside the item, e.g. contains = [\"header.pb\"]",
+                l.rule.id
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn check_globs(l: &Loaded) -> Result<(), CatalogueError> {

@@ -121,6 +121,19 @@ pub(super) fn glob_depth(glob: &str) -> Option<usize> {
     Some(depth)
 }
 
+/// The implicit structure dirs of `rule`, as globs matching only themselves: the first component
+/// of each item glob that is at least two levels deep and whose first component is a plain name
+/// (no glob syntax), e.g. `Homebrew` for `Homebrew/downloads/*`. The tool that owns such a dir made
+/// it for its items; it is attributed to the rule and never reclaimed, like a written `structure`
+/// glob.
+fn implicit_structure(rule: &Rule) -> impl Iterator<Item = String> + '_ {
+    rule.item.iter().filter_map(|glob| {
+        let (first, rest) = glob.split_once('/')?;
+        let plain = !first.contains(['*', '?', '[', ']', '{', '}', '\\']);
+        (plain && !rest.is_empty()).then(|| globset::escape(first))
+    })
+}
+
 /// Compiles one glob the way the catalogue matches: `*` never crosses `/`.
 pub(super) fn compile_glob(glob: &str) -> Result<globset::Glob, globset::Error> {
     GlobBuilder::new(glob).literal_separator(true).build()
@@ -168,16 +181,23 @@ impl Compiled {
             }
             kinds.push(KindSet { depths });
         }
-        // Structure globs were checked to compile by the loader.
-        let structure = rules
+        // Structure globs were checked to compile by the loader. The implicit ones (the literal
+        // top-level dir of a deeper item glob) follow every rule's written ones, so a written
+        // glob wins.
+        let written = rules
             .iter()
             .enumerate()
-            .flat_map(|(ri, rule)| {
-                rule.structure.iter().flat_map(move |g| {
-                    serves(rule.root).iter().filter_map(move |&kind| {
-                        let m = compile_glob(g).ok()?.compile_matcher();
-                        Some((kind_index(kind), m, ri))
-                    })
+            .flat_map(|(ri, rule)| rule.structure.iter().map(move |g| (ri, rule, g.clone())));
+        let implicit = rules
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, rule)| implicit_structure(rule).map(move |g| (ri, rule, g)));
+        let structure = written
+            .chain(implicit)
+            .flat_map(|(ri, rule, g)| {
+                serves(rule.root).iter().filter_map(move |&kind| {
+                    let m = compile_glob(&g).ok()?.compile_matcher();
+                    Some((kind_index(kind), m, ri))
                 })
             })
             .collect();
@@ -313,11 +333,21 @@ fn plain_name(name: &[u8]) -> bool {
 }
 
 impl Catalogue {
-    /// The rule claiming `rel` itself (as [`Catalogue::classify`]) and its captures, without the
-    /// [`super::Match`]'s copy of `rel`: the scan asks this of every entry a glob may claim.
-    pub(crate) fn claim(&self, kind: RootKind, rel: &Path) -> Option<(&Rule, Captures)> {
+    /// The rule claiming `rel` itself (as [`Catalogue::classify_with`]) and its captures, without
+    /// the [`super::Match`]'s copy of `rel`: the scan asks this of every entry a glob may claim.
+    /// `has` is asked only for a rule with `contains`.
+    pub(crate) fn claim_with(
+        &self,
+        kind: RootKind,
+        rel: &Path,
+        has: &dyn Fn(&str) -> bool,
+    ) -> Option<(&Rule, Captures)> {
         let (index, captures) = self.compiled.classify(kind, rel)?;
-        Some((&self.rules[index], captures))
+        let rule = &self.rules[index];
+        rule.contains
+            .iter()
+            .all(|name| has(name))
+            .then_some((rule, captures))
     }
 }
 

@@ -47,6 +47,22 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     out
 }
 
+pub(super) fn bundle_id_of_exe(exe: &std::path::Path) -> Option<String> {
+    let macos = exe.parent()?;
+    if macos.file_name()? != "MacOS" {
+        return None;
+    }
+    let contents = macos.parent()?;
+    if contents.file_name()? != "Contents" {
+        return None;
+    }
+    let info = plist::Value::from_file(contents.join("Info.plist")).ok()?;
+    info.as_dictionary()?
+        .get("CFBundleIdentifier")?
+        .as_string()
+        .map(str::to_owned)
+}
+
 /// `struct proc_fileinfo` of `<sys/proc_info.h>`.
 #[repr(C)]
 #[derive(Default)]

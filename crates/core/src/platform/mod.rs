@@ -54,6 +54,16 @@ pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     imp::default_root_paths()
 }
 
+/// The bundle identifier (`CFBundleIdentifier`) of the bundle whose executable `exe` is: the
+/// `Info.plist` beside the `MacOS` dir holding it (`<X>.app/Contents/MacOS/<exe>`, and likewise
+/// `.appex`, `.xpc` and other bundles), XML or binary. `None` when `exe` lies in no bundle or the
+/// plist cannot be read.
+///
+/// macOS only: elsewhere always `None` (an app there is known by its executable name alone).
+pub fn bundle_id_of_exe(exe: &Path) -> Option<String> {
+    imp::bundle_id_of_exe(exe)
+}
+
 /// Files that processes hold open or mapped, gathered once (see [`open_files`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenFiles {

@@ -18,6 +18,12 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     out
 }
 
+/// The bundle identifier of the app whose executable is `exe`: none outside macOS (the Linux twin
+/// of an app owner is its executable's name).
+pub(super) fn bundle_id_of_exe(_exe: &std::path::Path) -> Option<String> {
+    None
+}
+
 /// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link
 /// but those of directories, the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes
 /// whose entries cannot be read (other users', or gone meanwhile) are skipped and counted.

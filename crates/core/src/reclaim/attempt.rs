@@ -106,7 +106,13 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
     if root.fence.crossed_by(st) {
         return mount_at(item.path.clone());
     }
-    let owner = crate::owner::verdict(cx.probe, rule, item.owner_pid, item.birth_time);
+    let owner = crate::owner::verdict(
+        cx.probe,
+        rule,
+        item.owner_pid,
+        item.owner_app.as_deref(),
+        item.birth_time,
+    );
     if let Some(reason) = owner.keep_reason() {
         return Outcome::Kept(reason);
     }

@@ -91,6 +91,12 @@ pub enum KeepReason {
         /// The running executable name the clone holds (`<App>.app/Contents/MacOS/<name>`).
         app: String,
     },
+    /// The newest version of a version-keyed cache (`versioned` rule: `Cypress/14.5.1` beside
+    /// older versions): never deleted, whatever its age.
+    NewestVersion {
+        /// The version its name carries.
+        version: String,
+    },
     /// The scan could not read the item or something inside it (permission denied, I/O error):
     /// execute could not delete it whole, so the plan keeps it.
     Unreadable {
@@ -120,7 +126,12 @@ impl std::fmt::Display for KeepReason {
             KeepReason::TooYoung {
                 age_secs,
                 needed_secs,
-            } => write!(f, "too young: {age_secs} s old, needs {needed_secs} s"),
+            } => write!(
+                f,
+                "too young: {} old, needs {}",
+                crate::units::format_duration(*age_secs),
+                crate::units::format_duration(*needed_secs)
+            ),
             KeepReason::OwnerAlive { pid } => write!(f, "owner pid {pid} is alive"),
             KeepReason::InUse { pid, path } => {
                 write!(f, "in use: pid {pid} has {} open", path.display())
@@ -144,6 +155,9 @@ impl std::fmt::Display for KeepReason {
             }
             KeepReason::NewestCloneOfRunningApp { app } => {
                 write!(f, "the newest clone of {app}, which is running")
+            }
+            KeepReason::NewestVersion { version } => {
+                write!(f, "newest version ({version}) of a version-keyed cache")
             }
             KeepReason::Unreadable { path } => {
                 write!(f, "unreadable: the scan could not read {}", path.display())

@@ -201,7 +201,9 @@ impl<'a> Planner<'a> {
             (Some(reason), _) => Err(reason),
             (None, None) => Err(KeepReason::UnknownProducer),
             (None, Some(_)) if structure => Err(KeepReason::Structure),
-            (None, Some(rule)) => decide(root, item, rule, named, policy, self.probe, self.now),
+            (None, Some(rule)) => decide(
+                catalogue, root, item, rule, named, policy, self.probe, self.now,
+            ),
         }
         .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err))
         .and_then(|p| match self.check_access {
@@ -217,7 +219,9 @@ impl<'a> Planner<'a> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn decide(
+    catalogue: &Catalogue,
     root: &Root,
     item: &Item,
     rule: &Rule,
@@ -232,6 +236,11 @@ fn decide(
     if rule.reclaim == ReclaimMode::Manual && !named {
         return Err(KeepReason::Manual);
     }
+    if rule.versioned {
+        if let Some(version) = catalogue.newest_version(rule, &item.path) {
+            return Err(KeepReason::NewestVersion { version });
+        }
+    }
     let name_ts = item.captures.ts;
     let age = age_secs(item.measure.newest_mtime, name_ts, now);
     let needed = needed_secs(policy, rule);
@@ -242,8 +251,10 @@ fn decide(
         });
     }
     let owner_pid = owner::owner_pid(rule, &item.captures);
+    let owner_app = owner::owner_app(rule, &item.captures);
     let birth_time = owner::birth_of(item);
-    if let Some(reason) = owner::verdict(probe, rule, owner_pid, birth_time).keep_reason() {
+    let verdict = owner::verdict(probe, rule, owner_pid, owner_app, birth_time);
+    if let Some(reason) = verdict.keep_reason() {
         return Err(reason);
     }
     if let Some(open) = probe.open_file_under(&item.path) {
@@ -266,6 +277,7 @@ fn decide(
         newest_mtime: item.measure.newest_mtime,
         name_ts,
         owner_pid,
+        owner_app: owner_app.map(str::to_owned),
         birth_time,
         born: item.measure.birth_time,
     })
@@ -363,6 +375,10 @@ impl PlanHasher {
         }));
         for t in [i.newest_mtime, i.name_ts, i.birth_time, i.born] {
             self.both(&time_bytes(t));
+        }
+        if let Some(app) = &i.owner_app {
+            self.both(app.as_bytes());
+            self.both(&[0]);
         }
     }
 

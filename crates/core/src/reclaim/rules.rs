@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use serde::Serialize;
+
 use super::Policy;
 
 /// The first of `roots` that `item` is or holds (an ancestor of), if any.
@@ -53,6 +55,47 @@ pub(super) fn age_secs(
     match newest_mtime.into_iter().chain(name_ts).max() {
         Some(t) => secs_between(t, now),
         None => 0,
+    }
+}
+
+/// Which clock gave an item its age (see [`read_age`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgeClock {
+    /// The newest mtime inside the item (its newest change).
+    NewestChange,
+    /// The time in its name (the rule's `ts` capture), later than its newest change.
+    NameTime,
+    /// Neither is known: the item counts as brand new.
+    Unknown,
+}
+
+/// An item's age as plan and execute read it, with the clock that decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AgeReading {
+    /// `now` − the later of the two times, seconds (0 when that time is in the future).
+    pub age_secs: u64,
+    /// Which of the two times was the later.
+    pub clock: AgeClock,
+}
+
+/// The age of an item whose newest change is `newest_mtime` and whose name says `name_ts`: from
+/// the later of the two, so a recent write protects an item whose name says it is old, and a
+/// name's time protects an extracted archive with old mtimes.
+pub fn read_age(
+    newest_mtime: Option<SystemTime>,
+    name_ts: Option<SystemTime>,
+    now: SystemTime,
+) -> AgeReading {
+    let clock = match (newest_mtime, name_ts) {
+        (Some(m), Some(t)) if t > m => AgeClock::NameTime,
+        (None, Some(_)) => AgeClock::NameTime,
+        (Some(_), _) => AgeClock::NewestChange,
+        (None, None) => AgeClock::Unknown,
+    };
+    AgeReading {
+        age_secs: age_secs(newest_mtime, name_ts, now),
+        clock,
     }
 }
 

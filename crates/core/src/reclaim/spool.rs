@@ -251,6 +251,14 @@ impl Record for PlannedItem {
         for t in [self.newest_mtime, self.name_ts, self.birth_time, self.born] {
             put_time(out, t);
         }
+        match &self.owner_app {
+            Some(app) => {
+                out.push(1);
+                out.extend_from_slice(&(app.len() as u32).to_le_bytes());
+                out.extend_from_slice(app.as_bytes());
+            }
+            None => out.push(0),
+        }
     }
 
     fn decode(bytes: &[u8]) -> Option<PlannedItem> {
@@ -271,6 +279,10 @@ impl Record for PlannedItem {
         for v in &mut t {
             *v = r.time()?;
         }
+        let owner_app = match r.take(1)?[0] {
+            0 => None,
+            _ => Some(String::from_utf8(r.bytes()?.to_vec()).ok()?),
+        };
         Some(PlannedItem {
             path,
             root,
@@ -285,6 +297,7 @@ impl Record for PlannedItem {
             newest_mtime: t[0],
             name_ts: t[1],
             owner_pid,
+            owner_app,
             birth_time: t[2],
             born: t[3],
         })

@@ -386,6 +386,7 @@ fn execute_refuses_root_outside_and_dotdot() {
         newest_mtime: None,
         name_ts: None,
         owner_pid: None,
+        owner_app: None,
         birth_time: None,
         born: None,
     };

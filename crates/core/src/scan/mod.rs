@@ -37,6 +37,7 @@
 
 mod acc;
 mod at;
+mod contains;
 mod each;
 mod order;
 mod progress;
@@ -88,6 +89,21 @@ pub trait Classify: Sync {
     fn structure_of(&self, _kind: RootKind, _rel: &Path) -> Option<String> {
         None
     }
+    /// [`Classify::classify`] where `has(name)` says whether the entry `name` exists directly
+    /// inside `rel` (a rule's `contains` signature). The default ignores it.
+    fn classify_in(
+        &self,
+        kind: RootKind,
+        rel: &Path,
+        _has: &dyn Fn(&str) -> bool,
+    ) -> Option<Claim> {
+        self.classify(kind, rel)
+    }
+    /// [`Classify::item_of`] for a path inside `root`, reading `contains` signatures from disk.
+    /// The default ignores them.
+    fn item_of_in(&self, root: &Root, rel: &Path) -> Option<(PathBuf, Claim)> {
+        self.item_of(root.kind, rel)
+    }
 }
 
 impl Classify for Catalogue {
@@ -96,9 +112,23 @@ impl Classify for Catalogue {
     }
 
     fn classify(&self, kind: RootKind, rel: &Path) -> Option<Claim> {
-        Catalogue::claim(self, kind, rel).map(|(rule, captures)| Claim {
+        self.classify_in(kind, rel, &|_| false)
+    }
+
+    fn classify_in(&self, kind: RootKind, rel: &Path, has: &dyn Fn(&str) -> bool) -> Option<Claim> {
+        Catalogue::claim_with(self, kind, rel, has).map(|(rule, captures)| Claim {
             producer: rule.id.clone(),
             captures,
+        })
+    }
+
+    fn item_of_in(&self, root: &Root, rel: &Path) -> Option<(PathBuf, Claim)> {
+        Catalogue::item_of_in(self, root, rel).map(|m| {
+            let claim = Claim {
+                producer: m.rule.id.clone(),
+                captures: m.captures,
+            };
+            (m.item, claim)
         })
     }
 
@@ -332,7 +362,7 @@ pub fn measure_entry_with<C: Classify + ?Sized>(
         })?;
     // Nothing inside a root nested in this one is this root's item (`Root::nested`).
     let claimed = rules
-        .item_of(root.kind, rel)
+        .item_of_in(root, rel)
         .filter(|(item_rel, _)| !root.in_nested(item_rel));
     let (item_rel, claim) = match claimed {
         Some((item_rel, claim)) => (item_rel, Some(claim)),

@@ -243,7 +243,8 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             .filter(|_| depth <= self.max_depth)
             .map(|r| r.with(name))
             .filter(|r| !self.nested.iter().any(|n| r.starts_with(n)));
-        let claim = rel.and_then(|r| self.classifier.classify(self.kind, r));
+        let has = |inside: &str| head.is_dir && super::contains::has_entry(e.dir, e.name, inside);
+        let claim = rel.and_then(|r| self.classifier.classify_in(self.kind, r, &has));
         let next = if claim.is_some() || depth == 1 {
             Next::Item(claim)
         } else {
@@ -333,7 +334,9 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     self.add_total(acc);
                     return;
                 }
-                (None, Captures::default())
+                // With more inside (`Homebrew/downloads` itself, `mpsgraph-cache`), the
+                // producer's item: attributed to it, kept by reclaim (`structure`).
+                (structure, Captures::default())
             }
         };
         let mut captures = captures;

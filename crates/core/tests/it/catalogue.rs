@@ -136,11 +136,13 @@ fn required_rules_are_present() {
             "*.diag",
             "*.spin",
             "*.hang",
+            "*.panic",
             "Retired/*.ips",
             "Retired/*.crash",
             "Retired/*.diag",
             "Retired/*.spin",
-            "Retired/*.hang"
+            "Retired/*.hang",
+            "Retired/*.panic"
         ]
     );
 }
@@ -202,21 +204,29 @@ fn every_glob_and_regex_compiles_independently() {
 fn every_rule_claims_its_examples_and_none_of_its_counter_examples() {
     let c = Catalogue::builtin();
     for rule in c.rules() {
+        // An example of a rule with a content signature (`contains`) is a name whose item holds
+        // the signature: the lookups are told every entry exists.
         for ex in &rule.examples {
             let m = c
-                .classify(rule.root, Path::new(ex))
+                .classify_with(rule.root, Path::new(ex), &|_| true)
                 .unwrap_or_else(|| panic!("{}: example {ex:?} not claimed", rule.id));
             assert_eq!(m.rule.id, rule.id, "example {ex:?}");
             assert_eq!(m.item, Path::new(ex));
             // An example is its own item: no shorter prefix is claimed.
             assert_eq!(
-                c.item_of(rule.root, Path::new(ex)).unwrap().item,
+                c.item_of_with(rule.root, Path::new(ex), &|_, _| true)
+                    .unwrap()
+                    .item,
                 Path::new(ex)
             );
+            if !rule.contains.is_empty() {
+                // Without its signature, the name alone claims nothing.
+                assert!(c.classify(rule.root, Path::new(ex)).is_none(), "{ex:?}");
+            }
         }
         for ex in &rule.counter_examples {
             let got = c
-                .classify(rule.root, Path::new(ex))
+                .classify_with(rule.root, Path::new(ex), &|_| true)
                 .map(|m| m.rule.id.clone());
             assert_ne!(
                 got.as_deref(),
@@ -257,7 +267,9 @@ fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples
                     .filter(|r| r.claims(kind, p))
                     .map(|r| r.id.as_str())
                     .collect();
-                let got = c.classify(kind, Path::new(p)).map(|m| m.rule.id.clone());
+                let got = c
+                    .classify_with(kind, Path::new(p), &|_| true)
+                    .map(|m| m.rule.id.clone());
                 assert_eq!(got.as_deref(), expected.first().copied(), "{kind} {p:?}");
             }
         }
@@ -387,6 +399,34 @@ const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
     ),
 ];
 
+/// The producers of 2026's second half (issue 25), with their root kind, kind and reclaim mode.
+const ADDITIONS_2026_H2: &[(&str, RootKind, ProducerKind, ReclaimMode)] = &[
+    (
+        "bun-sfe-native-extract",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "sparkle-installation",
+        RootKind::LibraryCaches,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "sparkle-persistent-downloads",
+        RootKind::LibraryCaches,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "tfdf-ydf-tmp",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+];
+
 #[test]
 fn the_2026_additions_are_present_with_their_root_kind_and_modes() {
     let c = Catalogue::builtin();
@@ -402,7 +442,23 @@ fn the_2026_additions_are_present_with_their_root_kind_and_modes() {
             "{id}: no counter-example"
         );
     }
-    assert_eq!(c.rules().len(), 39 + ADDITIONS_2026.len());
+    for (id, root, kind, reclaim) in ADDITIONS_2026_H2 {
+        let rule = c.rule(id).unwrap_or_else(|| panic!("missing rule {id}"));
+        assert_eq!(
+            (rule.root, rule.kind, rule.reclaim),
+            (*root, *kind, *reclaim),
+            "{id}"
+        );
+        assert!(
+            !rule.counter_examples.is_empty(),
+            "{id}: no counter-example"
+        );
+        assert!(!rule.evidence.is_empty(), "{id}: no evidence");
+    }
+    assert_eq!(
+        c.rules().len(),
+        39 + ADDITIONS_2026.len() + ADDITIONS_2026_H2.len()
+    );
     // Nuitka is the one with the owner pid in the name.
     let nuitka = c.rule("nuitka-onefile").unwrap();
     assert!(nuitka.owner.pid_in_name);

@@ -1,10 +1,12 @@
 //! The core's integration tests, one binary: each module was a test binary of its own (same file
 //! name, same test names under `<module>::`). One binary links once instead of once per file.
 
+mod app_owner;
 mod catalogue;
 mod catalogue_2026;
 mod code_sign_clone_reclaim;
 mod containers;
+mod content_signature;
 mod freeable_reflink;
 mod macos_platform;
 mod measure_dirs;
@@ -18,5 +20,7 @@ mod reclaim_stream;
 mod reclaim_swap_loop;
 mod reclaim_swap_props;
 mod scan_du;
+mod structure_dirs;
 mod support;
 mod unreadable_plan;
+mod version_keyed;

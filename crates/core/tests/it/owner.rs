@@ -229,30 +229,30 @@ fn owner_started_within_the_slack_keeps_its_item() {
     let pid = Some(me.pid);
     let at = |secs_before: u64| Some(me.start_time - Duration::from_secs(secs_before));
     assert_eq!(
-        owner::verdict(&probe, rule, pid, at(2)),
+        owner::verdict(&probe, rule, pid, None, at(2)),
         OwnerVerdict::PidAlive { pid: me.pid }
     );
     assert_eq!(
-        owner::verdict(&probe, rule, pid, at(3)),
+        owner::verdict(&probe, rule, pid, None, at(3)),
         OwnerVerdict::PidReused {
             pid: me.pid,
             started: me.start_time
         }
     );
     assert_eq!(
-        owner::verdict(&probe, rule, pid, None),
+        owner::verdict(&probe, rule, pid, None, None),
         OwnerVerdict::PidAlive { pid: me.pid }
     );
     let dead = dead_pid();
     assert_eq!(
-        owner::verdict(&probe, rule, Some(dead), None),
+        owner::verdict(&probe, rule, Some(dead), None, None),
         OwnerVerdict::PidDead { pid: dead }
     );
-    assert!(owner::verdict(&probe, rule, Some(dead), None).is_orphan());
+    assert!(owner::verdict(&probe, rule, Some(dead), None, None).is_orphan());
     // No pid and a rule naming no processes: nothing keeps it (`katago` may run in another test).
     let mps = cat.rule("mpsgraph-scratch").unwrap();
     assert_eq!(
-        owner::verdict(&probe, mps, None, None),
+        owner::verdict(&probe, mps, None, None, None),
         OwnerVerdict::NoPid { running: None }
     );
 }

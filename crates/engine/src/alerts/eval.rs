@@ -30,6 +30,8 @@ pub struct ProducerInput {
     pub min_age_secs: u64,
     /// Upstream report URLs (the first one is quoted).
     pub evidence: Vec<String>,
+    /// The tool's own clean-up command (`brew cleanup`), offered before cachewatch's reclaim.
+    pub managed_by: Option<String>,
 }
 
 impl ProducerInput {
@@ -49,6 +51,7 @@ impl ProducerInput {
             reclaim: rule.reclaim,
             min_age_secs: rule.min_age_secs,
             evidence: rule.evidence.clone(),
+            managed_by: rule.managed_by.clone(),
         }
     }
 }
@@ -285,6 +288,11 @@ impl Alerter {
             format_bytes(p.allocated_bytes.into()),
             p.items,
         );
+        if let Some(cmd) = &p.managed_by {
+            message.push_str(&format!(
+                " Its tool manages it: run `{cmd}` first (its own clean-up)."
+            ));
+        }
         match p.reclaim {
             ReclaimMode::Never => message.push_str(" cachewatch does not delete these."),
             ReclaimMode::Auto | ReclaimMode::Manual => message.push_str(&format!(

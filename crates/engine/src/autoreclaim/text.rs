@@ -26,6 +26,7 @@ pub fn reason_code(r: &KeepReason) -> &'static str {
         KeepReason::HoldsMount { .. } => "holds-mount",
         KeepReason::HoldsProtected { .. } => "holds-protected",
         KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
+        KeepReason::NewestVersion { .. } => "newest-version",
         KeepReason::Unreadable { .. } => "unreadable",
         KeepReason::NotDeletable { .. } => "not-deletable",
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::report::{CrashReport, ReportKind};
-use super::{ips, legacy, CrashError};
+use super::{ips, legacy, panic_text, simulated, CrashError};
 
 /// The most of a report file that is read: larger files are reported as unreadable, never parsed.
 /// Real crash reports are tens to hundreds of KiB; 8 MiB.
@@ -66,12 +66,17 @@ pub fn parse_report(
     let (head, rest) = text.split_once('\n').unwrap_or((text, ""));
     let blank = CrashReport::new(path, file_bytes, ReportKind::Other, mtime);
     if let Some(header) = ips::parse_header(head) {
-        return ips::parse(header, rest, path, blank);
+        return ips::parse(header, rest, path, blank).map(|r| simulated::mark(r, text));
     }
     if head.trim_start().starts_with('{') {
         return Err(parse_err(
             "header line is not JSON and the file is not a legacy text report".to_owned(),
         ));
+    }
+    if panic_text::looks_like_panic(text) {
+        let mut report = blank;
+        panic_text::fill(&mut report, text);
+        return Ok(report);
     }
     if !legacy::looks_like_report(text) {
         return Err(parse_err(

@@ -33,6 +33,10 @@ pub enum ReportKind {
     Panic,
     /// Analytics: `bug_type` 211 (newline-delimited JSON).
     Analytics,
+    /// A fault report of a process that did not crash: a crash-shaped report marked
+    /// `"is_simulated": 1` (`ExcUserFault_*.ips`, written for `os_log_fault` diagnostics on
+    /// macOS 26.6). Listed with the other reports, never counted as a crash.
+    SimulatedFault,
     /// A report with a JSON header of another `bug_type`.
     Other,
 }
@@ -63,7 +67,8 @@ impl ReportKind {
         }
     }
 
-    /// The kebab-case name (`crash`, `hang`, `jetsam`, `resource`, `panic`, `analytics`, `other`).
+    /// The kebab-case name (`crash`, `hang`, `jetsam`, `resource`, `panic`, `analytics`,
+    /// `simulated-fault`, `other`).
     pub fn as_str(self) -> &'static str {
         match self {
             ReportKind::Crash => "crash",
@@ -72,6 +77,7 @@ impl ReportKind {
             ReportKind::Resource => "resource",
             ReportKind::Panic => "panic",
             ReportKind::Analytics => "analytics",
+            ReportKind::SimulatedFault => "simulated-fault",
             ReportKind::Other => "other",
         }
     }

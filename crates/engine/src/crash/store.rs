@@ -10,7 +10,7 @@ use super::{read_report, CrashError, CrashReport};
 pub const RETIRED_DIR: &str = "Retired";
 
 /// File extensions of the reports Apple writes to the reports dir.
-pub const REPORT_EXTENSIONS: &[&str] = &["ips", "crash", "diag", "spin", "hang"];
+pub const REPORT_EXTENSIONS: &[&str] = &["ips", "crash", "diag", "spin", "hang", "panic"];
 
 /// A report file that could not be used.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -151,6 +151,9 @@ impl ProcessProbe for Refreshed<'_> {
     fn is_running(&self, name: &str) -> bool {
         self.0.is_running(name)
     }
+    fn app_running(&self, app: &str) -> bool {
+        self.0.app_running(app)
+    }
     fn open_file_under(&self, dir: &std::path::Path) -> Option<crate::process::OpenFile> {
         self.0.open_file_under(dir)
     }

@@ -206,6 +206,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 reclaimable_items: a.reclaimable_items,
                 evidence: rule.map(|r| r.evidence.clone()).unwrap_or_default(),
                 notes: rule.map(|r| r.notes.clone()).unwrap_or_default(),
+                managed_by: rule.and_then(|r| r.managed_by.clone()),
                 top_items: items
                     .iter()
                     .map(|(bytes, path)| ItemDto {

@@ -145,7 +145,8 @@ fn find_claimed(
         let Some(rel) = root.relative(&path) else {
             continue;
         };
-        if catalogue.classify(root.kind, rel).is_some() {
+        let has = |name: &str| std::fs::symlink_metadata(path.join(name)).is_ok();
+        if catalogue.classify_with(root.kind, rel, &has).is_some() {
             out.insert(root.canonical.join(rel));
         } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
             find_claimed(root, catalogue, &path, max_depth, out);

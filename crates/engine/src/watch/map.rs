@@ -48,7 +48,7 @@ pub fn target_of(root: &Root, catalogue: &Catalogue, path: &Path) -> Target {
     }
     // Inside a root nested in this one nothing is claimed by this one (`Root::nested`).
     match catalogue
-        .item_of(root.kind, rel)
+        .item_of_in(root, rel)
         .filter(|m| !root.in_nested(&m.item))
     {
         Some(m) => Target::Item {

@@ -30,6 +30,7 @@ fn gpu(growth: Option<cachewatch::history::Growth>, bytes: u64, items: u64) -> P
         reclaim: ReclaimMode::Auto,
         min_age_secs: 300,
         evidence: vec!["https://example.org/report/1".into()],
+        managed_by: None,
     }
 }
 

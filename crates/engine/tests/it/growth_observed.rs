@@ -163,6 +163,7 @@ fn a_growth_alert_from_seconds_of_data_gives_no_hourly_rate() {
             reclaim: ReclaimMode::Auto,
             min_age_secs: 300,
             evidence: Vec::new(),
+            managed_by: None,
         }],
         ..AlertInputs::default()
     };

@@ -6,6 +6,7 @@ mod auto_reclaim;
 mod auto_reclaim_leak;
 mod auto_reclaim_unlisted;
 mod crash;
+mod crash_faults_panics;
 mod crash_shapes;
 mod growth_observed;
 mod history;

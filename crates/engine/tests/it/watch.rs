@@ -437,6 +437,24 @@ fn assert_archives_and_total(m: &MonitorHandle, canonical: &Path, dirs: &[PathBu
     assert_eq!(s.roots[0].allocated_bytes, total, "{when}: root total");
 }
 
+/// As [`assert_archives_and_total`] while the top-level structure dir `structure` holds something
+/// besides the archives: then it is the producer's item too (attributed, kept by reclaim, never
+/// unattributed), measuring its own entry and what lies in it outside the archives.
+fn assert_archives_and_structure_item(
+    m: &MonitorHandle,
+    canonical: &Path,
+    dirs: &[PathBuf],
+    structure: &Path,
+    when: &str,
+) {
+    let s = m.snapshot();
+    let bytes = du(structure);
+    assert_eq!(bytes, hand_count(&[structure.to_path_buf()]));
+    assert_eq!(producer(&s, GPU), (dirs.len() as u64 + 1, bytes), "{when}");
+    let total = du(canonical);
+    assert_eq!(s.roots[0].allocated_bytes, total, "{when}: root total");
+}
+
 /// A file created and removed directly inside a top-level `com.apple.gpuarchiver` holding only
 /// archives: that dir's measure finds no item (it is structure), and the state took that for
 /// "gone" and dropped every archive below it (300 archives went to 0 items, 0 bytes, the root
@@ -464,7 +482,13 @@ async fn a_file_created_and_removed_in_a_top_level_structure_dir_keeps_its_archi
 
     std::fs::write(parent.join("x"), vec![1u8; 50_000]).unwrap();
     m.flush().await.unwrap();
-    assert_archives_and_total(&m, &canonical, &dirs, "a file x in the structure dir");
+    assert_archives_and_structure_item(
+        &m,
+        &canonical,
+        &dirs,
+        &parent,
+        "a file x in the structure dir",
+    );
     std::fs::remove_file(parent.join("x")).unwrap();
     m.flush().await.unwrap();
     assert_archives_and_total(&m, &canonical, &dirs, "x removed again");
@@ -495,7 +519,7 @@ async fn a_file_created_and_removed_in_a_scanned_structure_dir_keeps_its_archive
     std::fs::write(parent.join("x"), vec![1u8; 50_000]).unwrap();
     std::fs::write(empty.join("y"), vec![1u8; 9_000]).unwrap();
     m.flush().await.unwrap();
-    assert_archives_and_total(&m, &canonical, &dirs, "files x and y");
+    assert_archives_and_structure_item(&m, &canonical, &dirs, &parent, "files x and y");
     std::fs::remove_file(parent.join("x")).unwrap();
     std::fs::remove_file(empty.join("y")).unwrap();
     m.flush().await.unwrap();

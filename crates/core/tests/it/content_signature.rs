@@ -1,0 +1,216 @@
+//! Generic names are claimed only with a content signature (`contains`), and the 2026 second-half
+//! temp-dir producers are attributed with `du` totals: TensorFlow Decision Forests' `tmp<8>/`
+//! training dirs (tensorflow/decision-forests#41) are claimed when they hold a YDF model
+//! (`data_spec.pb`, `header.pb`, `done`) and no other `tmp*` dir is; Bun single-file executables'
+//! extracted libraries (oven-sh/bun#19550) are claimed by their exact name and kept while open.
+
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, SystemTime};
+
+use cachewatch_core::catalogue::Verdict;
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::reclaim::{execute, plan, KeepReason, Policy};
+use cachewatch_core::scan::scan;
+use cachewatch_core::{Catalogue, Root, RootKind};
+use cachewatch_testkit::{du, tree};
+
+/// A temp root in a temp dir.
+fn temp_root(dir: &Path) -> Root {
+    let t = dir.join("T");
+    fs::create_dir(&t).unwrap();
+    Root::new(RootKind::Temp, &t).unwrap()
+}
+
+/// A YDF model dir as TF-DF leaves it (~20 MB in the report; smaller here).
+fn ydf(root: &Path, name: &str) -> PathBuf {
+    let d = root.join(name);
+    tree::write_file(&d.join("data_spec.pb"), 3_000);
+    tree::write_file(&d.join("header.pb"), 200);
+    tree::write_file(&d.join("done"), 0);
+    tree::write_file(&d.join("random_forest_header.pb"), 100);
+    tree::write_file(&d.join("nodes-00000-of-00001"), 90_000);
+    d
+}
+
+#[test]
+fn tfdf_dirs_are_claimed_by_their_signature_and_no_other_tmp_dir_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = temp_root(dir.path());
+    let t = &root.canonical;
+    let models = [
+        ydf(t, "tmpa1b2c3d4"),
+        ydf(t, "tmp_x9y8z7w"),
+        ydf(t, "tmpqwertyui"),
+    ];
+    // Five tmp* entries of other content, each with a name the rule's glob and regex accept.
+    tree::write_file(&t.join("tmpzxcvbnm1/setup.py"), 1_000); // a pip build dir
+    tree::write_file(&t.join("tmpasdfghj2/data_spec.pb"), 3_000); // a training in progress:
+    tree::write_file(&t.join("tmpasdfghj2/header.pb"), 200); // no `done` yet
+    fs::create_dir(t.join("tmppoiuytr3")).unwrap(); // empty
+    tree::write_file(&t.join("tmplkjhgfd4"), 5_000); // a file, not a dir
+    tree::write_file(&t.join("tmpmnbvcxz5/saved_model.pb"), 4_000); // another framework's model
+    tree::write_file(&t.join("tmpmnbvcxz5/variables/variables.index"), 300);
+    let others = [
+        "tmpzxcvbnm1",
+        "tmpasdfghj2",
+        "tmppoiuytr3",
+        "tmplkjhgfd4",
+        "tmpmnbvcxz5",
+    ];
+    for p in models
+        .iter()
+        .cloned()
+        .chain(others.iter().map(|o| t.join(o)))
+    {
+        tree::set_tree_mtime(&p, tree::days_ago(3));
+    }
+
+    let cat = Catalogue::builtin();
+    let now = SystemTime::now();
+    let roots = std::slice::from_ref(&root);
+    let inv = scan(roots, &cat, now);
+    let rs = &inv.roots[0];
+    assert_eq!(rs.total.allocated_bytes, du::allocated(&[t]));
+    for m in &models {
+        let item = rs.items.iter().find(|i| &i.path == m).unwrap();
+        assert_eq!(item.producer.as_deref(), Some("tfdf-ydf-tmp"), "{m:?}");
+        assert_eq!(item.measure.allocated_bytes, du::allocated(&[m]), "{m:?}");
+        assert_eq!(item.measure.files, 5);
+    }
+    for o in others {
+        let item = rs.items.iter().find(|i| i.path == t.join(o)).unwrap();
+        assert_eq!(item.producer, None, "{o} claimed");
+    }
+    let tfdf = inv
+        .producers()
+        .into_iter()
+        .find(|p| p.id == "tfdf-ydf-tmp")
+        .unwrap();
+    assert_eq!(tfdf.items, 3);
+    assert_eq!(tfdf.measure.allocated_bytes, du::allocated(&models));
+
+    // explain gives the same answer, reading the signature from disk.
+    for m in &models {
+        let e = cat.explain(roots, &m.join("header.pb"));
+        assert!(
+            matches!(&e.verdict, Verdict::Claimed { producer, .. } if producer == "tfdf-ydf-tmp"),
+            "{e:?}"
+        );
+    }
+    for o in others {
+        let e = cat.explain(roots, &t.join(o));
+        assert!(
+            matches!(e.verdict, Verdict::Unattributed { .. }),
+            "{o}: {e:?}"
+        );
+    }
+    // The path-only lookup never claims by name alone.
+    assert!(cat
+        .classify(RootKind::Temp, Path::new("tmpa1b2c3d4"))
+        .is_none());
+
+    // Named, the models go and nothing else does.
+    let policy = Policy {
+        older_than: Duration::ZERO,
+        producers: vec!["tfdf-ydf-tmp".to_owned()],
+        protected: vec![],
+    };
+    let p = plan(&inv, &cat, &policy, &SystemProbe::new(), now);
+    assert_eq!(p.items.len(), 3, "{p:#?}");
+    let report = execute(&p, &cat, &SystemProbe::new(), now, &mut |_| {});
+    assert_eq!(report.freed_bytes, tfdf.measure.allocated_bytes);
+    assert!(models.iter().all(|m| !m.exists()));
+    assert!(others.iter().all(|o| t.join(o).exists()));
+}
+
+/// A child holding a file open, killed on drop.
+struct Holding(Child);
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
+
+#[test]
+fn bun_extracted_libraries_are_attributed_with_du_totals_and_kept_while_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = temp_root(dir.path());
+    let t = &root.canonical;
+    // Shapes from the reports: `.node` addons (bun#19550), a dlopen'd `.dylib` (hunk#556, 3.6 MB
+    // there), Worker copies of a `.so` (bun#29585).
+    let libs = [
+        (".7efdf7f29cfffbf1-00000001.node", 40_000),
+        (".b8bfd7f0f79bfef9-00000000.node", 40_000),
+        (".5ccbd3e7f7bf5fff-00000000.dylib", 120_000),
+        (".59ee776dfc9ebfd7-00000000.so", 15_112),
+        (".59ee776dfddbfeff-00000000.so", 15_112),
+    ];
+    let paths: Vec<PathBuf> = libs
+        .iter()
+        .map(|(name, len)| {
+            let p = t.join(name);
+            tree::write_file(&p, *len);
+            tree::set_mtime(&p, tree::days_ago(2));
+            p
+        })
+        .collect();
+    // Counter-examples: not Bun's name.
+    for name in [
+        ".7efdf7f29cfffbf1.node",
+        "7efdf7f29cfffbf1-00000001.node",
+        ".7EFDF7F29CFFFBF1-00000001.node",
+        ".7efdf7f29cfffbf1-00000001.dll",
+    ] {
+        tree::write_file(&t.join(name), 1_000);
+        tree::set_mtime(&t.join(name), tree::days_ago(2));
+    }
+    let held = &paths[2];
+    let holding = Holding(
+        Command::new("sh")
+            .arg("-c")
+            .arg("exec 3<\"$1\"; exec sleep 60")
+            .arg("sh")
+            .arg(held)
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+
+    let cat = Catalogue::builtin();
+    let now = SystemTime::now();
+    let inv = scan(std::slice::from_ref(&root), &cat, now);
+    let bun = inv
+        .producers()
+        .into_iter()
+        .find(|p| p.id == "bun-sfe-native-extract")
+        .unwrap();
+    assert_eq!(bun.items, paths.len() as u64);
+    assert_eq!(bun.measure.allocated_bytes, du::allocated(&paths));
+    assert_eq!(
+        bun.measure.apparent_bytes,
+        libs.iter().map(|(_, n)| *n as u64).sum::<u64>()
+    );
+    assert_eq!(inv.roots[0].total.allocated_bytes, du::allocated(&[t]));
+
+    // The rule is auto: a default reclaim plans the copies no process holds.
+    let policy = Policy {
+        older_than: Duration::from_secs(3600),
+        producers: vec![],
+        protected: vec![],
+    };
+    let p = plan(&inv, &cat, &policy, &SystemProbe::new(), now);
+    let planned: Vec<&PathBuf> = p.items.iter().map(|i| &i.path).collect();
+    assert_eq!(planned.len(), paths.len() - 1, "{p:#?}");
+    assert!(!planned.contains(&held));
+    let kept = p.kept.iter().find(|k| &k.path == held).unwrap();
+    match &kept.reason {
+        KeepReason::InUse { pid, .. } => assert_eq!(*pid, holding.0.id()),
+        other => panic!("held copy kept for {other:?}"),
+    }
+}
