@@ -88,6 +88,9 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule 
             .collect(),
         counter_examples: Vec::new(),
         structure: Vec::new(),
+        versioned: false,
+        contains: Vec::new(),
+        managed_by: None,
     }
 }
 

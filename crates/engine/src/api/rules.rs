@@ -127,6 +127,9 @@ mod tests {
             examples: vec!["tmpAb3xYz12".into()],
             counter_examples: Vec::new(),
             structure: Vec::new(),
+            versioned: false,
+            contains: Vec::new(),
+            managed_by: None,
         }
     }
 
