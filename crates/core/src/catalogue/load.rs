@@ -379,7 +379,13 @@ fn check_examples(all: &[Loaded], compiled: &Compiled) -> Result<(), CatalogueEr
                     "example {ex:?} is not matched by its own item globs and regexes"
                 )));
             }
-            if let Some(&other) = claimants.iter().find(|&&o| o != ri) {
+            // A rule with a content signature and one without may share names: the signature
+            // decides (a generic `tmp*` name is the signature rule's only with its entries inside).
+            let signed = |o: usize| !all[o].rule.contains.is_empty();
+            if let Some(&other) = claimants
+                .iter()
+                .find(|&&o| o != ri && signed(o) == signed(ri))
+            {
                 return Err(overlap(l, line, path, &all[other]));
             }
             for prefix in path.ancestors().skip(1) {

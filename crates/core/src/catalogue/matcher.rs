@@ -344,10 +344,16 @@ impl Catalogue {
     ) -> Option<(&Rule, Captures)> {
         let (index, captures) = self.compiled.classify(kind, rel)?;
         let rule = &self.rules[index];
-        rule.contains
-            .iter()
-            .all(|name| has(name))
-            .then_some((rule, captures))
+        if rule.contains.iter().all(|name| has(name)) {
+            return Some((rule, captures));
+        }
+        // Its signature is not there: a rule claiming by name alone (a user's rule for the same
+        // generic name, `tmp<rand8>`) may still claim it.
+        self.compiled
+            .claimants(kind, rel)
+            .into_iter()
+            .filter(|&ri| ri != index && self.rules[ri].contains.is_empty())
+            .find_map(|ri| Some((&self.rules[ri], self.compiled.captures(ri, rel)?)))
     }
 }
 
