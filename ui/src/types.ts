@@ -39,7 +39,10 @@ export type {
   RootKind,
   ScanProgress,
   Settings,
+  ReclaimJob,
   Snapshot,
+  UiState,
+  UiView,
   UnattributedDto,
   WatchMode,
 } from './bindings';
