@@ -184,6 +184,8 @@ def run(a):
             wait_for("the app's first scan", lambda: log_has(log, "first scan and figures done"), 3600)
             wait_for("the tray item", lambda: os.path.exists(items), 30)
             time.sleep(a.settle)
+            if app.poll() is not None:
+                sys.exit(f"the app exited with status {app.returncode}; see {log}")
             rest = report("app at rest, window never opened", app.pid, table)
             cpu = cpu_percent(lambda: tree(app.pid), a.rest_cpu)
             print(f"  CPU at rest over {a.rest_cpu} s: {cpu:.2f}% of a core", flush=True)
