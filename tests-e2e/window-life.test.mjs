@@ -117,13 +117,15 @@ const desktop = (...args) => {
   }
 };
 
-/** The app's pid (the process running APP), or null. */
+/** The app's pid (the process whose executable is APP), or null. */
 function appPid() {
-  try {
-    return Number(execFileSync('pgrep', ['-o', '-f', `^${APP.replace(/[.+]/g, '\\$&')}( |$)`], { encoding: 'utf8' }).trim());
-  } catch {
-    return null;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (realpathSync(`/proc/${d}/exe`) === realpathSync(APP)) return Number(d);
+    } catch {}
   }
+  return null;
 }
 
 /** The names of the app's descendant processes. */
