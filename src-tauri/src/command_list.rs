@@ -16,4 +16,7 @@ command_list!(
     producer_history,
     reclaim_history,
     parse_size,
+    get_ui_state,
+    set_ui_view,
+    dismiss_reclaim,
 )

@@ -15,9 +15,10 @@ use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
 use cachewatch::snapshot::Snapshot;
 use serde::{Deserialize, Serialize};
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
 use crate::error::{ErrorCode, IpcError};
+use crate::ui_state::{ReclaimJob, UiState, UiStore, UiView};
 
 /// Where the settings live: the config file (managed state). `None` when there is no home dir to
 /// find it and no `--config` was given.
@@ -75,12 +76,15 @@ pub fn get_snapshot(monitor: State<'_, MonitorHandle>) -> Result<Snapshot, IpcEr
 #[tauri::command]
 pub async fn plan_reclaim(
     monitor: State<'_, MonitorHandle>,
+    ui: State<'_, UiStore>,
     producers: Vec<String>,
     threshold_secs: u64,
 ) -> Result<ReclaimPreview, IpcError> {
-    Ok(monitor
+    let plan = monitor
         .plan_reclaim(producers, Duration::from_secs(threshold_secs))
-        .await?)
+        .await?;
+    ui.planned(&plan);
+    Ok(plan)
 }
 
 /// What a reclaim of `producers` (empty: every auto producer) older than `threshold_secs` would
@@ -99,16 +103,65 @@ pub async fn estimate_reclaim(
         .await?)
 }
 
-/// Executes the kept plan `plan_id`; the engine re-derives and re-checks every item.
+/// Executes the kept plan `plan_id`; the engine re-derives and re-checks every item. The run and
+/// its outcome are kept in the [`UiStore`] (and sent as `reclaim-job`), so a window closed
+/// meanwhile shows them when it opens again.
 ///
 /// # Errors
 /// `unknown-plan`, `stopped`, `job-failed`.
 #[tauri::command]
-pub async fn execute_reclaim(
+pub async fn execute_reclaim<R: Runtime>(
+    app: AppHandle<R>,
     monitor: State<'_, MonitorHandle>,
+    ui: State<'_, UiStore>,
     plan_id: String,
 ) -> Result<ReclaimResult, IpcError> {
-    Ok(monitor.execute_reclaim(plan_id).await?)
+    emit_job(&app, &ui.executing(&plan_id));
+    let outcome = monitor
+        .execute_reclaim(plan_id.clone())
+        .await
+        .map_err(IpcError::from);
+    emit_job(&app, &ui.executed(&plan_id, &outcome));
+    outcome
+}
+
+fn emit_job<R: Runtime>(app: &AppHandle<R>, job: &ReclaimJob) {
+    if app.get_webview_window(crate::window::MAIN).is_some() {
+        if let Err(e) = app.emit_to(crate::window::MAIN, "reclaim-job", job) {
+            tracing::warn!("cannot emit reclaim-job: {e}");
+        }
+    }
+}
+
+/// What the window was showing (selected producer, expanded rows, threshold) and the reclaim it
+/// started, for a new window to restore at load.
+///
+/// # Errors
+/// None; the `Result` keeps the IPC shape uniform.
+#[tauri::command]
+pub fn get_ui_state(ui: State<'_, UiStore>) -> Result<UiState, IpcError> {
+    Ok(ui.get())
+}
+
+/// Keeps the window's view (selected producer, expanded rows, threshold being edited) for the
+/// next window.
+///
+/// # Errors
+/// None; the `Result` keeps the IPC shape uniform.
+#[tauri::command]
+pub fn set_ui_view(ui: State<'_, UiStore>, view: UiView) -> Result<(), IpcError> {
+    ui.set_view(view);
+    Ok(())
+}
+
+/// The user closed a reclaim's result: a new window no longer shows it.
+///
+/// # Errors
+/// None; the `Result` keeps the IPC shape uniform.
+#[tauri::command]
+pub fn dismiss_reclaim(ui: State<'_, UiStore>) -> Result<(), IpcError> {
+    ui.dismiss();
+    Ok(())
 }
 
 /// Pauses or resumes watching.

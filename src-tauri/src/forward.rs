@@ -1,6 +1,7 @@
-//! Forwards the monitor's output to the window and the desktop: each snapshot as the event
-//! `snapshot` (and to the tray), each alert as the event `alert` plus a notification. A click on a
-//! notification opens the window and emits `focus-producer` with the alert's producer id.
+//! Forwards the monitor's output to the window and the desktop: each snapshot to the tray and, while
+//! a window exists, as the event `snapshot`; each alert as a notification and, to a window, the
+//! event `alert`. A click on a notification opens the window (building it when needed) on the
+//! alert's producer: kept in the `UiStore` for a new window, `focus-producer` for an open one.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -11,6 +12,7 @@ use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::ui_state::UiStore;
 use crate::window::MAIN;
 
 /// How many shown notifications remember their producer for a click.
@@ -46,6 +48,10 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: &MonitorHandle) {
     let registered = app.notification().on_action(move |action| {
         let id = action.notification().map(|n| n.id());
         let producer = id.and_then(|id| on_click.state::<Shown>().producer_of(id));
+        // A window built now reads the producer at load; an open one hears the event.
+        if let Some(p) = &producer {
+            on_click.state::<UiStore>().focus(p.clone());
+        }
         if let Err(e) = crate::window::show(&on_click) {
             tracing::warn!("{e}");
         }
@@ -65,8 +71,11 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: &MonitorHandle) {
         let mut growing = false;
         loop {
             let snap = snapshots.borrow_and_update().clone();
-            if let Err(e) = a.emit_to(MAIN, "snapshot", &*snap) {
-                tracing::warn!("cannot emit a snapshot: {e}");
+            // No window, nothing to serialize: a new one fetches the snapshot at load.
+            if crate::window::get(&a).is_some() {
+                if let Err(e) = a.emit_to(MAIN, "snapshot", &*snap) {
+                    tracing::warn!("cannot emit a snapshot: {e}");
+                }
             }
             growing = crate::tray::update(&a, &snap, growing);
             if snapshots.changed().await.is_err() {
@@ -93,8 +102,10 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: &MonitorHandle) {
 
 /// Emits `alert` and shows it as a notification (the engine already applied the cooldowns).
 fn on_alert<R: Runtime>(app: &AppHandle<R>, alert: &AlertDto) {
-    if let Err(e) = app.emit_to(MAIN, "alert", alert) {
-        tracing::warn!("cannot emit an alert: {e}");
+    if crate::window::get(app).is_some() {
+        if let Err(e) = app.emit_to(MAIN, "alert", alert) {
+            tracing::warn!("cannot emit an alert: {e}");
+        }
     }
     let id = app.state::<Shown>().remember(alert.producer.clone());
     let shown = app

@@ -17,17 +17,21 @@ pub mod setup;
 pub mod tray;
 pub mod tray_host;
 pub mod tray_icon;
+pub mod ui_state;
 pub mod window;
 
 pub use error::IpcError;
 
 /// Registers the IPC commands on `builder`: the one list in `src/command_list.rs`, which `build.rs`
-/// also turns into the app manifest and the capability.
+/// also turns into the app manifest and the capability; and the state only they use (the
+/// window's [`ui_state::UiStore`]).
 pub fn with_commands<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     macro_rules! command_list {
         ($($c:ident),* $(,)?) => { tauri::generate_handler![$(commands::$c),*] };
     }
-    builder.invoke_handler(include!("command_list.rs"))
+    builder
+        .manage(ui_state::UiStore::default())
+        .invoke_handler(include!("command_list.rs"))
 }
 
 /// Runs the app until Quit; a start-up failure is printed to stderr and exits with status 1.

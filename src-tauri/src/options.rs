@@ -9,6 +9,8 @@
 //!   settings panel writes there.
 //! - `--show`: show the window at start (Linux indicators report no clicks on the icon; the
 //!   end-to-end test uses it too). `--no-hide-on-blur`: keep the window when it loses focus.
+//! - `--window-grace-secs` / `CACHEWATCH_WINDOW_GRACE_SECS`: how long a closed window (and its web
+//!   engine) is kept for a quick reopen before it is destroyed (30 s; tests use less).
 
 use std::path::PathBuf;
 
@@ -39,6 +41,9 @@ pub struct LaunchOptions {
     /// Keep the window when it loses focus (it hides by default).
     #[arg(long)]
     pub no_hide_on_blur: bool,
+    /// How long a closed window is kept before its webview is destroyed, seconds [default: 30].
+    #[arg(long, env = "CACHEWATCH_WINDOW_GRACE_SECS", value_name = "SECS")]
+    pub window_grace_secs: Option<u64>,
 }
 
 impl LaunchOptions {
@@ -57,6 +62,12 @@ impl LaunchOptions {
     /// Whether the window hides when it loses focus.
     pub fn hide_on_blur(&self) -> bool {
         !self.no_hide_on_blur
+    }
+
+    /// How long a closed window is kept before it is destroyed.
+    pub fn window_grace(&self) -> std::time::Duration {
+        self.window_grace_secs
+            .map_or(crate::window::DEFAULT_GRACE, std::time::Duration::from_secs)
     }
 }
 
@@ -86,8 +97,10 @@ mod tests {
         assert_eq!(o.roots, vec!["cache=/a".to_owned(), "temp=/b".to_owned()]);
         assert!(o.show);
         assert!(o.hide_on_blur());
-        let o = parse(&["--no-hide-on-blur"]).unwrap();
+        assert_eq!(o.window_grace(), crate::window::DEFAULT_GRACE);
+        let o = parse(&["--no-hide-on-blur", "--window-grace-secs", "2"]).unwrap();
         assert!(!o.hide_on_blur());
+        assert_eq!(o.window_grace(), std::time::Duration::from_secs(2));
     }
 
     #[test]

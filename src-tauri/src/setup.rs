@@ -47,10 +47,22 @@ pub fn run() -> Result<(), StartError> {
         ))
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
-        .on_window_event(move |w, e| crate::window::on_window_event(w, e, mode));
-    crate::with_commands(builder)
+        .on_window_event(crate::window::on_window_event);
+    let app = crate::with_commands(builder)
         .setup(move |app| Ok(setup(app, opts, mode)?))
-        .run(tauri::generate_context!())?;
+        .build(tauri::generate_context!())?;
+    app.run(|app, event| {
+        // The popover's webview is destroyed a while after it closes; the app lives on in the
+        // tray. Quit passes an exit code; the last window going passes none.
+        if let tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            if crate::window::keeps_running_without_windows(app) {
+                api.prevent_exit();
+            }
+        }
+    });
     Ok(())
 }
 
@@ -93,8 +105,10 @@ fn setup<R: Runtime>(
     opts: LaunchOptions,
     mode: crate::window::Mode,
 ) -> Result<(), StartError> {
+    // A menu-bar app: no Dock icon, no app menu.
     #[cfg(target_os = "macos")]
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+    crate::window::manage(&*app, mode, opts.window_grace());
 
     let (mopts, settings) = monitor_options(&opts);
     let catalogue = mopts.catalogue.clone();
@@ -116,14 +130,9 @@ fn setup<R: Runtime>(
         on_action(app, &m, action)
     })?;
     crate::forward::start(handle, &monitor);
-    let normal = mode == crate::window::Mode::Normal;
-    if normal {
-        if let Err(e) = crate::window::make_normal(handle) {
-            tracing::warn!("{e}");
-        }
-    }
-    // Without a tray host nothing else would ever show the window.
-    if opts.show || normal {
+    // Without a tray host nothing else would ever show the window. Else it is built only when
+    // the user opens it.
+    if opts.show || mode == crate::window::Mode::Normal {
         if let Err(e) = crate::window::show(handle) {
             tracing::warn!("{e}");
         }

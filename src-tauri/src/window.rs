@@ -1,18 +1,34 @@
-//! The popover window: shown under the tray icon, hidden on blur and on close (quit is only in
-//! the menu).
+//! The popover window, which exists only while it is open: built (with its webview) when the
+//! user opens it, hidden on blur and on close, and destroyed [`Windows::grace`] after that unless
+//! it is opened again meanwhile, so no web engine process lives while the app rests in the tray.
+//! Everything it shows comes from the engine's snapshot and the shell's `UiStore`, which a new
+//! window reads at load. Where no tray host exists it is a normal window, and closing it quits.
 
-use tauri::{AppHandle, Manager, Runtime, WebviewWindow, WindowEvent};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tauri::{
+    AppHandle, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent,
+};
 use tauri_plugin_positioner::{Position, WindowExt};
 
-/// The label of the one window (`tauri.conf.json`).
+/// The label of the one window.
 pub const MAIN: &str = "main";
+
+/// Its size, logical pixels.
+const WIDTH: f64 = 380.0;
+const HEIGHT: f64 = 560.0;
+
+/// How long a closed window is kept (hidden) before it is destroyed, unless the launch options
+/// say otherwise: a quick reopen is then instant.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 
 /// Errors showing or hiding the window.
 #[derive(Debug, thiserror::Error)]
 pub enum WindowError {
-    /// `tauri.conf.json` has no window labelled `main`.
-    #[error("no window labelled {MAIN:?}: check app.windows in tauri.conf.json")]
-    Missing,
+    /// The window could not be built.
+    #[error("cannot open the window: {0}")]
+    Build(tauri::Error),
     /// A window operation failed.
     #[error("cannot {op} the window: {source}")]
     Op {
@@ -23,30 +39,129 @@ pub enum WindowError {
     },
 }
 
-fn main_window<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError> {
-    app.get_webview_window(MAIN).ok_or(WindowError::Missing)
+/// How the window behaves and how long a closed one is kept (managed state, see [`manage`]).
+#[derive(Debug)]
+pub struct Windows {
+    /// Popover or normal window.
+    pub mode: Mode,
+    /// How long a closed popover is kept before its webview is destroyed.
+    pub grace: Duration,
+    /// Bumped by every show and hide: a pending destroy runs only if nothing happened since.
+    generation: AtomicU64,
+}
+
+/// Manages [`Windows`] on `app`: call once at start, before any window is opened.
+pub fn manage<R: Runtime, M: Manager<R>>(app: &M, mode: Mode, grace: Duration) {
+    app.manage(Windows {
+        mode,
+        grace,
+        generation: AtomicU64::new(0),
+    });
+}
+
+/// The managed [`Windows`]; an app that never called [`manage`] (a test's) gets a normal window.
+fn windows<R: Runtime>(app: &AppHandle<R>) -> tauri::State<'_, Windows> {
+    if app.try_state::<Windows>().is_none() {
+        manage(app, Mode::Normal, DEFAULT_GRACE);
+    }
+    app.state::<Windows>()
 }
 
 fn op<T>(op: &'static str, r: tauri::Result<T>) -> Result<T, WindowError> {
     r.map_err(|source| WindowError::Op { op, source })
 }
 
-/// Shows the window and focuses it: under the tray icon when its position is known (after the
-/// first tray event, see `tauri_plugin_positioner::on_tray_event`), else centred on the screen.
+/// The window when it exists (open, or closed within its grace).
+pub fn get<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
+    app.get_webview_window(MAIN)
+}
+
+/// Builds the window, hidden: a popover (no decorations, on top, not in the task bar) or a
+/// normal window, per [`Windows::mode`].
+fn build<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError> {
+    let normal = windows(app).mode == Mode::Normal;
+    WebviewWindowBuilder::new(app, MAIN, WebviewUrl::App("index.html".into()))
+        .title("CacheWatch")
+        .inner_size(WIDTH, HEIGHT)
+        .resizable(false)
+        .visible(false)
+        .decorations(normal)
+        .skip_taskbar(!normal)
+        .always_on_top(!normal)
+        .build()
+        .map_err(WindowError::Build)
+}
+
+/// Shows the window, building it when it does not exist, and focuses it: under the tray icon
+/// when its position is known (after the first tray event, see
+/// `tauri_plugin_positioner::on_tray_event`), else centred on the screen. A pending destroy is
+/// cancelled.
 ///
 /// # Errors
-/// [`WindowError`] when the window is missing or the platform refuses an operation.
+/// [`WindowError`] when the window cannot be built or the platform refuses an operation.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
-    let w = main_window(app)?;
+    windows(app).generation.fetch_add(1, Ordering::SeqCst);
+    let w = match get(app) {
+        Some(w) => w,
+        None => build(app)?,
+    };
     let under_tray = w.move_window_constrained(Position::TrayCenter).is_ok();
     op("show", w.show())?;
     if !under_tray {
-        // No tray position known (Linux indicators report none). `center()` before the first
-        // show put the top-left at the screen centre: place it now that it has its size.
+        // No tray position known (Linux indicators report none): centre it now that it has its
+        // size, wholly on screen.
         place_on_screen(&w)?;
     }
     op("unminimize", w.unminimize())?;
     op("focus", w.set_focus())
+}
+
+/// Hides the window (when it exists) and destroys it after the grace unless it is shown again
+/// meanwhile.
+///
+/// # Errors
+/// [`WindowError`] when the window cannot be hidden.
+pub fn hide<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
+    let Some(w) = get(app) else {
+        return Ok(());
+    };
+    op("hide", w.hide())?;
+    destroy_later(app);
+    Ok(())
+}
+
+/// Destroys the window after [`Windows::grace`] if no show or hide came meanwhile and it is
+/// still hidden.
+fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
+    let state = windows(app);
+    let generation = state.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    let grace = state.grace;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(grace).await;
+        if windows(&app).generation.load(Ordering::SeqCst) != generation {
+            return; // shown (or hidden again) since: that one decides
+        }
+        let Some(w) = get(&app) else { return };
+        if w.is_visible().unwrap_or(false) {
+            return;
+        }
+        tracing::debug!("destroying the closed window");
+        if let Err(e) = w.destroy() {
+            tracing::warn!("cannot destroy the closed window: {e}");
+        }
+    });
+}
+
+/// Shows the window when it is not visible, hides it when it is (a left click on the tray icon).
+///
+/// # Errors
+/// [`WindowError`] as for [`show`] and [`hide`].
+pub fn toggle<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
+    match get(app) {
+        Some(w) if op("query", w.is_visible())? => hide(app),
+        _ => show(app),
+    }
 }
 
 /// A rectangle in physical pixels: position and size.
@@ -92,17 +207,8 @@ fn place_on_screen<R: Runtime>(w: &WebviewWindow<R>) -> Result<(), WindowError> 
     };
     let mut size = op("query", w.outer_size())?;
     if size.width == 0 || size.height == 0 {
-        // Not mapped yet (GTK sizes the window asynchronously): the size tauri.conf.json gives.
-        let configured = w
-            .app_handle()
-            .config()
-            .app
-            .windows
-            .iter()
-            .find(|c| c.label == MAIN)
-            .map_or((380.0, 560.0), |c| (c.width, c.height));
-        size =
-            tauri::LogicalSize::new(configured.0, configured.1).to_physical(monitor.scale_factor());
+        // Not mapped yet (GTK sizes the window asynchronously): the size it is built with.
+        size = tauri::LogicalSize::new(WIDTH, HEIGHT).to_physical(monitor.scale_factor());
     }
     let r = centred_on(screen, (size.width, size.height));
     if (r.width, r.height) != (size.width, size.height) {
@@ -147,42 +253,20 @@ impl Mode {
     }
 }
 
-/// Turns the popover of `tauri.conf.json` into a normal window ([`Mode::Normal`]).
-///
-/// # Errors
-/// [`WindowError`] when the window is missing or the platform refuses an operation.
-pub fn make_normal<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
-    let w = main_window(app)?;
-    op("decorate", w.set_decorations(true))?;
-    op("unpin", w.set_always_on_top(false))?;
-    op("list", w.set_skip_taskbar(false))
-}
-
-/// Hides the window.
-///
-/// # Errors
-/// [`WindowError`] when the window is missing or cannot be hidden.
-pub fn hide<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
-    op("hide", main_window(app)?.hide())
-}
-
-/// Shows the window when hidden, hides it when shown (a left click on the tray icon).
-///
-/// # Errors
-/// [`WindowError`] as for [`show`] and [`hide`].
-pub fn toggle<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
-    if op("query", main_window(app)?.is_visible())? {
-        hide(app)
-    } else {
-        show(app)
+/// What a window event asks: a popover is hidden on blur (unless `hide_on_blur` is off, for the
+/// end-to-end test) and on a close request, which is refused so only Quit ends the app; either way
+/// it is destroyed after the grace. A destroyed window hands its memory back. A [`Mode::Normal`]
+/// window is left to close (closing it quits).
+pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
+    if let WindowEvent::Destroyed = event {
+        // The platform facade's one call: malloc_zone_pressure_relief on macOS, malloc_trim
+        // with glibc.
+        cachewatch::platform::release_free_memory();
+        tracing::debug!("the window is gone; free heap given back");
+        return;
     }
-}
-
-/// What a window event asks of the popover: hide on blur (unless `hide_on_blur` is off, for the
-/// end-to-end test) and on a close request, which is refused so only Quit ends the app. A
-/// [`Mode::Normal`] window is left alone (closing it quits).
-pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent, mode: Mode) {
-    let Mode::Popover { hide_on_blur } = mode else {
+    let app = window.app_handle();
+    let Mode::Popover { hide_on_blur } = windows(app).mode else {
         return;
     };
     let hide_it = match event {
@@ -194,10 +278,16 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
         _ => false,
     };
     if hide_it {
-        if let Err(e) = window.hide() {
-            tracing::warn!("cannot hide the window: {e}");
+        if let Err(e) = hide(app) {
+            tracing::warn!("{e}");
         }
     }
+}
+
+/// Whether the app goes on when its last window is gone: a popover app lives in the tray (only
+/// Quit, which passes an exit code, ends it); a normal window's app ends with its window.
+pub fn keeps_running_without_windows<R: Runtime>(app: &AppHandle<R>) -> bool {
+    matches!(windows(app).mode, Mode::Popover { .. })
 }
 
 #[cfg(test)]

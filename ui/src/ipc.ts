@@ -12,10 +12,13 @@ import type {
   ProducerHistory,
   ReclaimEstimate,
   ReclaimHistory,
+  ReclaimJob,
   ReclaimPreview,
   ReclaimResult,
   Settings,
   Snapshot,
+  UiState,
+  UiView,
 } from './types';
 
 export { toIpcError };
@@ -103,6 +106,29 @@ export function reclaimHistory(spanSecs: number): Promise<ReclaimHistory> {
 /** `parse_size({text}) -> bytes`: a size as typed (`50 MiB`), read by the engine. */
 export function parseSize(text: string): Promise<number> {
   return call('parse_size', { text });
+}
+
+/**
+ * `get_ui_state() -> UiState`: what the window was showing (selected producer, expanded rows, the
+ * threshold being edited) and the reclaim it started, kept by the shell across windows.
+ */
+export function getUiState(): Promise<UiState> {
+  return call('get_ui_state');
+}
+
+/** `set_ui_view({view})`: keeps the view for the next window. */
+export async function setUiView(view: UiView): Promise<void> {
+  await call('set_ui_view', { view });
+}
+
+/** `dismiss_reclaim()`: the result was closed; the next window does not show it. */
+export async function dismissReclaim(): Promise<void> {
+  await call('dismiss_reclaim');
+}
+
+/** Listens to `reclaim-job` (payload `ReclaimJob`): the reclaim the window started moved on. */
+export function onReclaimJob(handler: (job: ReclaimJob) => void): Promise<UnlistenFn> {
+  return listen<ReclaimJob>('reclaim-job', (event) => handler(event.payload));
 }
 
 /** Listens to the `snapshot` event (payload `Snapshot`). */

@@ -1,11 +1,14 @@
 // The window: wires the IPC layer to the views. Live by events (`snapshot`, `alert`), no polling.
+// The shell builds it when the user opens it and destroys it a while after it closes: at load it
+// fetches the snapshot and what the previous window was doing (`get_ui_state`), and it keeps its
+// view there as it changes (`set_ui_view`).
 import './locale-guard'; // first: no module may format with a bad platform locale (LANG=C)
 import './style.css';
 import { h, keepFocus, replaceChildren } from './dom';
 import * as ipc from './ipc';
 import { ReclaimController } from './reclaim-controller';
 import { mergeAlerts } from './sort';
-import type { AlertDto, Snapshot, UiError } from './types';
+import type { AlertDto, Snapshot, UiError, UiView } from './types';
 import type { ChartRange } from './views/chart';
 import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
@@ -82,6 +85,7 @@ const panel = new ReclaimPanel(
       ui.thresholdSecs = secs;
       requestEstimate();
       sendThreshold(secs);
+      saveView();
     },
     scopeCleared: () => setScope(null),
   },
@@ -159,6 +163,28 @@ function setScope(id: string | null): void {
   const name = id === null ? null : producerName(id);
   panel.showScope(name);
   requestEstimate();
+  saveView();
+}
+
+/** Keeps the view in the shell for the next window (this one may be destroyed any time). */
+function saveView(): void {
+  const view: UiView = {
+    scope: ui.scope,
+    expanded: [...ui.expanded],
+    threshold_secs: ui.thresholdSecs,
+    focus: null,
+  };
+  ipc.setUiView(view).catch((e: unknown) => console.warn('cannot keep the view', e));
+}
+
+/** Takes over the view of the previous window (before the first snapshot is shown). */
+function restoreView(view: UiView): void {
+  ui.scope = view.scope;
+  ui.expanded = new Set(view.expanded);
+  if (view.threshold_secs !== null) {
+    ui.thresholdSecs = view.threshold_secs;
+    panel.showThreshold(view.threshold_secs);
+  }
 }
 
 /** The parts with "… ago" times: the crash groups and the alerts. */
@@ -201,6 +227,7 @@ function renderAll(): void {
         toggle: (id) => {
           if (!ui.expanded.delete(id)) ui.expanded.add(id);
           renderAll();
+          saveView();
         },
         openEvidence: (url) => void ipc.openEvidence(url).catch(showError),
         reclaimOnly: (id) => setScope(id),
@@ -262,7 +289,7 @@ function applySnapshot(snapshot: Snapshot): void {
     detailCharts.invalidate();
   }
   ui.autoReclaimedKey = autoKey;
-  if (first) panel.showScope(null);
+  if (first) panel.showScope(ui.scope === null ? null : producerName(ui.scope));
   renderAll();
   if (estimateStale) requestEstimate();
 }
@@ -275,6 +302,7 @@ function focusProducer(id: string): void {
   ui.expanded.add(id);
   const p = ui.snapshot?.producers.find((q) => q.id === id);
   if (p !== undefined && p.reclaim !== 'never' && p.kind !== 'system') setScope(id);
+  else saveView();
   renderAll();
   const row = document.querySelector<HTMLElement>(`[data-key="producer-${CSS.escape(id)}"]`);
   row?.scrollIntoView({ block: 'nearest' });
@@ -297,8 +325,27 @@ async function start(): Promise<void> {
       renderAll();
     }),
     ipc.onFocusProducer(focusProducer),
+    ipc.onReclaimJob((job) => controller.adopt(job)),
   ]);
-  applySnapshot(await ipc.getSnapshot());
+  const [snapshot, saved] = await Promise.all([
+    ipc.getSnapshot(),
+    ipc.getUiState().catch((e: unknown) => {
+      console.warn('no view to restore', e);
+      return null;
+    }),
+  ]);
+  if (saved) {
+    restoreView(saved.view);
+    // An edit the previous window had not sent yet (closed within the debounce).
+    if (saved.view.threshold_secs !== null && saved.view.threshold_secs !== snapshot.threshold_secs) {
+      sendThreshold(saved.view.threshold_secs);
+    }
+  }
+  applySnapshot(snapshot);
+  if (saved) {
+    controller.adopt(saved.reclaim);
+    if (saved.view.focus !== null) focusProducer(saved.view.focus);
+  }
 }
 
 start().catch(showError);

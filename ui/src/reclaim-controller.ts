@@ -8,13 +8,15 @@ import {
   type ReclaimEvent,
   type ReclaimState,
 } from './reclaim-state';
-import type { ReclaimEstimate, ReclaimPreview, ReclaimResult } from './types';
+import type { ReclaimEstimate, ReclaimJob, ReclaimPreview, ReclaimResult } from './types';
 
 /** The IPC calls the controller needs (a subset of `ipc.ts`, injected for tests). */
 export interface ReclaimIpc {
   estimateReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimEstimate>;
   planReclaim(producers: string[], thresholdSecs: number): Promise<ReclaimPreview>;
   executeReclaim(planId: string): Promise<ReclaimResult>;
+  /** The result was closed (the shell then forgets it); optional for tests. */
+  dismissReclaim?(): Promise<void>;
 }
 
 /** Timer functions (injected so tests use fake timers). */
@@ -118,7 +120,18 @@ export class ReclaimController {
   dismiss(): void {
     if (this.current.phase !== 'done' && this.current.phase !== 'failed') return;
     this.dispatch({ type: 'dismissed' });
+    this.ipc.dismissReclaim?.().catch(() => {
+      // the shell forgets nothing then: the next window shows the result once more
+    });
     if (this.last) this.request(this.last);
+  }
+
+  /**
+   * The shell's record of the window's reclaim (at load, and as it moves on): a reclaim started
+   * in an earlier window shows here, running or with its result.
+   */
+  adopt(job: ReclaimJob): void {
+    this.dispatch({ type: 'job', job });
   }
 
   private async runEstimate(): Promise<void> {

@@ -2,7 +2,7 @@
 // (from the engine's age histograms), Reclaim makes the real plan, the confirmation shows that
 // plan and execute runs it by its id (never by paths). The controller that drives it, with the
 // debounce and the IPC calls, is in `reclaim-controller.ts`.
-import type { ErrorCode, ReclaimEstimate, ReclaimPreview, ReclaimResult, UiError } from './types';
+import type { ErrorCode, ReclaimEstimate, ReclaimJob, ReclaimPreview, ReclaimResult, UiError } from './types';
 
 /** What an estimate or a plan is of: producer ids (empty = every auto producer), the threshold. */
 export interface PreviewRequest {
@@ -49,7 +49,8 @@ export type ReclaimEvent =
   | { type: 'confirmed' }
   | { type: 'executed'; report: ReclaimResult }
   | { type: 'execute-failed'; error: UiError }
-  | { type: 'dismissed' };
+  | { type: 'dismissed' }
+  | { type: 'job'; job: ReclaimJob };
 
 /** The estimate on screen, if any (kept while a newer one loads and while a plan is made). */
 export function shownOf(state: ReclaimState): Estimated | null {
@@ -130,6 +131,27 @@ export function reduce(state: ReclaimState, event: ReclaimEvent): ReclaimState {
     case 'dismissed':
       if (state.phase !== 'done' && state.phase !== 'failed') return state;
       return { phase: 'idle' };
+    case 'job':
+      return adoptJob(state, event.job);
+  }
+}
+
+/**
+ * The shell's record of the reclaim the window started (`UiState.reclaim`, the `reclaim-job`
+ * event): a new window takes it over while it has nothing of its own under way (it runs, or it
+ * ended while no window was open); a window executing that plan learns how it ended.
+ */
+function adoptJob(state: ReclaimState, job: ReclaimJob): ReclaimState {
+  if (job.phase === 'idle') return state;
+  const mine = state.phase === 'executing' && state.plan.id === job.plan.id;
+  if (!mine && !isEstimatePhase(state)) return state;
+  switch (job.phase) {
+    case 'executing':
+      return mine ? state : { phase: 'executing', plan: job.plan };
+    case 'done':
+      return { phase: 'done', plan: job.plan, report: job.report };
+    case 'failed':
+      return { phase: 'failed', plan: job.plan, error: job.error };
   }
 }
 

@@ -17,6 +17,7 @@ use serde_json::{to_value, Value};
 
 use crate::commands::Settings;
 use crate::error::{ErrorCode, IpcError};
+use crate::ui_state::{ReclaimJob, UiState, UiView};
 
 mod history;
 mod reclaim;
@@ -373,6 +374,42 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
                 ErrorCode::UnknownPlan,
                 "no plan \"x\"",
             ))),
+        ),
+        ("UI_STATE_IDLE", "UiState", v(to_value(UiState::default()))),
+        (
+            "UI_STATE_EXECUTING",
+            "UiState",
+            v(to_value(UiState {
+                view: UiView {
+                    scope: Some("metal-gpuarchiver".into()),
+                    expanded: vec!["metal-gpuarchiver".into()],
+                    threshold_secs: Some(86_400),
+                    focus: Some("metal-gpuarchiver".into()),
+                },
+                reclaim: ReclaimJob::Executing { plan: preview() },
+            })),
+        ),
+        (
+            "UI_STATE_DONE",
+            "UiState",
+            v(to_value(UiState {
+                view: UiView::default(),
+                reclaim: ReclaimJob::Done {
+                    plan: preview(),
+                    report: result(),
+                },
+            })),
+        ),
+        (
+            "UI_STATE_FAILED",
+            "UiState",
+            v(to_value(UiState {
+                view: UiView::default(),
+                reclaim: ReclaimJob::Failed {
+                    plan: preview(),
+                    error: IpcError::new(ErrorCode::JobFailed, "the reclaim job failed"),
+                },
+            })),
         ),
     ]
 }

@@ -6,6 +6,8 @@ import type { ReclaimPreview } from './ReclaimPreview';
 import type { ReclaimResult } from './ReclaimResult';
 import type { Settings } from './Settings';
 import type { Snapshot } from './Snapshot';
+import type { UiState } from './UiState';
+import type { UiView } from './UiView';
 
 /** The window's IPC commands (`src-tauri/src/command_list.rs`), in its order. */
 export const COMMANDS = [
@@ -22,6 +24,9 @@ export const COMMANDS = [
   'producer_history',
   'reclaim_history',
   'parse_size',
+  'get_ui_state',
+  'set_ui_view',
+  'dismiss_reclaim',
 ] as const;
 
 /** The name of an IPC command. */
@@ -45,6 +50,9 @@ export type CommandSignatures = {
   producer_history: { args: { producer: string; spanSecs: number }; result: ProducerHistory };
   reclaim_history: { args: { spanSecs: number }; result: ReclaimHistory };
   parse_size: { args: { text: string }; result: number };
+  get_ui_state: { args: Record<string, never>; result: UiState };
+  set_ui_view: { args: { view: UiView }; result: null };
+  dismiss_reclaim: { args: Record<string, never>; result: null };
 };
 
 /** The arguments of command `C`. */

@@ -43,6 +43,18 @@ export function scanText(snapshot: Snapshot): string {
   return `Scanning ${root} · ${formatCount(entries_done ?? 0, 'entry', 'entries')} so far`;
 }
 
+/** The scan's progress bar: roots finished of all, standing still between snapshots. */
+export function scanProgress(snapshot: Snapshot): HTMLProgressElement {
+  const { roots_done, roots_total } = snapshot.scan_progress;
+  return h('progress', {
+    class: 'scan-progress',
+    'aria-label': 'Scanning',
+    max: String(Math.max(roots_total, 1)),
+    value: String(Math.min(roots_done, Math.max(roots_total, 1))),
+    'data-testid': 'scan-progress',
+  });
+}
+
 /** Renders the header into `el`. */
 export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: HeaderActions): void {
   const paused = snapshot.state === 'paused';
@@ -136,8 +148,9 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
       ? h(
           'div',
           { class: 'scan-row' },
-          // Indeterminate: the number of entries to come is not known until the scan ends.
-          h('progress', { class: 'scan-progress', 'aria-label': 'Scanning' }),
+          // Determinate (roots finished of all): an indeterminate bar animates, and keeps a web
+          // process drawing, for as long as a scan waits. It moves only when the data does.
+          scanProgress(snapshot),
           h('span', { class: 'scan-text', 'data-testid': 'scan-text' }, scanText(snapshot)),
         )
       : null,

@@ -65,7 +65,6 @@ export function dialogContent(state: ReclaimState, actions: DialogActions): Dial
       return {
         title: 'Planning…',
         body: [
-          h('progress', { 'aria-label': 'Planning' }),
           h(
             'p',
             { class: 'muted', 'data-testid': 'planning' },
@@ -118,8 +117,9 @@ export function dialogContent(state: ReclaimState, actions: DialogActions): Dial
       return {
         title: 'Reclaiming…',
         body: [
-          h('progress', { 'aria-label': 'Reclaiming' }),
-          h('p', { class: 'muted' }, `${formatCount(state.plan.planned_items, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
+          // No bar: the engine reports no progress of a run, and an indeterminate one would
+          // animate (and keep the web process drawing) until it ends.
+          h('p', { class: 'muted', 'data-testid': 'executing' }, `${formatCount(state.plan.planned_items, 'item')}, ${formatFreeable(state.plan.planned_freeable_bytes, state.plan.planned_bytes)} to free`),
         ],
         focus: null,
       };

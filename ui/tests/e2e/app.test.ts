@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { preview, type PreviewServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPreview, Settings, Snapshot } from '../../src/types';
+import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPreview, Settings, Snapshot, UiState } from '../../src/types';
 import { fixtureSnapshot, NOW } from './fixture';
 
 /** The shell stand-in's handlers, typed by the generated command signatures. */
@@ -211,6 +211,16 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
       if (!m || factor === undefined) throw { code: 'bad-size', message: `bad size "${text}": unknown unit` };
       return Math.round(Number(m[1]) * factor);
     },
+    get_ui_state: () =>
+      (w.__uiState as UiState | undefined) ?? {
+        view: { scope: null, expanded: [], threshold_secs: null, focus: null },
+        reclaim: { phase: 'idle' },
+      },
+    set_ui_view: ({ view }) => {
+      w.__uiState = { reclaim: { phase: 'idle' }, ...(w.__uiState as UiState | undefined), view };
+      return null;
+    },
+    dismiss_reclaim: () => null,
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
       w.__settings = settings;
@@ -224,7 +234,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
 
 async function openApp(
   colorScheme: 'light' | 'dark' = 'light',
-  options: { badLocale?: boolean; snapshot?: unknown; clock?: boolean; noProducers?: boolean } = {},
+  options: { badLocale?: boolean; snapshot?: unknown; clock?: boolean; noProducers?: boolean; uiState?: unknown } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 380, height: 560 }, colorScheme });
   const page = await context.newPage();
@@ -237,6 +247,9 @@ async function openApp(
   if (options.badLocale) await page.addInitScript({ content: BAD_LOCALE });
   await page.addInitScript({ content: MOCK_IPC });
   await page.addInitScript(installHandlers, { snapshot: options.snapshot ?? fixtureSnapshot(), gib: GIB, mib: MIB, now: NOW });
+  if (options.uiState) {
+    await page.addInitScript((state) => ((window as unknown as { __uiState: unknown }).__uiState = state), options.uiState);
+  }
   await page.goto(baseUrl);
   if (!options.noProducers) await page.locator('[data-testid="producer-bytes"]').first().waitFor();
   await page.locator('[data-testid="preview-frees"]').waitFor();
@@ -321,7 +334,8 @@ describe('the window', () => {
     await page.locator('[data-key="reclaim"]').click();
     // The real plan is being made: a cancellable "Planning…".
     expect(await dialog.locator('h2').textContent()).toBe('Planning…');
-    expect(await dialog.locator('progress').count()).toBe(1);
+    // No indeterminate bar: it would animate (the web process drawing) for as long as it waits.
+    expect(await dialog.locator('progress').count()).toBe(0);
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     expect((await calls(page)).filter(([c]) => c === 'plan_reclaim')).toEqual([
       ['plan_reclaim', { producers: [], thresholdSecs: 86400 }],
@@ -336,7 +350,7 @@ describe('the window', () => {
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await dialog.getByText('Delete 2 items').click();
     expect(await dialog.locator('h2').textContent()).toBe('Reclaiming…');
-    expect(await dialog.locator('progress').count()).toBe(1);
+    expect(await dialog.locator('progress').count()).toBe(0);
     await page.evaluate(() => (window as unknown as { __releaseExecute: () => void }).__releaseExecute());
     await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 1 kept · 0 errors');
     await page.screenshot({ path: join(UI_DIR, 'screenshots', 'light-result.png') });
@@ -473,9 +487,11 @@ describe('the window', () => {
     await page.evaluate((s) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('snapshot', s), next);
     await expect.poll(() => page.getByTestId('total').textContent()).toBe('2.0 GiB');
     expect(await page.getByTestId('state').textContent()).toBe('Scanning');
-    // Issue 12 §4: progress in entries, an indeterminate bar, and no "not filling" meanwhile.
+    // Progress in entries and a determinate bar (roots done of all: it stands still while the data
+    // does), and no "not filling" meanwhile.
     expect(await page.getByTestId('scan-text').textContent()).toBe('Scanning root 2 of 2 · 20,003 entries so far');
-    expect(await page.locator('.scan-progress').getAttribute('value')).toBeNull();
+    expect(await page.locator('.scan-progress').getAttribute('value')).toBe('1');
+    expect(await page.locator('.scan-progress').getAttribute('max')).toBe('2');
     expect(await page.getByTestId('eta').textContent()).toBe('—');
     expect(await page.locator('.row-name').allTextContents()).toEqual(['KataGo CoreML bundles', 'Metal gpuarchiver', 'ONNX Runtime']);
     expect(await page.getByTestId('producer-bytes').allTextContents()).toEqual(['150 MiB', '100 MiB', '5.5 MiB']);
@@ -826,6 +842,44 @@ describe('the window', () => {
   });
 
   // Issue 12 §4: "Scanning 0/2" with a full bar next to "No roots watched" and "not filling".
+  // The shell destroys the window a while after it closes: a new one takes over what the last
+  // one was doing, from `get_ui_state`, at once.
+  it('a new window restores the view and a reclaim still running, then shows its result', async () => {
+    const { context, page } = await openApp('light', {
+      uiState: {
+        view: { scope: 'katago-coreml', expanded: ['katago-coreml'], threshold_secs: 604800, focus: null },
+        reclaim: {
+          phase: 'executing',
+          plan: {
+            id: 'plan-old', created_unix_secs: NOW - 30, threshold_secs: 604800, planned_items: 2, planned_bytes: 2 * GIB,
+            planned_freeable_bytes: 2 * GIB, producers: [], kept_items: 0, kept: [], largest: [],
+          },
+        },
+      },
+    });
+    const dialog = page.locator('#reclaim-dialog');
+    await expect.poll(() => dialog.locator('h2').textContent()).toBe('Reclaiming…');
+    expect(await page.locator('[data-key="threshold-604800"]').isChecked()).toBe(true);
+    expect(await page.locator('[data-key="scope-clear"]').count()).toBe(1);
+    expect(await page.locator('[data-key="producer-katago-coreml"]').getAttribute('aria-expanded')).toBe('true');
+    const report = {
+      deleted_items: 2, freed_bytes: 2 * GIB, kept_items: 0, already_gone_items: 0, error_count: 0, deleted: [], kept: [], errors: [],
+    };
+    await page.evaluate(
+      (job) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('reclaim-job', job),
+      { phase: 'done', plan: { id: 'plan-old', created_unix_secs: NOW - 30, threshold_secs: 604800, planned_items: 2, planned_bytes: 2 * GIB, planned_freeable_bytes: 2 * GIB, producers: [], kept_items: 0, kept: [], largest: [] }, report },
+    );
+    await expect.poll(() => dialog.getByTestId('result').textContent()).toBe('Freed 2.0 GiB · 2 deleted · 0 kept · 0 errors');
+    await dialog.getByText('Done').click();
+    expect((await calls(page)).filter(([c]) => c === 'dismiss_reclaim')).toHaveLength(1);
+    // the view it keeps for the next window
+    await page.locator('[data-key="threshold-86400"]').check({ force: true });
+    await expect
+      .poll(async () => (await calls(page)).filter(([c]) => c === 'set_ui_view').at(-1)?.[1])
+      .toEqual({ view: { scope: 'katago-coreml', expanded: ['katago-coreml'], threshold_secs: 86400, focus: null } });
+    await context.close();
+  });
+
   it('says nothing that contradicts a first scan in progress', async () => {
     const snap = fixtureSnapshot();
     snap.state = 'scanning';

@@ -307,3 +307,57 @@ describe('toIpcError', () => {
     expect(toIpcError('plain')).toEqual({ code: 'ui', message: 'plain' });
   });
 });
+
+// The window is destroyed a while after it closes; the shell keeps the reclaim it started.
+describe('a reclaim that outlives its window', () => {
+  it('a new window shows the run still going, then its result', () => {
+    const p = plan('plan-7', [4096, 8192]);
+    const r = report(12288, 2);
+    const fresh: ReclaimState = { phase: 'idle' };
+    const running = reduce(fresh, { type: 'job', job: { phase: 'executing', plan: p } });
+    expect(running).toEqual({ phase: 'executing', plan: p });
+    expect(reduce(running, { type: 'job', job: { phase: 'done', plan: p, report: r } })).toEqual({
+      phase: 'done',
+      plan: p,
+      report: r,
+    });
+  });
+
+  it('a new window shows a result that came while no window was open; nothing else moves it', () => {
+    const p = plan('plan-8', [4096]);
+    const r = report(12288, 2);
+    const estimating: ReclaimState = { phase: 'estimating', seq: 1, shown: null };
+    expect(reduce(estimating, { type: 'job', job: { phase: 'done', plan: p, report: r } })).toEqual({
+      phase: 'done',
+      plan: p,
+      report: r,
+    });
+    const error = { code: 'job-failed' as const, message: 'the job failed' };
+    expect(reduce({ phase: 'idle' }, { type: 'job', job: { phase: 'failed', plan: p, error } })).toEqual({
+      phase: 'failed',
+      plan: p,
+      error,
+    });
+    // idle says nothing; another plan's run does not take over a confirmation under way
+    const idle: ReclaimState = { phase: 'idle' };
+    expect(reduce(idle, { type: 'job', job: { phase: 'idle' } })).toBe(idle);
+    const other = plan('plan-9', [1]);
+    const running: ReclaimState = { phase: 'executing', plan: other };
+    expect(reduce(running, { type: 'job', job: { phase: 'done', plan: p, report: r } })).toBe(running);
+  });
+
+  it('the controller adopts the job and tells the shell when its result is closed', async () => {
+    const fake = fakeIpc();
+    let dismissed = 0;
+    fake.ipc.dismissReclaim = async () => {
+      dismissed += 1;
+    };
+    const c = new ReclaimController(fake.ipc, () => {}, 10);
+    const p = plan('plan-10', [4096]);
+    c.adopt({ phase: 'done', plan: p, report: report(4096, 1) });
+    expect(c.state.phase).toBe('done');
+    c.dismiss();
+    expect(c.state.phase).toBe('idle');
+    expect(dismissed).toBe(1);
+  });
+});

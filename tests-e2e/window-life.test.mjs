@@ -1,0 +1,327 @@
+// End-to-end test of the window's life in tray mode: the real app (debug build) under Xvfb with a
+// tray host (/work/shared/tools/tray-host.py, or $TRAY_HOST), driven by tauri-driver +
+// WebKitWebDriver. The window is built when opened (the tray menu's "Open CacheWatch", clicked
+// over dbusmenu as a panel does) and destroyed a grace after it closes (WM_DELETE_WINDOW, as a
+// window manager's close button); no web engine process lives while it is closed, and each new
+// window shows what the engine holds (the totals `cachewatch scan --json` reports) and what the
+// user was doing, a reclaim's result included.
+//
+//   dbus-run-session -- xvfb-run -a -s "-screen 0 1280x900x24" node --test tests-e2e/
+//
+// Needs what app.test.mjs needs, plus /usr/bin/python3 with python3-dbus and python3-gi (the tray
+// host), gdbus, and target/debug/cachewatch (or $CACHEWATCH_CLI; without it the totals are
+// checked against `du` alone).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync, rmSync, realpathSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Session, until } from './webdriver.mjs';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
+const CLI = process.env.CACHEWATCH_CLI ?? join(dirname(APP), 'cachewatch');
+const TRAY_HOST = process.env.TRAY_HOST ?? '/work/shared/tools/tray-host.py';
+const DESKTOP = join(REPO, 'tests-e2e/desktop.py');
+const SHOTS = join(REPO, 'docs/screenshots');
+const PRODUCER = 'metal-gpuarchiver';
+const TITLE = 'CacheWatch';
+const TWO_DAYS_AGO = Date.now() / 1000 - 2 * 86400;
+/** How long a closed window is kept before it is destroyed, seconds (the app's default is 30). */
+const GRACE_SECS = 2;
+
+const SKIP = !process.env.DBUS_SESSION_BUS_ADDRESS
+  ? 'no D-Bus session bus (run under dbus-run-session)'
+  : !existsSync(TRAY_HOST)
+    ? `no tray host at ${TRAY_HOST} (set TRAY_HOST)`
+    : false;
+
+const fx = {};
+let driver;
+let host;
+let session;
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+    s.on('error', fail);
+  });
+}
+
+function archive(name, files, size, old) {
+  const dir = join(fx.cache, 'com.apple.gpuarchiver', name);
+  mkdirSync(dir, { recursive: true });
+  for (let f = 0; f < files; f++) {
+    const p = join(dir, `f${f}`);
+    writeFileSync(p, Buffer.alloc(size, 120));
+    if (old) utimesSync(p, TWO_DAYS_AGO, TWO_DAYS_AGO);
+  }
+  if (old) utimesSync(dir, TWO_DAYS_AGO, TWO_DAYS_AGO);
+  return dir;
+}
+
+function du(paths) {
+  const out = execFileSync('du', ['-s', '-c', '-B1', ...paths], { encoding: 'utf8' });
+  return Number(out.trim().split('\n').at(-1).split(/\s+/)[0]);
+}
+
+/** What `cachewatch scan --json` says of the fixture: [root bytes, producer items, producer bytes]. */
+function scanJson() {
+  if (!existsSync(CLI)) {
+    const dirs = readdirSync(join(fx.cache, 'com.apple.gpuarchiver')).map((d) => join(fx.cache, 'com.apple.gpuarchiver', d));
+    return { root: du([fx.cache]), items: dirs.length, bytes: du(dirs), from: 'du' };
+  }
+  const out = JSON.parse(execFileSync(CLI, ['scan', '--json', '--root', `cache=${fx.cache}`], { encoding: 'utf8' }));
+  const p = out.producers.find((x) => x.id === PRODUCER);
+  return { root: out.roots[0].allocated_bytes, items: p.items, bytes: p.allocated_bytes, from: 'cachewatch scan --json' };
+}
+
+/** "12.3 KiB" → [low, high] bytes it can stand for at its display precision. */
+function parseShown(text) {
+  const m = /^([\d.]+) (B|KiB|MiB|GiB)$/.exec((text ?? '').trim());
+  assert.ok(m, `a byte text: ${JSON.stringify(text)}`);
+  const unit = 1024 ** ['B', 'KiB', 'MiB', 'GiB'].indexOf(m[2]);
+  const half = (m[1].includes('.') ? 0.05 : 0.5) * unit;
+  return [Number(m[1]) * unit - half, Number(m[1]) * unit + half];
+}
+
+function assertShows(text, bytes, what) {
+  const [lo, hi] = parseShown(text);
+  assert.ok(lo <= bytes && bytes <= hi, `${what} says ${text}, expected ${bytes} B`);
+}
+
+const textOf = (css) => session.exec(`return document.querySelector(arguments[0])?.textContent ?? null;`, css);
+
+const invoke = (cmd, args = {}) =>
+  session.execAsync(
+    `const done = arguments[arguments.length - 1];
+     window.__TAURI_INTERNALS__.invoke(arguments[0], arguments[1])
+       .then((v) => done({ ok: v }), (e) => done({ err: e }));`,
+    cmd,
+    args,
+  );
+
+const desktop = (...args) => {
+  try {
+    execFileSync('/usr/bin/python3', [DESKTOP, ...args], { stdio: ['ignore', 'ignore', 'inherit'] });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The app's pid (the process whose executable is APP), or null. */
+function appPid() {
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (realpathSync(`/proc/${d}/exe`) === realpathSync(APP)) return Number(d);
+    } catch {}
+  }
+  return null;
+}
+
+/** The names of the app's descendant processes. */
+function descendants(pid) {
+  const kids = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push([Number(d), comm]);
+    } catch {}
+  }
+  const out = [];
+  const todo = [pid];
+  while (todo.length) {
+    for (const [p, comm] of kids.get(todo.pop()) ?? []) {
+      out.push(comm);
+      todo.push(p);
+    }
+  }
+  return out;
+}
+
+const webProcesses = () => descendants(fx.pid).filter((n) => n.startsWith('WebKitWebProces'));
+
+/** Makes the window WebDriver talks to the one the app has now (a new one after each open). */
+async function attach() {
+  const handle = await until('a window to drive', async () => {
+    const handles = await session.cmd('GET', '/window/handles');
+    return handles.at(-1);
+  });
+  await session.cmd('POST', '/window', { handle });
+  await until('the page to load', () => session.exec(`return document.querySelector('[data-testid="total"]') !== null;`));
+}
+
+async function open() {
+  assert.ok(desktop('click', fx.items, 'Open CacheWatch'), 'the tray menu entry clicks');
+  await until('the window on screen', () => desktop('mapped', TITLE));
+  await attach();
+}
+
+/** Closes the window as a window manager would, then waits for its web process to go. */
+async function closeAndWaitGone() {
+  assert.ok(desktop('close', TITLE), 'the close request is sent');
+  await until('the window off screen', () => !desktop('mapped', TITLE));
+  await until(`no WebKitWebProcess after the ${GRACE_SECS} s grace`, () => webProcesses().length === 0, {
+    tries: 100,
+    everyMs: 200,
+  });
+}
+
+/** The window shows the totals `cachewatch scan --json` reports. */
+async function assertContent(what) {
+  const expected = scanJson();
+  const snap = await until('the snapshot', async () => {
+    const r = await invoke('get_snapshot');
+    const p = r.ok?.producers.find((x) => x.id === PRODUCER);
+    return p && p.items === expected.items && p.allocated_bytes === expected.bytes && r.ok;
+  });
+  assert.equal(snap.roots[0].allocated_bytes, expected.root, `the root total as ${expected.from} says`);
+  const row = await until('the producer row', () =>
+    textOf(`[data-producer="${PRODUCER}"] [data-testid="producer-bytes"]`),
+  );
+  assertShows(row, expected.bytes, `${what}: the producer row`);
+  assertShows(await textOf('[data-testid="total"]'), snap.total_allocated_bytes, `${what}: the total`);
+}
+
+before(async () => {
+  if (SKIP) return;
+  assert.ok(existsSync(APP), `${APP} exists (cargo build -p cachewatch-app)`);
+  fx.dir = realpathSync(mkdtempSync(join(tmpdir(), 'cachewatch-window-')));
+  fx.cache = join(fx.dir, 'cache');
+  fx.data = join(fx.dir, 'data');
+  for (const d of [fx.cache, fx.data]) mkdirSync(d);
+  fx.old = [];
+  fx.young = [];
+  for (let i = 0; i < 40; i++) fx.old.push(archive(`gpuarchiver-old${i}`, 1 + (i % 3), 20000 + 1000 * i, true));
+  for (let i = 0; i < 3; i++) fx.young.push(archive(`gpuarchiver-new${i}`, 2, 50000, false));
+  fx.items = join(fx.dir, 'tray-items');
+  host = spawn('/usr/bin/python3', [TRAY_HOST, fx.items], { stdio: ['ignore', 'ignore', 'inherit'] });
+  await until('the tray host', () => {
+    try {
+      return /true/.test(
+        execFileSync('gdbus', ['call', '--session', '-d', 'org.freedesktop.DBus', '-o', '/org/freedesktop/DBus', '-m', 'org.freedesktop.DBus.NameHasOwner', 'org.kde.StatusNotifierWatcher'], { encoding: 'utf8' }),
+      );
+    } catch {
+      return false;
+    }
+  });
+  const port = await freePort();
+  const nativePort = await freePort();
+  const env = {
+    ...process.env,
+    CACHEWATCH_ROOTS: `cache=${fx.cache}`,
+    CACHEWATCH_DATA_DIR: fx.data,
+    CACHEWATCH_CONFIG: join(fx.dir, 'config.toml'),
+    CACHEWATCH_WINDOW_GRACE_SECS: String(GRACE_SECS),
+    CACHEWATCH_LOG: 'warn',
+    LANG: /^(C|POSIX)?(\..*)?$/.test(process.env.LANG ?? '') ? 'en_US.UTF-8' : process.env.LANG,
+  };
+  driver = spawn(
+    process.env.TAURI_DRIVER ?? 'tauri-driver',
+    ['--port', String(port), '--native-port', String(nativePort), '--native-driver', '/usr/bin/WebKitWebDriver'],
+    { env, stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await until('tauri-driver', async () => (await fetch(`${base}/status`)).ok);
+  // `--show`: WebDriver needs a first window to attach to; the others are opened from the tray.
+  session = await Session.create(base, {
+    alwaysMatch: { 'tauri:options': { application: APP, args: ['--show', '--no-hide-on-blur'] } },
+  });
+  fx.pid = await until('the app process', appPid);
+  await until('the tray item', () => existsSync(fx.items));
+});
+
+after(async () => {
+  if (session) await session.close().catch(() => {});
+  if (fx.pid) {
+    for (let i = 0; i < 50 && existsSync(`/proc/${fx.pid}`); i++) await new Promise((r) => setTimeout(r, 100));
+    try {
+      process.kill(fx.pid, 'SIGKILL');
+    } catch {}
+  }
+  if (host) host.kill('SIGTERM');
+  if (driver) {
+    driver.kill('SIGTERM');
+    setTimeout(() => driver.kill('SIGKILL'), 3000).unref();
+  }
+  if (fx.dir) rmSync(fx.dir, { recursive: true, force: true });
+});
+
+test('each window shows the engine totals, and no web process lives while it is closed', { skip: SKIP }, async () => {
+  await until('the first scan', async () => {
+    const r = await invoke('get_snapshot');
+    return r.ok && r.ok.state !== 'scanning';
+  });
+  await assertContent('the first window');
+  assert.ok(webProcesses().length > 0, `a web process while the window is open: ${descendants(fx.pid)}`);
+  for (let round = 1; round <= 3; round++) {
+    await closeAndWaitGone();
+    assert.deepEqual(
+      descendants(fx.pid).filter((n) => n.startsWith('WebKit') && n !== 'WebKitNetworkPr'),
+      [],
+      `round ${round}: no web engine process while closed`,
+    );
+    // the engine goes on without a window: a new item while it is closed shows in the next one
+    fx.young.push(archive(`gpuarchiver-closed${round}`, 1, 30000, false));
+    await open();
+    await assertContent(`window ${round + 1}`);
+  }
+});
+
+test('the view and a reclaim outlive the window: closed while it runs, reopened, the result is shown', { skip: SKIP }, async () => {
+  // a producer's row open and the reclaim scoped to it
+  await session.click(await session.find(`[data-key="producer-${PRODUCER}"]`));
+  await session.click(await session.find('label:has([data-key="threshold-86400"])'));
+  await until('the estimate of the old dirs', async () => {
+    const t = await textOf('[data-testid="preview-frees"]');
+    return t && new RegExp(`in ${fx.old.length} items$`).test(t);
+  });
+  const viewBefore = (await invoke('get_ui_state')).ok.view;
+  assert.equal(viewBefore.threshold_secs, 86400, 'the threshold is kept in the shell');
+  const oldBytes = du(fx.old);
+  await session.click(await session.find('[data-key="reclaim"]'));
+  const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
+  // confirm and close at once: the run goes on in the engine, the window goes
+  await session.click(confirm);
+  assert.ok(desktop('close', TITLE));
+  await until('the window off screen', () => !desktop('mapped', TITLE));
+  await until('no web process', () => webProcesses().length === 0, { tries: 100, everyMs: 200 });
+  for (const d of fx.old) await until(`${d} deleted`, () => !existsSync(d));
+  for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
+
+  await open();
+  const result = await until('the result in the new window', () => textOf('[data-testid="result"]'));
+  assert.match(result, new RegExp(`${fx.old.length} deleted`));
+  assertShows(/Freed ([\d.]+ [KMG]?i?B)/.exec(result)[1], oldBytes, 'the result');
+  await until('the new window on the same threshold', () =>
+    session.exec(`return document.querySelector('[data-key="threshold-86400"]')?.checked === true;`),
+  );
+  const state = (await invoke('get_ui_state')).ok;
+  assert.equal(state.reclaim.phase, 'done');
+  assert.equal(state.reclaim.report.deleted_items, fx.old.length);
+  assert.equal(state.view.threshold_secs, 86400);
+  assert.deepEqual(state.view.expanded, viewBefore.expanded);
+  // the audit rows say the same: one run, the old dirs, their bytes
+  const history = (await invoke('reclaim_history', { spanSecs: 3600 })).ok;
+  assert.equal(history.runs.length, 1, JSON.stringify(history.runs));
+  assert.equal(history.runs[0].deleted_items, fx.old.length);
+  assert.equal(history.runs[0].freed_bytes, state.reclaim.report.freed_bytes);
+  mkdirSync(SHOTS, { recursive: true });
+  writeFileSync(join(SHOTS, 'window-reopened-result.png'), await session.screenshotPng());
+  await session.click(await session.find('[data-key="dialog-done"]'));
+  await until('the result forgotten once closed', async () => (await invoke('get_ui_state')).ok.reclaim.phase === 'idle');
+  await assertContent('after the reclaim');
+});
