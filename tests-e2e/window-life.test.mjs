@@ -4,7 +4,10 @@
 // over dbusmenu as a panel does) and destroyed a grace after it closes (WM_DELETE_WINDOW, as a
 // window manager's close button); no web engine process lives while it is closed, and each new
 // window shows what the engine holds (the totals `cachewatch scan --json` reports) and what the
-// user was doing, a reclaim's result included.
+// user was doing, a reclaim's result included. The root holds nested big dirs and a chain of dirs
+// deeper than the scan's fd budget (the shape whose first scan never ended): the snapshot's root
+// total equals the CLI's (and `du`), and the window shows it within its display precision (half a
+// unit of the last digit shown).
 //
 //   dbus-run-session -- xvfb-run -a -s "-screen 0 1280x900x24" node --test tests-e2e/
 //
@@ -24,7 +27,10 @@ import { Session, until } from './webdriver.mjs';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
 const CLI = process.env.CACHEWATCH_CLI ?? join(dirname(APP), 'cachewatch');
-const TRAY_HOST = process.env.TRAY_HOST ?? '/work/shared/tools/tray-host.py';
+const TRAY_HOST =
+  process.env.TRAY_HOST ??
+  [join(REPO, '../shared/tools/tray-host.py'), '/work/shared/tools/tray-host.py'].find((p) => existsSync(p)) ??
+  '../shared/tools/tray-host.py';
 const DESKTOP = join(REPO, 'tests-e2e/desktop.py');
 const SHOTS = join(REPO, 'docs/screenshots');
 const PRODUCER = 'metal-gpuarchiver';
@@ -65,6 +71,23 @@ function archive(name, files, size, old) {
   }
   if (old) utimesSync(dir, TWO_DAYS_AGO, TWO_DAYS_AGO);
   return dir;
+}
+
+/**
+ * A developer's tree beside the archives, of the shape whose first scan never ended: dirs of more
+ * than one listing batch (1,100 entries) nested in each other, and a chain of 1,100 nested dirs
+ * (deeper than the scan's fd budget, at most 1,024) with such a dir at its bottom.
+ */
+function nestedBigDirs(top) {
+  const big = (dir, level) => {
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 1100; i++) writeFileSync(join(dir, `f${i}`), i % 10 === 0 ? 'x'.repeat(i) : '');
+    if (level < 2) for (let j = 0; j < 2; j++) big(join(dir, `sub${j}`), level + 1);
+  };
+  big(top, 0);
+  let chain = join(top, 'chain');
+  for (let i = 1; i < 1100; i++) chain = join(chain, 'd');
+  big(join(chain, 'bottom'), 2);
 }
 
 function du(paths) {
@@ -207,6 +230,7 @@ before(async () => {
   fx.young = [];
   for (let i = 0; i < 40; i++) fx.old.push(archive(`gpuarchiver-old${i}`, 1 + (i % 3), 20000 + 1000 * i, true));
   for (let i = 0; i < 3; i++) fx.young.push(archive(`gpuarchiver-new${i}`, 2, 50000, false));
+  nestedBigDirs(join(fx.cache, 'build-tree'));
   fx.items = join(fx.dir, 'tray-items');
   host = spawn('/usr/bin/python3', [TRAY_HOST, fx.items], { stdio: ['ignore', 'ignore', 'inherit'] });
   await until('the tray host', () => {
