@@ -28,6 +28,9 @@ export function fixtureSnapshot(): Snapshot {
     disk_full_eta_span_secs: 86400,
     total_growth: { bytes: 1288490189 + 50 * MIB, items: 4001, span_secs: 86400 },
     unexplained_growth: [],
+    unattributed_groups: [],
+    live_at_unix_secs: NOW,
+    stopped: null,
     roots: [
       { kind: 'temp', path: '/tmp', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, volume_bytes: 500 * GIB, mount: '/', watch_mode: 'events', watch_error: null, unreadable: 0, unreadable_paths: [], unwatched_paths: [], rescans: 0 },
       { kind: 'cache', path: '/home/u/.cache', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, volume_bytes: 1000 * GIB, mount: '/home', watch_mode: 'polling', watch_error: 'inotify watch limit reached', unreadable: 2, unreadable_paths: [], unwatched_paths: [], rescans: 3 },
