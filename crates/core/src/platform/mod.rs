@@ -33,8 +33,8 @@ mod scan_fs_macos;
 
 pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
 pub(crate) use scan_fs::{
-    is_replaced, open_dir_at, open_dir_path, open_files_limit, scan_stat_at, Listing, ScanKind,
-    ScanStat,
+    is_replaced, listed_stat, open_dir_at, open_dir_path, open_files_limit, scan_stat_at, Listing,
+    ScanKind, ScanStat,
 };
 
 use std::io;

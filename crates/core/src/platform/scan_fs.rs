@@ -91,6 +91,13 @@ pub(crate) fn scan_stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<ScanS
     imp::stat_at(dir, name)
 }
 
+/// The `lstat` of the entry `name` of `dir` that the listing handed over with it, when the
+/// listing's own call returned one (macOS `getattrlistbulk`, asked inside the listing's callback
+/// only); `None` elsewhere (Linux `getdents64` gives no sizes): then [`scan_stat_at`] asks.
+pub(crate) fn listed_stat(dir: BorrowedFd<'_>, name: &CStr) -> Option<ScanStat> {
+    imp::listed_stat(dir, name)
+}
+
 /// Opens the dir `name` (one component) of the dir `dir` for listing: `openat(O_RDONLY |
 /// O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)`, so an entry replaced by a symlink since it was
 /// `lstat`ed is not followed (`ELOOP` or `ENOTDIR`, see [`is_replaced`]).

@@ -35,6 +35,11 @@ fn kind_of(mode: u32) -> ScanKind {
     }
 }
 
+/// `getdents64` lists names and types only: no `lstat` comes with an entry.
+pub(super) fn listed_stat(_dir: BorrowedFd<'_>, _name: &CStr) -> Option<ScanStat> {
+    None
+}
+
 pub(super) fn stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<ScanStat> {
     if !NO_STATX.load(Ordering::Relaxed) {
         let flags = StatxFlags::BASIC_STATS | StatxFlags::BTIME;

@@ -53,17 +53,23 @@ impl Drop for Restore {
     }
 }
 
+/// The bulk call's `lstat` of the entry whose callback runs on this thread, if it is `name` of
+/// `dir` (the same fd and the same name in the listing's buffer).
+pub(super) fn listed_stat(dir: BorrowedFd<'_>, name: &CStr) -> Option<ScanStat> {
+    LISTED
+        .with(Cell::get)
+        .filter(|l| l.fd == dir.as_raw_fd() && std::ptr::eq(l.name, name.as_ptr()))
+        .map(|l| l.stat)
+}
+
 #[allow(
     clippy::cast_sign_loss,
     clippy::cast_possible_truncation,
     clippy::unnecessary_cast
 )]
 pub(super) fn stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<ScanStat> {
-    let listed = LISTED
-        .with(Cell::get)
-        .filter(|l| l.fd == dir.as_raw_fd() && std::ptr::eq(l.name, name.as_ptr()));
-    if let Some(l) = listed {
-        return Ok(l.stat);
+    if let Some(stat) = listed_stat(dir, name) {
+        return Ok(stat);
     }
     let s = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     let kind = match FileType::from_raw_mode(s.st_mode) {

@@ -8,6 +8,8 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::platform::ScanStat;
+
 /// A dir being walked: its name and its parent's [`At`] (both on the walk's stack), or, for the
 /// dir the walk started at, its whole path.
 pub(crate) struct At<'a> {
@@ -78,22 +80,40 @@ fn push_name(p: &mut Vec<u8>, name: &OsStr) {
     p.extend_from_slice(name.as_bytes());
 }
 
-/// Names listed from one dir, NUL-terminated in one buffer (no allocation per name).
+/// Names listed from one dir, NUL-terminated in one buffer (no allocation per name), with the
+/// `lstat` a listing handed over with a name, where it did (macOS `getattrlistbulk`).
 #[derive(Default)]
 pub(crate) struct Names {
     bytes: Vec<u8>,
     /// `(start, end)` of each name in `bytes`, its NUL included.
     spans: Vec<(usize, usize)>,
+    /// The listed `lstat` of the name of the same index; empty while no name came with one (so a
+    /// listing that hands over none, Linux's, costs nothing here).
+    stats: Vec<Option<ScanStat>>,
 }
 
 impl Names {
     /// Adds `name`; its span.
     pub(crate) fn push(&mut self, name: &CStr) -> (usize, usize) {
+        self.push_listed(name, None)
+    }
+
+    /// Adds `name` with the `lstat` its listing handed over (`None`: asked later); its span.
+    pub(crate) fn push_listed(&mut self, name: &CStr, stat: Option<ScanStat>) -> (usize, usize) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(name.to_bytes_with_nul());
         let span = (start, self.bytes.len());
+        if stat.is_some() || !self.stats.is_empty() {
+            self.stats.resize(self.spans.len(), None);
+            self.stats.push(stat);
+        }
         self.spans.push(span);
         span
+    }
+
+    /// The listed `lstat` of the `i`th name, if its listing handed one over.
+    pub(crate) fn listed_stat(&self, i: usize) -> Option<ScanStat> {
+        self.stats.get(i).copied().flatten()
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -104,6 +124,7 @@ impl Names {
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.spans.clear();
+        self.stats.clear();
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -252,6 +273,36 @@ mod tests {
             .collect();
         assert_eq!(got, [c"one", c"two"]);
         assert_eq!(names.len(), 2);
+    }
+
+    /// A listed `lstat` stays with its own name, whichever name first came with one; names
+    /// listed without one (Linux) keep no stats at all.
+    #[test]
+    fn listed_stats_stay_with_their_names() {
+        let st = |ino| ScanStat {
+            dev: 1,
+            ino,
+            nlink: 1,
+            blocks: 8,
+            size: 10,
+            kind: crate::platform::ScanKind::File,
+            mtime: None,
+            born: None,
+        };
+        let mut names = Names::default();
+        names.push(c"a");
+        names.push_listed(c"b", None);
+        assert!(names.stats.is_empty());
+        names.push_listed(c"c", Some(st(3)));
+        names.push(c"d");
+        names.push_listed(c"e", Some(st(5)));
+        let got: Vec<Option<u64>> = (0..6)
+            .map(|i| names.listed_stat(i).map(|s| s.ino))
+            .collect();
+        assert_eq!(got, [None, None, Some(3), None, Some(5), None]);
+        names.clear();
+        names.push(c"x");
+        assert_eq!(names.listed_stat(0), None);
     }
 
     #[test]

@@ -226,7 +226,12 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
         if !name.as_bytes().is_ascii() && std::str::from_utf8(name.as_bytes()).is_err() {
             self.non_utf8_names.fetch_add(1, Ordering::Relaxed);
         }
-        let st = match platform::scan_stat_at(e.dir, e.name) {
+        // The listing's own `lstat` where it handed one over (a big dir's batches on macOS);
+        // inside the listing's callback `scan_stat_at` finds it by itself.
+        let st = match e
+            .listed
+            .map_or_else(|| platform::scan_stat_at(e.dir, e.name), Ok)
+        {
             Ok(st) => st,
             Err(err) => {
                 self.fail(|| e.at.join(name), "lstat", err);
@@ -364,6 +369,8 @@ struct Entry<'d, 'n> {
     dir: BorrowedFd<'d>,
     at: &'d At<'d>,
     name: &'n CStr,
+    /// The `lstat` its listing handed over with it, if any.
+    listed: Option<ScanStat>,
 }
 
 /// What the walk keeps of an entry's metadata.

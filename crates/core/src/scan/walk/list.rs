@@ -36,11 +36,16 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             let Some(l) = listing.as_mut() else { break };
             let read = l.read_some(|dir, name| {
                 if listed < SERIAL_ENTRIES {
-                    let e = Entry { dir, at, name };
+                    let e = Entry {
+                        dir,
+                        at,
+                        name,
+                        listed: None,
+                    };
                     let keep = Keep::Copy(&mut serial);
                     self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
                 } else {
-                    batch.push(name);
+                    batch.push_listed(name, platform::listed_stat(dir, name));
                 }
                 listed += 1;
             });
@@ -49,8 +54,8 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         self.progress.add_entries(listed.min(SERIAL_ENTRIES) as u64);
         while more && batch.len() < BATCH_ENTRIES {
             let Some(l) = listing.as_mut() else { break };
-            let read = l.read_some(|_, name| {
-                batch.push(name);
+            let read = l.read_some(|dir, name| {
+                batch.push_listed(name, platform::listed_stat(dir, name));
             });
             more = self.read_on(read, at);
         }
@@ -88,8 +93,8 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
                     more = false;
                     break;
                 };
-                let read = l.read_some(|_, name| {
-                    batch.push(name);
+                let read = l.read_some(|dir, name| {
+                    batch.push_listed(name, platform::listed_stat(dir, name));
                 });
                 more = self.read_on(read, at);
             }
@@ -154,15 +159,22 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         let chunks: Vec<(Acc, Vec<Sub>)> = batch
             .spans()
             .par_chunks(STAT_CHUNK)
-            .map(|chunk| {
+            .enumerate()
+            .map(|(c, chunk)| {
                 let mut acc = Acc::default();
                 let mut subs = Vec::new();
                 let mut relbuf = rel.map(RelBuf::new);
-                for &span in chunk {
+                for (j, &span) in chunk.iter().enumerate() {
                     let Some(name) = batch.get(span) else {
                         continue;
                     };
-                    let e = Entry { dir, at, name };
+                    let listed = batch.listed_stat(c * STAT_CHUNK + j);
+                    let e = Entry {
+                        dir,
+                        at,
+                        name,
+                        listed,
+                    };
                     let keep = Keep::Batch(span);
                     self.entry(e, keep, relbuf.as_mut(), depth + 1, &mut acc, &mut subs);
                 }

@@ -141,8 +141,8 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             let mut batch = Names::default();
             let mut more = true;
             while more && batch.len() < BATCH_ENTRIES {
-                let read = l.read_some(|_, name| {
-                    batch.push(name);
+                let read = l.read_some(|dir, name| {
+                    batch.push_listed(name, platform::listed_stat(dir, name));
                 });
                 more = self.read_on(read, pipe.at);
             }
