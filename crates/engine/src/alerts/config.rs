@@ -41,6 +41,7 @@ pub struct AlertsConfig {
     pub producer_growth_bytes: u64,
     /// ... or by at least this many items; 0 turns the item test off.
     #[serde(with = "crate::config::bounds::producer_growth_items")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub producer_growth_items: u64,
     /// The growth window (default 1 h).
     #[serde(with = "crate::config::bounds::growth_window")]
@@ -57,6 +58,7 @@ pub struct AlertsConfig {
     pub free_disk_min_bytes: u64,
     /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
     #[serde(with = "crate::config::bounds::disk_full_eta_min_hours")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub disk_full_eta_min_hours: u64,
     /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
     #[serde(with = "crate::config::bounds::cooldown")]
@@ -72,6 +74,7 @@ pub struct AlertsConfig {
     pub unexplained_growth_min_bytes: u64,
     /// ... and from this many times the watched dirs' own growth (default 1).
     #[serde(with = "crate::config::bounds::unexplained_growth_min_ratio")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_ratio: u64,
     /// The window free space and the roots are compared over (default 6 h).
     #[serde(with = "crate::config::bounds::unexplained_window")]

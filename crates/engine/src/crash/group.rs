@@ -21,6 +21,7 @@ pub struct CrashLoopConfig {
     /// Reports of one process (and signature) within [`CrashLoopConfig::crash_loop_window`] that
     /// make a crash loop; 0 turns crash-loop alerts off.
     #[serde(with = "crate::config::bounds::crash_loop_reports")]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub crash_loop_reports: u32,
     /// The window, humantime in the config (`"10m"`).
     #[serde(with = "crate::config::bounds::crash_loop_window")]
