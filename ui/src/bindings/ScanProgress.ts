@@ -13,7 +13,8 @@ roots_done: number,
  */
 roots_total: number, 
 /**
- * Entries (items and unattributed top-level entries) found so far by this scan, in the
- * roots finished.
+ * Entries (files, dirs and symlinks) listed so far by this scan, over every root scanned so
+ * far, the one being scanned included (updated about once a second while a root is
+ * scanned).
  */
 entries_done: number, };

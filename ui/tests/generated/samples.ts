@@ -898,6 +898,18 @@ export const UI_STATE_EXECUTING: UiState = {
             {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
+              "reason": "newest-version",
+              "version": "14.5.1"
+            }
+          ],
+          "items": 1,
+          "reason": "newest-version"
+        },
+        {
+          "examples": [
+            {
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
               "reason": "unreadable",
               "unreadable_path": "/roots/temp/kept/private"
             }
@@ -1136,6 +1148,18 @@ export const UI_STATE_DONE: UiState = {
           ],
           "items": 1,
           "reason": "newest-clone-of-running-app"
+        },
+        {
+          "examples": [
+            {
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "newest-version",
+              "version": "14.5.1"
+            }
+          ],
+          "items": 1,
+          "reason": "newest-version"
         },
         {
           "examples": [
@@ -1410,6 +1434,18 @@ export const UI_STATE_FAILED: UiState = {
           ],
           "items": 1,
           "reason": "newest-clone-of-running-app"
+        },
+        {
+          "examples": [
+            {
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "newest-version",
+              "version": "14.5.1"
+            }
+          ],
+          "items": 1,
+          "reason": "newest-version"
         },
         {
           "examples": [
