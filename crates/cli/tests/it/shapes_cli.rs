@@ -62,7 +62,7 @@ const ORDINARY: &[&str] = &[
     "TemporaryItems/",
     "com.apple.launchd.plist",
     "hsperfdata_alice/",
-    "node-compile-cache/",
+    "compile-output/",
     "python3.11/",
     "report-2026-01-05.pdf",
     "2026-01-05.log",

@@ -488,18 +488,21 @@ fn every_evidence_url_is_one_producers_md_cites() {
         );
         return;
     };
-    let cited = cited_urls(&text);
+    let mut cited = cited_urls(&text);
     assert!(
         cited.len() > 100,
         "only {} URLs read from {}",
         cited.len(),
         md.display()
     );
+    // Rules newer than producers.md list their evidence in the repository until it is carried in.
+    let pending = include_str!("../../../../docs/producers-pending.md");
+    cited.extend(cited_urls(pending));
     for rule in Catalogue::builtin().rules() {
         for url in &rule.evidence {
             assert!(
                 cited.contains(url.as_str()),
-                "{}: {url} is not cited in producers.md",
+                "{}: {url} is cited neither in producers.md nor in docs/producers-pending.md",
                 rule.id
             );
         }
