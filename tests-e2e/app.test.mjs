@@ -494,9 +494,13 @@ test("an alert's Reclaim button deletes what its estimate and plan said", async 
   // the result of the reclaim above is still up (a modal dialog): close it, and wait until it is
   // gone and the alert card is there. The window re-renders on every snapshot (the alert bursts
   // above keep them coming), so each click finds its element afresh (`clickFresh`).
-  await session.exec(`document.querySelector('[data-key="dialog-done"]')?.click();`);
+  // Done is found and clicked afresh until the dialog is no longer shown (a closed dialog keeps
+  // its nodes; a click on a node the snapshot re-rendered away meanwhile does nothing).
   await until('the result dialog to close', () =>
-    session.exec(`return document.querySelector('[data-key="dialog-done"]') === null;`),
+    session.exec(`const done = document.querySelector('[data-key="dialog-done"]');
+      const shown = done !== null && done.offsetParent !== null;
+      if (shown) done.click();
+      return !shown;`),
   );
   await until('the alert card button', () => session.find('[data-testid="alert-reclaim"]'));
   await session.clickFresh('[data-testid="alert-reclaim"]');
