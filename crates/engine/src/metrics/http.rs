@@ -54,8 +54,8 @@ pub(crate) struct Connections {
 
 struct Conn {
     accepted: tokio::time::Instant,
-    /// Set once its task has read from the socket: a connection not read yet may hold a whole
-    /// request head already, and is never pushed out.
+    /// Set once its task has read bytes from the socket: a connection with none read yet may
+    /// hold a whole request head already, and is never pushed out.
     polled: Arc<AtomicBool>,
     /// Set when the request head has been read.
     head: Arc<AtomicBool>,
@@ -169,8 +169,9 @@ impl Connections {
     }
 }
 
-/// Serves one connection: one request, then close. `polled` is set once the socket has been read
-/// (a head already there is then parsed), `head` once the request head is read.
+/// Serves one connection: one request, then close. `polled` is set once bytes were read from the
+/// socket (a head that came whole is parsed in the same poll), `head` once the request head is
+/// read.
 pub(crate) async fn connection(
     stream: TcpStream,
     render: Render,
@@ -183,22 +184,68 @@ pub(crate) async fn connection(
         let resp = respond(&req, &render, loopback);
         async move { Ok::<_, Infallible>(resp) }
     });
+    // `polled` is set only once bytes came: a connection read before its client's head arrived
+    // (a scrape under load) is not a slow client, and must not be pushed out as one.
+    let stream = Counted {
+        inner: stream,
+        read: polled,
+    };
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(REQUEST_TIMEOUT)
         .max_buf_size(MAX_REQUEST_BYTES)
         .keep_alive(false)
         .serve_connection(TokioIo::new(stream), service);
-    let mut conn = std::pin::pin!(tokio::time::timeout(CONNECTION_TIMEOUT, conn));
-    let done = std::future::poll_fn(|cx| {
-        let r = std::future::Future::poll(conn.as_mut(), cx);
-        polled.store(true, Ordering::Release);
-        r
-    });
+    let done = tokio::time::timeout(CONNECTION_TIMEOUT, conn);
     match done.await {
         Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::debug!(error = %e, "metrics request failed"),
         Err(_) => tracing::debug!("metrics connection took too long; closed"),
+    }
+}
+
+/// A connection's socket that says when bytes were first read from it.
+struct Counted {
+    inner: TcpStream,
+    read: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for Counted {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.read.store(true, Ordering::Release);
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Counted {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, data)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 
