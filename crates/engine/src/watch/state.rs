@@ -341,21 +341,31 @@ impl RootState {
         out
     }
 
-    /// The own entry of the dir at `dir` went from `old` to `now`: the change goes into the root
-    /// total and into the unattributed top-level item holding it.
+    /// The own entry of the dir at `dir` went from `old` to `now`: the change goes where that
+    /// entry is counted. The root dir and a top-level dir with no item of its own (structure,
+    /// counted directly) are counted in the root total; a dir inside an unattributed top-level
+    /// item, in that item (and so in the total). A dir below a top-level entry that is no item
+    /// (yet) is counted nowhere: only its baseline moves, and the measure that makes that entry an
+    /// item counts the dir and sets the baseline. (Shifting the total there counted the change
+    /// twice once that measure came: a root 8 KiB over `du` after a dir's growth.)
     fn move_dir_change(&mut self, dir: &Path, old: DirEntryStat, now: DirEntryStat) {
         let d_alloc = now.allocated_bytes as i64 - old.allocated_bytes as i64;
         let d_apparent = now.apparent_bytes as i64 - old.apparent_bytes as i64;
-        shift(&mut self.total, d_alloc, d_apparent);
-        if let Some(first) = dir.components().next() {
-            let top = Path::new(first.as_os_str());
-            if let Some(mut item) = self.item_at(top) {
-                if item.producer.is_none() {
-                    // `set` moves the item's old sizes out of the root total and its new ones
-                    // in; the shift above already counted the change there.
-                    shift(&mut self.total, -d_alloc, -d_apparent);
-                    shift(&mut item.measure, d_alloc, d_apparent);
-                    self.set(top, Some(&item));
+        let mut parts = dir.components();
+        match (parts.next(), parts.next()) {
+            (None, _) => shift(&mut self.total, d_alloc, d_apparent),
+            (Some(first), below) => {
+                let top = Path::new(first.as_os_str());
+                match self.item_at(top) {
+                    Some(mut item) if item.producer.is_none() => {
+                        // `set` moves the item's old sizes out of the root total and its new
+                        // ones in.
+                        shift(&mut item.measure, d_alloc, d_apparent);
+                        self.set(top, Some(&item));
+                    }
+                    Some(_) => {}
+                    None if below.is_none() => shift(&mut self.total, d_alloc, d_apparent),
+                    None => {}
                 }
             }
         }

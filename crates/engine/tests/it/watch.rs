@@ -96,7 +96,13 @@ async fn thousand_archives_reach_du_figures_then_drop_to_zero() {
     m.flush().await.unwrap();
     let s = m.snapshot();
     assert_eq!(producer(&s, GPU), (1000, du_total(&dirs)));
-    assert_eq!(s.roots[0].allocated_bytes, du(&canonical));
+    assert_eq!(
+        s.roots[0].allocated_bytes,
+        du(&canonical),
+        "root {:?}, unattributed {:?}",
+        s.roots[0],
+        s.unattributed
+    );
     assert_eq!(s.roots[0].watch_mode, WatchMode::Events);
     assert_eq!(s.roots[0].rescans, 0, "events alone kept it current");
 

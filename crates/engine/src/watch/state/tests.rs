@@ -259,6 +259,55 @@ fn a_structure_dir_measured_as_no_item_keeps_its_items() {
     assert_eq!(st.total.allocated_bytes, 0);
 }
 
+/// An archive below `julia/com.apple.gpuarchiver` reaches the state before `julia` is an item (its
+/// ancestors get baselines, the nested dir's own entry is counted nowhere yet); the nested dir
+/// then grows (ext4 turns a dir of one block into three as it passes ~150 entries). That growth
+/// must not reach the total: the measure that makes `julia` an item counts the dir at its new
+/// size. The total is then the root's, `julia`'s and the nested dir's own entries (`lstat`) plus
+/// the item, each once.
+#[test]
+fn a_nested_dir_growing_before_its_top_is_an_item_is_counted_once() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    let julia = root.canonical.join("org.julialang.julia");
+    let cag = julia.join("com.apple.gpuarchiver");
+    std::fs::create_dir_all(&cag).unwrap();
+    // As a first scan of the root leaves it: the root dir's own entry counted, its baseline kept.
+    st.set_dir_stat(Path::new(""), DirEntryStat::of(&root.canonical));
+    st.total.allocated_bytes = std::fs::symlink_metadata(&root.canonical).unwrap().blocks() * 512;
+    let a = cag.join("gpuarchiver-a00000");
+    std::fs::create_dir(&a).unwrap();
+    let rel_a = root.relative(&a).unwrap().to_path_buf();
+    st.restat_ancestors(&rel_a);
+    st.apply(&a, Some(item(&a, Some("g"), 4096, 0)));
+    let small = std::fs::symlink_metadata(&cag).unwrap().blocks() * 512;
+    for i in 1..400 {
+        std::fs::create_dir(cag.join(format!("gpuarchiver-a{i:05}"))).unwrap();
+    }
+    let grown = std::fs::symlink_metadata(&cag).unwrap().blocks() * 512;
+    assert!(grown > small, "the dir grew: {small} -> {grown}");
+    st.restat_ancestors(&rel_a);
+    // `julia` measured: its own entry and the nested dir's, as the measure saw them.
+    let own = |p: &Path| std::fs::symlink_metadata(p).unwrap().blocks() * 512;
+    let (j, c, r) = (own(&julia), own(&cag), own(&root.canonical));
+    st.restat_ancestors(Path::new("org.julialang.julia"));
+    st.apply(&julia, Some(item(&julia, None, j + c, 0)));
+    st.set_dir_stat(Path::new("org.julialang.julia"), DirEntryStat::of(&julia));
+    st.set_dir_stat(
+        Path::new("org.julialang.julia/com.apple.gpuarchiver"),
+        DirEntryStat::of(&cag),
+    );
+    assert_eq!(st.total.allocated_bytes, r + j + c + 4096);
+    // Later growth moves the total by exactly the growth.
+    for i in 400..800 {
+        std::fs::create_dir(cag.join(format!("gpuarchiver-a{i:05}"))).unwrap();
+    }
+    st.restat_ancestors(&rel_a);
+    assert_eq!(st.total.allocated_bytes, r + j + own(&cag) + 4096);
+}
+
 /// Names keep their bytes through the prefix table, its overflow (past 256 prefixes names are kept
 /// whole) and the compaction after many removals; each is found again by its path.
 #[test]
