@@ -158,3 +158,63 @@ fn a_developers_tmp_scans_like_du() {
         assert_eq!(scan(&root, 42, threads, limit), du, "{threads} threads");
     }
 }
+
+/// A Metal archive holding a chain of 1,100 nested dirs (deeper than an open-file limit of 64,
+/// and than macOS's default of 256), a file every 100 levels, aged two days: `reclaim --yes` run
+/// under `ulimit -n 64` deletes it whole. The report lists it deleted with the bytes `du` counted
+/// before, no error, and nothing of it is left. (The recursive removal held one fd per level and
+/// failed at level ~60, leaving the item half deleted.)
+#[test]
+fn reclaim_under_a_low_fd_limit_removes_a_chain_deeper_than_the_limit() {
+    use cachewatch_testkit::tree::{days_ago, set_tree_mtime, write_file};
+    let t = tempfile::tempdir().unwrap();
+    let cache = t.path().join("cache");
+    let archive = cache.join("com.apple.gpuarchiver/gpuarchiver-deep");
+    let mut at = archive.clone();
+    for level in 0..1100 {
+        at.push("d");
+        if level % 100 == 0 {
+            write_file(&at.join("PersistentState"), 5000);
+        }
+    }
+    std::fs::create_dir_all(&at).unwrap();
+    write_file(&at.join("bottom"), 100);
+    set_tree_mtime(&archive, days_ago(2));
+    let freed = cachewatch_testkit::du::allocated(&[&archive]);
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .arg("--config")
+        .arg(t.path().join("none.toml"))
+        .arg("--data-dir")
+        .arg(t.path().join("data"))
+        .args([
+            "reclaim",
+            "--older-than",
+            "1d",
+            "--producer",
+            "metal-gpuarchiver",
+        ])
+        .args(["--yes", "--json", "--root"])
+        .arg(format!("cache={}", cache.display()))
+        .env_remove("CACHEWATCH_CONFIG")
+        .env_remove("CACHEWATCH_DATA_DIR")
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let deleted: Vec<&str> = v["deleted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(deleted, [archive.to_str().unwrap()], "{v}");
+    assert_eq!(v["freed_bytes"], freed, "{v}");
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    assert!(!archive.exists());
+}

@@ -3,12 +3,12 @@
 //! descending into a mount.
 
 use std::collections::{HashMap, HashSet};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
-use super::tree::{list_dir, open_child, ChildDir};
+use super::tree::{open_child, walk_beneath, ChildDir, Step};
 use super::{DeletedItem, ReclaimError};
 use crate::platform::{EntryStat, FileKind, MountId};
 
@@ -123,6 +123,8 @@ pub(super) fn remeasure(
     Ok(out)
 }
 
+/// [`remeasure`]'s walk below the item's dir: any depth, a bounded number of fds
+/// ([`walk_beneath`]).
 fn walk_dir(
     dir: BorrowedFd<'_>,
     path: &Path,
@@ -130,47 +132,34 @@ fn walk_dir(
     linked: &LinkedInodes,
     out: &mut Remeasure,
 ) -> Result<(), ReclaimError> {
-    for name in list_dir(dir, path)? {
-        let child_path = path.join(&name);
-        let st = match crate::platform::stat_at(dir, &name) {
-            Ok(st) => st,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(source) => {
-                return Err(ReclaimError::Stat {
-                    path: child_path,
-                    source,
-                })
+    walk_beneath(
+        dir,
+        path,
+        fence,
+        |here, name, child_path, st| {
+            if fence.crossed_by(st) {
+                out.mount_inside = Some(child_path.to_path_buf());
+                return Ok(Step::Stop);
             }
-        };
-        if fence.crossed_by(&st) {
-            out.mount_inside = Some(child_path);
-            return Ok(());
-        }
-        out.add(&st, linked);
-        if st.kind != FileKind::Dir {
-            continue;
-        }
-        match open_child(dir, &name, &child_path, &st, fence)? {
-            ChildDir::Open(fd) => {
-                walk_dir(fd.as_fd(), &child_path, fence, linked, out)?;
-                if out.mount_inside.is_some() {
-                    return Ok(());
+            out.add(st, linked);
+            if st.kind != FileKind::Dir {
+                return Ok(Step::Next);
+            }
+            match open_child(here, name, child_path, st, fence)? {
+                ChildDir::Open(fd) => Ok(Step::Enter(fd)),
+                ChildDir::Gone => Ok(Step::Next),
+                ChildDir::Mount => {
+                    out.mount_inside = Some(child_path.to_path_buf());
+                    Ok(Step::Stop)
                 }
-            }
-            ChildDir::Gone => {}
-            ChildDir::Mount => {
-                out.mount_inside = Some(child_path);
-                return Ok(());
-            }
-            ChildDir::Replaced => {
-                return Err(ReclaimError::Stat {
-                    path: child_path,
+                ChildDir::Replaced => Err(ReclaimError::Stat {
+                    path: child_path.to_path_buf(),
                     source: std::io::Error::other("replaced while it was being measured"),
-                })
+                }),
             }
-        }
-    }
-    Ok(())
+        },
+        |_, _, _| Ok(()),
+    )
 }
 
 /// Adds to each deleted item the bytes of the multi-link inodes it freed: an inode whose links
