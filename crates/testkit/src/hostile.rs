@@ -39,6 +39,38 @@ impl Rng {
     pub fn chance(&mut self, percent: u64) -> bool {
         self.next_u64() % 100 < percent
     }
+
+    /// `n` characters drawn from `alphabet`.
+    pub fn from(&mut self, alphabet: &[u8], n: usize) -> String {
+        (0..n)
+            .map(|_| alphabet[(self.next_u64() % alphabet.len() as u64) as usize] as char)
+            .collect()
+    }
+
+    /// `n` mkdtemp-like characters (mixed case and digits), as in `tmpXq3ZkP9a`.
+    pub fn alnum(&mut self, n: usize) -> String {
+        self.from(
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+            n,
+        )
+    }
+
+    /// `n` lowercase hex digits.
+    pub fn hex(&mut self, n: usize) -> String {
+        self.from(b"0123456789abcdef", n)
+    }
+
+    /// A random UUID in its 8-4-4-4-12 lowercase form.
+    pub fn uuid(&mut self) -> String {
+        format!(
+            "{}-{}-{}-{}-{}",
+            self.hex(8),
+            self.hex(4),
+            self.hex(4),
+            self.hex(4),
+            self.hex(12)
+        )
+    }
 }
 
 /// What a hostile tree holds besides its random big dirs.

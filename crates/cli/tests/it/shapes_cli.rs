@@ -12,44 +12,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+use cachewatch_testkit::hostile::Rng;
 use cachewatch_testkit::{du, tree};
 use serde_json::Value;
-
-/// A deterministic stream of mkdtemp-like characters (mixed case and digits).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn from(&mut self, alphabet: &[u8], n: usize) -> String {
-        (0..n)
-            .map(|_| alphabet[(self.next() % alphabet.len() as u64) as usize] as char)
-            .collect()
-    }
-    fn alnum(&mut self, n: usize) -> String {
-        self.from(
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-            n,
-        )
-    }
-    fn hex(&mut self, n: usize) -> String {
-        self.from(b"0123456789abcdef", n)
-    }
-    fn uuid(&mut self) -> String {
-        format!(
-            "{}-{}-{}-{}-{}",
-            self.hex(8),
-            self.hex(4),
-            self.hex(4),
-            self.hex(4),
-            self.hex(12)
-        )
-    }
-}
 
 /// One invented leak: its expected shape and its members.
 struct Leak {
@@ -177,7 +142,7 @@ const ORDINARY: &[&str] = &[
 
 /// The tree: five leaks and the ordinary names in `root`; old members 10 days old.
 fn build(root: &Path) -> Vec<Leak> {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     for (i, name) in ORDINARY.iter().enumerate() {
         match name.strip_suffix('/') {
             Some(d) => tree::write_file(&root.join(d).join("f"), 100 + i * 37),
@@ -204,7 +169,7 @@ fn build(root: &Path) -> Vec<Leak> {
                 members: members.into_iter().collect(),
             });
         };
-    let mut r = Rng(rng.next());
+    let mut r = Rng::new(rng.next_u64());
     add("pbx<rand8>/", 30, true, &mut |i| {
         // One random run that looks like a word: it still belongs to the group.
         if i == 0 {
@@ -213,22 +178,22 @@ fn build(root: &Path) -> Vec<Leak> {
             format!("pbx{}", r.alnum(8))
         }
     });
-    let mut r = Rng(rng.next());
+    let mut r = Rng::new(rng.next_u64());
     add("swc-<uuid>/", 25, true, &mut |_| {
         format!("swc-{}", r.uuid())
     });
-    let mut r = Rng(rng.next());
+    let mut r = Rng::new(rng.next_u64());
     add(".<hex16>-<digits8>.bin", 22, false, &mut |_| {
         format!(".{}-{}.bin", r.hex(16), r.from(b"0123456789", 8))
     });
-    let mut r = Rng(rng.next());
+    let mut r = Rng::new(rng.next_u64());
     add("esb-<ts>.trace", 24, false, &mut |_| {
         format!(
             "esb-{}.trace",
-            1_700_000_000_000 + r.next() % 100_000_000_000
+            1_700_000_000_000 + r.next_u64() % 100_000_000_000
         )
     });
-    let mut r = Rng(rng.next());
+    let mut r = Rng::new(rng.next_u64());
     add("ocl.<rand6>/", 21, true, &mut |_| {
         format!("ocl.{}", r.alnum(6))
     });
