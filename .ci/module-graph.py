@@ -9,6 +9,8 @@ belongs to (`src/watch/state/store.rs` belongs to `watch`). An edge A -> B is dr
 module A names module B:
 - `crate::B` anywhere (a `use`, a path in code, `pub(in crate::B)`, `$crate::B` in a macro);
 - a grouped use `crate::{B, C::x}` (each first segment of the group);
+- a string that is such a path, as serde and ts-rs attributes take one
+  (`#[serde(with = "crate::B::x")]`);
 - `super::...` that climbs out of A to the crate root and goes on into B (also grouped);
 - `crate::Name` / `super::Name` where the crate root re-exports `Name` from module B
   (`pub use B::Name;` in lib.rs), so a re-export cannot hide an edge.
@@ -17,7 +19,7 @@ this crate and draw no edge. Edges from the crate root itself (lib.rs, main.rs) 
 is the facade that declares the modules.
 
 Not counted, by decision:
-- comments (line, block, doc) and string literals: text, not code;
+- comments (line, block, doc, so intra-doc links too) and other string literals: text, not code;
 - test code: a module or item under `#[cfg(test)]` (or any `cfg` that is false when `test` is
   false, such as `cfg(all(test, unix))`): `tests.rs` files, `#[path = "x_tests.rs"] mod tests;`
   and inline `mod tests { ... }` blocks. Tests may reach across floors to build what they check;
@@ -57,6 +59,22 @@ TOKEN = re.compile(
 )
 
 
+PATH_STRING = re.compile(r"(?:\$?crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def string_tokens(value):
+    """A string literal's token. A string that is a whole path into the crate, as serde and ts-rs
+    take them (`#[serde(with = "crate::bounds::every")]`, `#[ts(as = "crate::RootKind")]`), names
+    that module as code does: its path tokens follow the string token."""
+    out = [('"', value)]
+    if PATH_STRING.fullmatch(value):
+        for i, seg in enumerate(value.split("::")):
+            if i:
+                out.append(("::", None))
+            out.append((seg, None))
+    return out
+
+
 def tokens(text):
     """The code tokens of a Rust source: identifiers, `::` and single punctuation characters.
     Comments, strings and chars are dropped; a string becomes the token `"` so attributes like
@@ -83,14 +101,14 @@ def tokens(text):
             end = '"' + m.group("hashes")
             j = text.find(end, m.end())
             j = n if j < 0 else j
-            out.append(('"', text[m.end() : j]))
+            out.extend(string_tokens(text[m.end() : j]))
             i = j + len(end)
             continue
         if kind == "string":
             j = m.end()
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(('"', text[m.end() : j]))
+            out.extend(string_tokens(text[m.end() : j]))
             i = j + 1
             continue
         if kind in ("ident", "path_sep", "punct"):
@@ -282,6 +300,11 @@ def walk(crate, toks, i, end, modpath, children_dir, base_dir, path):
             close = skip_group(toks, j)
             if not inner:
                 attrs.append(toks[j + 1 : close - 1])
+            # Paths in an attribute (`#[serde(with = "crate::x")]`) are references too.
+            k = j
+            while k < close:
+                after = path_ref(crate, toks, k, close, modpath, path)
+                k = after if after is not None else k + 1
             i = close
             continue
         is_test = False
@@ -323,19 +346,24 @@ def walk(crate, toks, i, end, modpath, children_dir, base_dir, path):
                 i = close
                 continue
         # A path starting at `crate`, `$crate` or `super`.
-        if t in ("crate", "$crate", "super") and i + 1 < end and toks[i + 1][0] == "::":
-            segs, after, group = path_at(toks, i)
-            where = os.path.relpath(path, crate.src)
-            if group is not None:
-                for head in group_heads(toks, group):
-                    target = resolve(crate, modpath, segs + [head])
-                    crate.add_edge(top, target, where)
-                i = skip_group(toks, group)
-            else:
-                crate.add_edge(top, resolve(crate, modpath, segs), where)
-                i = after
-            continue
-        i += 1
+        after = path_ref(crate, toks, i, end, modpath, path)
+        i = after if after is not None else i + 1
+
+
+def path_ref(crate, toks, i, end, modpath, path):
+    """When toks[i] starts a path at `crate`, `$crate` or `super`: records its edge and returns
+    the index after the path; else None."""
+    if not (toks[i][0] in ("crate", "$crate", "super") and i + 1 < end and toks[i + 1][0] == "::"):
+        return None
+    top = modpath[0] if modpath else None
+    segs, after, group = path_at(toks, i)
+    where = os.path.relpath(path, crate.src)
+    if group is None:
+        crate.add_edge(top, resolve(crate, modpath, segs), where)
+        return after
+    for head in group_heads(toks, group):
+        crate.add_edge(top, resolve(crate, modpath, segs + [head]), where)
+    return skip_group(toks, group)
 
 
 def root_reexports(crate, root_file):

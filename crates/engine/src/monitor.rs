@@ -24,9 +24,9 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::alerts::AlertsConfig;
-use crate::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
+use crate::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use crate::procwatch::ProcessWatchConfig;
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
@@ -378,7 +378,7 @@ impl MonitorHandle {
     }
 
     /// Executes the kept plan `plan_id` through
-    /// [`crate::api::reclaim::execute_streamed_batches`]: its items are read back batch by batch,
+    /// [`crate::audit::execute_streamed_batches`]: its items are read back batch by batch,
     /// every audit row is written before its deletion, the engine re-checks every item before
     /// deleting it, then re-measures what changed and publishes a snapshot. Audit outcomes that
     /// could not be written afterwards are in the result's errors. The result counts everything

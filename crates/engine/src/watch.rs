@@ -6,7 +6,7 @@
 //!
 //! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`; or out of
 //! inotify instances: `EMFILE` from `inotify_init`, `/proc/sys/fs/inotify/max_user_instances`),
-//! the root falls back to polling ([`crate::snapshot::WatchMode::Polling`]): every
+//! the root falls back to polling ([`crate::dto::WatchMode::Polling`]): every
 //! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each item's top entry and each dir between
 //! the root and the items, lists only the dirs whose mtime moved and re-measures only the items
 //! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]th

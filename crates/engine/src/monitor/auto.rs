@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::oneshot;
 
-use crate::api::reclaim::BatchProgress;
+use crate::audit::BatchProgress;
 use crate::autoreclaim::run::RunOutcome;
 use crate::autoreclaim::{
     AutoReclaimDto, AutoReclaimProgress, AutoRule, AutoRuleDto, AutoRun, ProducerFreed,

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
+use crate::dto::AlertDto;
 use crate::procwatch::{leak_title, ProcessWatchConfig, ProcessWatcher, PROCESS_LEAK_RULE};
-use crate::snapshot::AlertDto;
 
 /// The process watch state of the monitor.
 #[derive(Debug)]

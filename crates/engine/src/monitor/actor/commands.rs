@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::api::preview::{
-    PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS,
-};
+use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS};
 use crate::reclaim::Policy;
 
 use super::super::analysis::plan_states;
@@ -204,7 +202,7 @@ impl Actor {
         }
     }
 
-    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_streamed_batches`]
+    /// Executes the kept plan `plan_id` through [`crate::audit::execute_streamed_batches`]
     /// (audit rows first, its items read back batch by batch), then re-measures what it deleted
     /// and publishes.
     async fn execute(&mut self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
@@ -229,7 +227,7 @@ impl Actor {
             let probe = crate::process::SystemProbe::snapshot();
             let mut result = ReclaimResult::default();
             let mut deleted = Deleted::default();
-            let audited = crate::api::reclaim::execute_streamed_batches(
+            let audited = crate::audit::execute_streamed_batches(
                 &plan,
                 &catalogue,
                 &probe,

@@ -3,7 +3,7 @@
 
 use notify::event::{CreateKind, EventKind, ModifyKind, RenameMode};
 
-use crate::snapshot::WatchMode;
+use crate::dto::WatchMode;
 use crate::watch::map::{target_of, Target};
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 

@@ -8,7 +8,7 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::snapshot::WatchMode;
+use crate::dto::WatchMode;
 use crate::watch::map::FLUSH_MARKER_PREFIX;
 
 use super::super::{MonitorError, FLUSH_TIMEOUT};

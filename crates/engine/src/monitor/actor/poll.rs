@@ -5,7 +5,7 @@
 
 use tokio::time::Instant;
 
-use crate::snapshot::WatchMode;
+use crate::dto::WatchMode;
 use crate::watch::state::RootState;
 
 use super::super::{POLL_FULL_EVERY, POLL_INTERVAL};
