@@ -12,11 +12,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
 use crate::history::{History, HistoryError, ATTEMPT};
-use crate::inventory::Inventory;
 use crate::process::ProcessProbe;
-use crate::reclaim::{
-    self, AuditRecord, Policy, ReclaimError, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
-};
+use crate::reclaim::{self, AuditRecord, Policy, ReclaimError, ReclaimErrorEntry, ReclaimReport};
 
 /// The audit rows could not be written before deleting, so nothing was deleted (rule 7).
 #[derive(Debug, thiserror::Error)]
@@ -32,27 +29,9 @@ pub struct AuditNotWritten {
 const DELETED: &str = "deleted";
 
 /// A reclaim plan of `producers` (empty: every `reclaim = "auto"` producer) for items older than
-/// `older_than`, keeping anything that is or holds one of `protected` (and the home dir).
-/// Blocking: reads the inventory and the process table through `probe`.
-pub fn plan(
-    inv: &Inventory,
-    catalogue: &Catalogue,
-    producers: Vec<String>,
-    older_than: Duration,
-    protected: Vec<PathBuf>,
-    probe: &dyn ProcessProbe,
-    now: SystemTime,
-) -> ReclaimPlan {
-    let policy = Policy {
-        older_than,
-        producers,
-        protected,
-    };
-    reclaim::plan(inv, catalogue, &policy, probe, now)
-}
-
-/// [`plan`] made while `roots` are scanned ([`reclaim::plan_streamed`]): the items go to the
-/// plan's spools and only the summary is held, so memory stays flat in the number of items.
+/// `older_than`, keeping anything that is or holds one of `protected` (and the home dir), made
+/// while `roots` are scanned ([`reclaim::plan_streamed`]): the items go to the plan's spools and
+/// only the summary is held, so memory stays flat in the number of items.
 /// `progress` is the scan's (entries so far, cancel). Blocking.
 ///
 /// # Errors
@@ -87,35 +66,6 @@ pub struct AuditedReport {
     pub audit_errors: Vec<ReclaimErrorEntry>,
 }
 
-/// Executes `plan` with its audit trail in `history` (the file `db_path`, named in messages), in
-/// batches of [`reclaim::DEFAULT_BATCH_SIZE`]: [`execute_audited_batches`] run to the end. Before
-/// each batch, one `attempt` row per item of the batch; then the batch's deletions (each item
-/// re-checked just before it goes, the open-file table re-read per batch); then the batch's
-/// outcomes (`deleted`, `already-gone`, `skipped: …`, `error: …`). A process killed in between
-/// leaves `attempt` rows, which read as `interrupted`: no deletion is ever without its row.
-///
-/// # Errors
-/// As [`execute_audited_batches`].
-pub fn execute_audited(
-    plan: &ReclaimPlan,
-    catalogue: &Catalogue,
-    probe: &dyn ProcessProbe,
-    history: &Mutex<History>,
-    db_path: &Path,
-    now: SystemTime,
-) -> Result<AuditedReport, AuditNotWritten> {
-    execute_audited_batches(
-        plan,
-        catalogue,
-        probe,
-        history,
-        db_path,
-        now,
-        reclaim::DEFAULT_BATCH_SIZE,
-        &mut |_| ControlFlow::Continue(()),
-    )
-}
-
 /// Where a batched execute is, after each batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BatchProgress {
@@ -130,62 +80,22 @@ pub struct BatchProgress {
     pub deleted_bytes: u64,
 }
 
-/// Executes `plan` batch by batch with core's [`reclaim::Executor`] (batches of `batch_size`
-/// items): for each batch, its `attempt` rows are written to `history` (locked for that write
-/// only), then its items are re-checked and deleted, then their outcomes are written. After each
-/// batch `on_batch` is called with the progress; [`ControlFlow::Break`] stops before the next
-/// batch (a pause): the items not reached get no row and are not deleted.
+/// Executes a plan made while scanning ([`reclaim::plan_streamed`]) batch by batch with core's
+/// [`reclaim::Executor`] (batches of `batch_size` items, read back from the plan's spool, so
+/// memory stays flat however many items there are): for each batch, its `attempt` rows are
+/// written to `history` (locked for that write only), then its items are re-checked and deleted,
+/// then their outcomes are written ([`run_batches`]). After each batch `on_batch` is called with
+/// the progress and the batch's outcome (its deleted items, its audit records, since the report
+/// lists no deleted item: see [`reclaim::Executor::streamed`]); [`ControlFlow::Break`] stops
+/// before the next batch (a pause): the items not reached get no row and are not deleted. A spool
+/// that cannot be read back stops the run before the batch it could not read (an `audit_errors`
+/// entry says so).
 ///
 /// # Errors
-/// [`AuditNotWritten`] when the first batch's rows cannot be written: nothing is
-/// deleted. A later batch whose rows cannot be written stops the run; that error is in the
-/// report's `audit_errors`. A plan refused whole (a root busy or not openable, an edited plan)
-/// deletes nothing and is the report's one error.
-#[allow(clippy::too_many_arguments)]
-pub fn execute_audited_batches(
-    plan: &ReclaimPlan,
-    catalogue: &Catalogue,
-    probe: &dyn ProcessProbe,
-    history: &Mutex<History>,
-    db_path: &Path,
-    now: SystemTime,
-    batch_size: usize,
-    on_batch: &mut dyn FnMut(&BatchProgress) -> ControlFlow<()>,
-) -> Result<AuditedReport, AuditNotWritten> {
-    let opts = reclaim::ExecuteOptions {
-        batch_size: batch_size.max(1),
-        ..reclaim::ExecuteOptions::default()
-    };
-    let mut exec = match reclaim::Executor::new(plan, catalogue, probe, now, opts) {
-        Ok(exec) => exec,
-        Err(e) => return Ok(refused(e)),
-    };
-    let total = plan.items.len() as u64;
-    let audit_errors = audited_loop(
-        &mut exec,
-        &mut held_next,
-        total,
-        history,
-        db_path,
-        now,
-        &mut |p, _| on_batch(p),
-    )?;
-    Ok(AuditedReport {
-        report: exec.finish(),
-        audit_errors,
-    })
-}
-
-/// [`execute_audited_batches`] for a plan made while scanning ([`reclaim::plan_streamed`]): its
-/// planned items are read back from the plan's spool `batch_size` at a time, so memory stays
-/// flat however many items there are. Each batch's `attempt` rows are written before any of its
-/// items is deleted, as for a held plan; `on_batch` also gets the batch's outcome (its deleted
-/// items, its audit records), since the report lists no deleted item (see
-/// [`reclaim::Executor::streamed`]). A spool that cannot be read back stops the run before the
-/// batch it could not read (an `audit_errors` entry says so).
-///
-/// # Errors
-/// As [`execute_audited_batches`].
+/// [`AuditNotWritten`] when the first batch's rows cannot be written: nothing is deleted. A later
+/// batch whose rows cannot be written stops the run; that error is in the report's
+/// `audit_errors`. A plan refused whole (a root busy or not openable, an edited plan) deletes
+/// nothing and is the report's one error.
 #[allow(clippy::too_many_arguments)]
 pub fn execute_streamed_batches(
     plan: &reclaim::StreamedPlan,
@@ -212,7 +122,7 @@ pub fn execute_streamed_batches(
     );
     let mut exec = match exec {
         Ok(exec) => exec,
-        Err(e) => return Ok(refused(e)),
+        Err(e) => return Ok(AuditedReport::refused(e)),
     };
     let mut items = plan.planned();
     let mut first = 0;
@@ -231,7 +141,7 @@ pub fn execute_streamed_batches(
         first += batch.len();
         Some(Ok((at, Cow::Owned(batch))))
     };
-    let audit_errors = audited_loop(
+    let audit_errors = run_batches(
         &mut exec,
         &mut next,
         plan.summary.planned_items,
@@ -246,35 +156,30 @@ pub fn execute_streamed_batches(
     })
 }
 
-/// The next batch of a held plan.
-fn held_next<'a>(
-    exec: &mut reclaim::Executor<'a>,
-) -> Option<std::io::Result<(usize, Cow<'a, [reclaim::PlannedItem]>)>> {
-    exec.next_batch()
-        .map(|b| Ok((b.first, Cow::Borrowed(b.items))))
-}
-
-/// The next batch of an execute: the index of its first item and its items.
-type NextBatch<'a> = dyn FnMut(
+/// The next batch of an execute: the index of its first item and its items (`None` after the
+/// last).
+pub type NextBatch<'a> = dyn FnMut(
         &mut reclaim::Executor<'a>,
     ) -> Option<std::io::Result<(usize, Cow<'a, [reclaim::PlannedItem]>)>>
     + 'a;
 
-/// A plan refused whole (a root busy or not openable, an edited plan): nothing deleted, the
-/// error (with the root's path for a root error) the report's one error.
-fn refused(e: ReclaimError) -> AuditedReport {
-    let path = match &e {
-        ReclaimError::OpenRoot { root, .. }
-        | ReclaimError::Busy { root, .. }
-        | ReclaimError::Lock { root, .. } => root.clone(),
-        _ => PathBuf::new(),
-    };
-    AuditedReport {
-        report: ReclaimReport {
-            errors: vec![e.entry(&path)],
-            ..ReclaimReport::default()
-        },
-        audit_errors: Vec::new(),
+impl AuditedReport {
+    /// A plan refused whole (a root busy or not openable, an edited plan): nothing deleted, the
+    /// error (with the root's path for a root error) the report's one error.
+    pub fn refused(e: ReclaimError) -> AuditedReport {
+        let path = match &e {
+            ReclaimError::OpenRoot { root, .. }
+            | ReclaimError::Busy { root, .. }
+            | ReclaimError::Lock { root, .. } => root.clone(),
+            _ => PathBuf::new(),
+        };
+        AuditedReport {
+            report: ReclaimReport {
+                errors: vec![e.entry(&path)],
+                ..ReclaimReport::default()
+            },
+            audit_errors: Vec::new(),
+        }
     }
 }
 
@@ -303,9 +208,13 @@ fn finish_with_retries<'h>(
     }
 }
 
-/// The audited batch loop: for each batch from `next`, its `attempt` rows, then its deletions,
-/// then its outcomes; `on_batch` after each. Returns the audit problems met after deleting began.
-fn audited_loop<'a>(
+/// The audited batch loop of an execute: for each batch from `next`, its `attempt` rows, then its
+/// deletions by `exec`, then its outcomes; `on_batch` after each. Returns the audit problems met
+/// after deleting began (the caller's report is `exec.finish()`).
+///
+/// # Errors
+/// [`AuditNotWritten`] when the first batch's rows cannot be written: nothing is deleted.
+pub fn run_batches<'a>(
     exec: &mut reclaim::Executor<'a>,
     next: &mut NextBatch<'a>,
     items_total: u64,

@@ -4,6 +4,6 @@
 //! place in the API.
 
 pub use crate::audit::{
-    execute_audited, execute_audited_batches, execute_streamed_batches, plan, plan_streamed,
-    AuditNotWritten, AuditedReport, BatchProgress,
+    execute_streamed_batches, plan_streamed, run_batches, AuditNotWritten, AuditedReport,
+    BatchProgress, NextBatch,
 };
