@@ -109,30 +109,18 @@ impl Actor {
             producers: rule.producers.clone(),
             protected: self.opts.protected_paths(),
         };
-        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let chunk = self.opts.plan_chunk;
-        let res = tokio::task::spawn_blocking(move || {
-            let probe = crate::process::SystemProbe::new();
-            let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                spool_states(&roots, &catalogue, &policy, &probe, now, chunk, |_| {})
-            }));
-            crate::platform::release_free_memory();
-            (roots, planned)
-        })
-        .await;
+        let res = self
+            .with_roots(move |roots| {
+                let probe = crate::process::SystemProbe::new();
+                spool_states(roots, &catalogue, &policy, &probe, now, chunk, |_| {})
+            })
+            .await;
         let plan = match res {
-            Ok((roots, planned)) => {
-                self.roots = roots;
-                match planned {
-                    Ok(plan) => plan,
-                    Err(_) => Err(std::io::Error::other("the plan panicked")),
-                }
-            }
-            Err(e) => {
-                self.restart_roots().await;
-                Err(std::io::Error::other(format!("the plan's job failed: {e}")))
-            }
+            Ok(Ok(plan)) => plan,
+            Ok(Err(_)) => Err(std::io::Error::other("the plan panicked")),
+            Err(e) => Err(std::io::Error::other(format!("the plan's job failed: {e}"))),
         };
         let catalogue = self.opts.catalogue.clone();
         let protected = self.opts.protected_paths();
