@@ -128,9 +128,9 @@ pub struct Config {
     #[serde(rename = "producer")]
     pub producers: Vec<toml::Table>,
     /// `[[process_watch]]`: processes whose thread count is watched for a steady climb (opt-in;
-    /// see [`crate::procwatch`]).
+    /// see [`crate::process_leaks`]).
     #[serde(rename = "process_watch")]
-    pub process_watch: Vec<crate::procwatch::ProcessWatchConfig>,
+    pub process_watch: Vec<crate::process_leaks::ProcessWatchConfig>,
     /// `[[auto_reclaim]]`: rules that reclaim without anyone asking (default none; checked
     /// against the catalogue by [`LoadedConfig::auto_reclaim`]).
     pub auto_reclaim: Vec<crate::autoreclaim::config::RuleConfig>,

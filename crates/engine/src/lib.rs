@@ -31,7 +31,7 @@ pub mod history;
 pub mod metrics;
 pub mod monitor;
 pub mod outside_growth;
-pub mod procwatch;
+pub mod process_leaks;
 pub mod safe_file;
 // Sizes as bytes or text (`"20 GiB"`): the config's serde helpers, on the bottom floor since the
 // config shapes of every feature name them. Its file stays where the API has long had it;

@@ -8,13 +8,13 @@
 
 mod actor;
 mod analysis;
-mod auto;
 mod build;
 mod debounce;
 mod disks;
+mod drains;
 mod error;
 mod measure;
-mod procs;
+mod process_alerts;
 mod record;
 
 use std::path::PathBuf;
@@ -27,7 +27,7 @@ use crate::alerts::AlertsConfig;
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
 use crate::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
-use crate::procwatch::ProcessWatchConfig;
+use crate::process_leaks::ProcessWatchConfig;
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
@@ -150,7 +150,7 @@ pub(crate) enum Command {
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
-    CheckAutoReclaim(auto::Waiter),
+    CheckAutoReclaim(drains::Waiter),
     Shutdown(oneshot::Sender<()>),
     /// Test seam: the monitor task panics (as an overflow once made it).
     Panic,

@@ -24,7 +24,7 @@
 //! notify 8's FSEvents backend (`notify/src/fsevent.rs`) opens one stream per watcher with
 //! `kFSEventStreamCreateFlagFileEvents | NoDefer`, latency 0, from "now" (no history). Each record
 //! (a path and its flags) becomes one `notify::Event` per flag, all with that path, in this order;
-//! what the monitor does with each (`monitor/actor/events.rs`):
+//! what the monitor does with each (`monitor/actor/changes.rs`):
 //! - `MustScanSubDirs` (with `UserDropped` or `KernelDropped` when events were dropped in the
 //!   daemon or the kernel: only the event's info says which): `EventKind::Other` with
 //!   `Flag::Rescan` and the dir's path. The monitor rescans the whole root (`need_rescan`), within

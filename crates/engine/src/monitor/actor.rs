@@ -7,10 +7,10 @@
 //!   are re-measured, polls of roots without events, flushes;
 //! - [`update`]: scans and re-measures applied to the roots' states, gone roots;
 //! - [`commands`]: the handle's commands: pause, threshold, preview, plan and execute a reclaim;
-//! - [`auto`]: auto-reclaim rules that came due, and their drains beside the task;
+//! - [`auto_reclaim`]: auto-reclaim rules that came due, and their drains beside the task;
 //! - [`jobs`]: blocking jobs over the roots' states (moved into the job and back, a panic caught).
 
-mod auto;
+mod auto_reclaim;
 mod changes;
 mod commands;
 mod jobs;
@@ -28,9 +28,9 @@ use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
 use super::analysis::Analysis;
-use super::auto::{AutoMsg, AutoState};
 use super::debounce::Debounce;
-use super::procs::ProcWatch;
+use super::drains::{AutoMsg, AutoState};
+use super::process_alerts::ProcWatch;
 use super::record::Recorder;
 use super::{build, Command, MonitorOptions};
 use changes::PendingFlush;
@@ -266,7 +266,7 @@ impl Actor {
         self.procs.restore(&restored);
         if open {
             self.auto.no_history_said = false;
-            self.recorder.forget_error(auto::NOT_RUN);
+            self.recorder.forget_error(auto_reclaim::NOT_RUN);
         }
         self.publish();
         open

@@ -1,5 +1,6 @@
-//! Process watch (opt-in, `[[process_watch]] name = ".."`): samples the thread count and resident
-//! memory of the named processes and flags a steady climb of threads as a suspected resource leak.
+//! Process leaks (the process watch, opt-in, `[[process_watch]] name = ".."`): samples the thread
+//! count and resident memory of the named processes and flags a steady climb of threads as a
+//! suspected resource leak.
 //!
 //! Why: Apple's CoreAI runtime leaks one `ANEServicesThread` (and a Neural Engine VM region) per
 //! model reload, so a worker that reloads its model to "reset" it grows threads until it dies. The

@@ -14,9 +14,9 @@ use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
 use super::super::analysis::spool_states;
-use super::super::auto::{AutoMsg, Running, Waiter};
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
+use super::super::drains::{AutoMsg, Running, Waiter};
 use super::Actor;
 
 /// The start of the line said when the rules wait for a history database.
@@ -158,7 +158,7 @@ impl Actor {
     }
 
     /// Takes in a drain's message: progress (published at most every
-    /// [`PROGRESS_EVERY`](super::super::auto::PROGRESS_EVERY)), or its end.
+    /// [`PROGRESS_EVERY`](super::super::drains::PROGRESS_EVERY)), or its end.
     pub(super) async fn on_auto(&mut self, msg: AutoMsg) {
         match msg {
             AutoMsg::Progress(p) => {
