@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cachewatch::catalogue::{Explanation, Verdict};
+use cachewatch::explain::{Explanation, Verdict};
 use cachewatch::inventory::Item;
 use cachewatch::reclaim::{read_age, AgeClock};
 use cachewatch::units::format_duration;

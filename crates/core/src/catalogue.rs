@@ -26,7 +26,6 @@
 //! most one rule: loading fails when two rules claim the same example path, or when an example of
 //! one rule lies inside an item of another.
 
-mod explain;
 mod load;
 mod matcher;
 mod version;
@@ -39,7 +38,6 @@ use serde::{Deserialize, Serialize};
 use crate::inventory::Captures;
 use crate::roots::{Root, RootKind};
 
-pub use explain::{Explanation, NearMiss, Verdict};
 pub use version::compare_versions;
 
 /// The compiled-in data file.
@@ -439,6 +437,16 @@ impl Catalogue {
         self.compiled
             .structure_of(kind, rel)
             .map(|i| &self.rules[i])
+    }
+
+    /// The rules one of whose item globs matches `rel` (relative to a root of `kind`), their
+    /// regexes and `contains` not checked: `explain`'s near misses.
+    pub(crate) fn glob_claimants(&self, kind: RootKind, rel: &Path) -> Vec<&Rule> {
+        self.compiled
+            .glob_claimants(kind, rel)
+            .into_iter()
+            .map(|i| &self.rules[i])
+            .collect()
     }
 
     /// The deepest item glob for roots of `kind` (number of path components); 0 when no rule applies.

@@ -33,6 +33,7 @@
 
 pub mod catalogue;
 pub mod clock;
+pub mod explain;
 pub mod inventory;
 pub mod owner;
 pub mod platform;

@@ -26,7 +26,6 @@ use serde::{Deserialize, Serialize};
 use crate::catalogue::Rule;
 use crate::inventory::{Captures, Item};
 use crate::process::ProcessProbe;
-use crate::reclaim::KeepReason;
 
 /// Slack when comparing a process start time (whole seconds from sysinfo, rounded down) with an
 /// item's birth: an owner that started up to this long after the birth still counts as the owner
@@ -65,20 +64,6 @@ pub enum OwnerVerdict {
 }
 
 impl OwnerVerdict {
-    /// Why the owner keeps the item ([`KeepReason::OwnerAlive`] or [`KeepReason::AppRunning`]);
-    /// `None` when the owner rule lets it go.
-    pub fn keep_reason(&self) -> Option<KeepReason> {
-        match self {
-            OwnerVerdict::PidAlive { pid } => Some(KeepReason::OwnerAlive { pid: *pid }),
-            OwnerVerdict::NoPid {
-                running: Some(name),
-            } => Some(KeepReason::AppRunning { name: name.clone() }),
-            OwnerVerdict::PidDead { .. }
-            | OwnerVerdict::PidReused { .. }
-            | OwnerVerdict::NoPid { running: None } => None,
-        }
-    }
-
     /// True for an orphan: the name's owner pid is dead or reused. An item whose name yields no
     /// pid is never an orphan (its owner is unknown), whether or not the processes guard holds.
     pub fn is_orphan(&self) -> bool {

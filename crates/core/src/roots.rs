@@ -245,6 +245,23 @@ impl Root {
     }
 }
 
+/// The platform's default root dirs ([`crate::platform::default_dirs`]), existing or not, with
+/// their kinds, in [`RootKind::ALL`] order.
+pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
+    let d = crate::platform::default_dirs();
+    let paths = [
+        (RootKind::Temp, Some(d.temp)),
+        (RootKind::Cache, d.cache),
+        (RootKind::LibraryCaches, d.library_caches),
+        (RootKind::DiagnosticReports, d.diagnostic_reports),
+        (RootKind::CodeSignClones, d.code_sign_clones),
+    ];
+    paths
+        .into_iter()
+        .filter_map(|(kind, path)| Some((kind, path?)))
+        .collect()
+}
+
 /// The platform's default roots that exist on this machine, in [`RootKind::ALL`] order.
 ///
 /// macOS: the Darwin user temp and cache dirs (`confstr`), `~/Library/Caches`,
@@ -253,7 +270,7 @@ impl Root {
 pub fn default_roots() -> (Vec<Root>, Vec<RootError>) {
     let mut roots = Vec::new();
     let mut missing = Vec::new();
-    for (kind, path) in crate::platform::default_root_paths() {
+    for (kind, path) in default_root_paths() {
         match Root::new(kind, path) {
             Ok(r) => roots.push(r),
             Err(e) => missing.push(e),

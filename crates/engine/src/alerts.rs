@@ -21,7 +21,7 @@ pub use text::for_app;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::snapshot::AlertDto;
+use crate::dto::AlertDto;
 
 pub use crate::units::format_bytes;
 pub use config::AlertsConfig;

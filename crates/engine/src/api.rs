@@ -13,12 +13,19 @@
 //!   place, so the user's comments and other keys survive), never in a second store.
 
 pub mod history;
-pub mod preview;
+/// The bounded preview and result of a reclaim the window is sent (the shapes live in
+/// [`crate::dto`]).
+pub mod preview {
+    pub use crate::dto::{
+        KeptGroupDto, PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult,
+        KEPT_EXAMPLES, PREVIEW_ITEMS, RESULT_ITEMS,
+    };
+}
 pub mod reclaim;
 pub mod rules;
 mod session;
 pub mod settings;
-pub mod size_text;
 pub mod start;
 
+pub use crate::size_text;
 pub use session::{ApiError, Locations, Session};

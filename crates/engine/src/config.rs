@@ -41,8 +41,6 @@ use crate::catalogue::{Catalogue, CatalogueError};
 use crate::roots::{Root, RootError, RootKind};
 use crate::toml_lines::error_line;
 
-pub mod bounds;
-
 /// The config file's name inside the config dir.
 pub const CONFIG_FILE_NAME: &str = "config.toml";
 
@@ -130,9 +128,9 @@ pub struct Config {
     #[serde(rename = "producer")]
     pub producers: Vec<toml::Table>,
     /// `[[process_watch]]`: processes whose thread count is watched for a steady climb (opt-in;
-    /// see [`crate::procwatch`]).
+    /// see [`crate::process_leaks`]).
     #[serde(rename = "process_watch")]
-    pub process_watch: Vec<crate::procwatch::ProcessWatchConfig>,
+    pub process_watch: Vec<crate::process_leaks::ProcessWatchConfig>,
     /// `[[auto_reclaim]]`: rules that reclaim without anyone asking (default none; checked
     /// against the catalogue by [`LoadedConfig::auto_reclaim`]).
     pub auto_reclaim: Vec<crate::autoreclaim::config::RuleConfig>,
@@ -154,7 +152,7 @@ pub struct RootConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct ReclaimConfig {
     /// Default age threshold (`older_than = "3d"`, humantime); items younger are kept.
-    #[serde(with = "crate::config::bounds::older_than")]
+    #[serde(with = "crate::bounds::older_than")]
     pub older_than: Duration,
 }
 
@@ -171,7 +169,7 @@ impl Default for ReclaimConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct WatchConfig {
     /// Quiet time after the last event before an item is re-measured, milliseconds.
-    #[serde(with = "crate::config::bounds::debounce_ms")]
+    #[serde(with = "crate::bounds::debounce_ms")]
     pub debounce_ms: u64,
 }
 
@@ -186,7 +184,7 @@ impl Default for WatchConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct MonitorConfig {
     /// Interval between history samples, seconds.
-    #[serde(with = "crate::config::bounds::sample_interval_secs")]
+    #[serde(with = "crate::bounds::sample_interval_secs")]
     pub sample_interval_secs: u64,
 }
 
@@ -378,6 +376,8 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         message: e.message().trim().to_owned(),
     })
 }
+mod auto_reclaim;
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;

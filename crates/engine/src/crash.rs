@@ -42,8 +42,8 @@ pub use signature::{FramePattern, Signature, SignatureMatch, Signatures, BUILTIN
 pub use store::{ReportStore, Unreadable, REPORT_EXTENSIONS, RETIRED_DIR};
 pub use time::parse_ips_time;
 
+use crate::dto::AlertDto;
 use crate::roots::{Root, RootKind};
-use crate::snapshot::AlertDto;
 
 /// Errors reading crash reports and signatures.
 #[derive(Debug, thiserror::Error)]

@@ -6,7 +6,7 @@
 //! - `samples`: `(series, unix secs) -> allocated bytes, apparent bytes, items`, bounded by
 //!   [`History::compact`] (see there for the bound).
 //! - `reclaims`: one row per deletion attempt ([`reclaim::AuditRecord`](crate::reclaim::AuditRecord)).
-//! - `alerts`: one row per alert that fired ([`AlertDto`](crate::snapshot::AlertDto)).
+//! - `alerts`: one row per alert that fired ([`AlertDto`](crate::dto::AlertDto)).
 //! - `auto_reclaim_runs`: one row per run of an auto-reclaim rule ([`AutoRun`]).
 //!
 //! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy

@@ -14,22 +14,30 @@
 //! Disk Access, open-file checks).
 
 pub use cachewatch_core::{
-    catalogue, clock, inventory, owner, platform, process, reclaim, roots, scan, shapes,
+    catalogue, clock, explain, inventory, owner, platform, process, reclaim, roots, scan, shapes,
     toml_lines, units,
 };
 
 pub mod alerts;
 pub mod api;
+pub mod audit;
 pub mod autoreclaim;
+pub mod bounds;
 mod capped_read;
 pub mod config;
 pub mod crash;
+pub mod dto;
 pub mod history;
 pub mod metrics;
 pub mod monitor;
 pub mod outside_growth;
-pub mod procwatch;
+pub mod process_leaks;
 pub mod safe_file;
+// Sizes as bytes or text (`"20 GiB"`): the config's serde helpers, on the bottom floor since the
+// config shapes of every feature name them. Its file stays where the API has long had it;
+// `api::size_text` re-exports it.
+#[path = "api/size_text.rs"]
+pub mod size_text;
 pub mod snapshot;
 pub mod watch;
 

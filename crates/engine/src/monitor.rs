@@ -8,13 +8,13 @@
 
 mod actor;
 mod analysis;
-mod auto;
 mod build;
 mod debounce;
 mod disks;
+mod drains;
 mod error;
 mod measure;
-mod procs;
+mod process_alerts;
 mod record;
 
 use std::path::PathBuf;
@@ -24,10 +24,10 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 use crate::alerts::AlertsConfig;
-use crate::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
-use crate::procwatch::ProcessWatchConfig;
+use crate::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
+use crate::process_leaks::ProcessWatchConfig;
 use crate::roots::Root;
 use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
@@ -150,7 +150,7 @@ pub(crate) enum Command {
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
-    CheckAutoReclaim(auto::Waiter),
+    CheckAutoReclaim(drains::Waiter),
     Shutdown(oneshot::Sender<()>),
     /// Test seam: the monitor task panics (as an overflow once made it).
     Panic,
@@ -378,7 +378,7 @@ impl MonitorHandle {
     }
 
     /// Executes the kept plan `plan_id` through
-    /// [`crate::api::reclaim::execute_streamed_batches`]: its items are read back batch by batch,
+    /// [`crate::audit::execute_streamed_batches`]: its items are read back batch by batch,
     /// every audit row is written before its deletion, the engine re-checks every item before
     /// deleting it, then re-measures what changed and publishes a snapshot. Audit outcomes that
     /// could not be written afterwards are in the result's errors. The result counts everything

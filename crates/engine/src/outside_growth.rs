@@ -24,20 +24,21 @@
 //! hide it where it was measured.
 //!
 //! **When it is worth saying** ([`Unexplained::is_notable`]): the unexplained fall is at least
-//! [`AlertsConfig::unexplained_growth_min_bytes`] (default 1 GiB: below that, swap files and
-//! local snapshots come and go) and at least [`AlertsConfig::unexplained_growth_min_ratio`] times
-//! the roots' growth (default 1: outside grew at least as much as the watched dirs; a ratio of 10
-//! hid a 3 GiB outside growth beside 5 GiB of root growth). The `unexplained-growth` alert is off
-//! by default ([`AlertsConfig::unexplained_growth_alert`]): a large download into `~/Downloads`
-//! is growth outside the roots too, and a notification for each is noise; `status`, the app's
-//! banner and `/metrics` show it whatever the setting.
+//! [`AlertsConfig::unexplained_growth_min_bytes`](crate::alerts::AlertsConfig::unexplained_growth_min_bytes)
+//! (default 1 GiB: below that, swap files and local snapshots come and go) and at least
+//! [`AlertsConfig::unexplained_growth_min_ratio`](crate::alerts::AlertsConfig::unexplained_growth_min_ratio)
+//! times the roots' growth (default 1: outside grew at least as much as the watched dirs; a ratio
+//! of 10 hid a 3 GiB outside growth beside 5 GiB of root growth). The `unexplained-growth` alert is
+//! off by default
+//! ([`AlertsConfig::unexplained_growth_alert`](crate::alerts::AlertsConfig::unexplained_growth_alert)):
+//! a large download into `~/Downloads` is growth outside the roots too, and a notification for each
+//! is noise; `status`, the app's banner and `/metrics` show it whatever the setting.
 
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::alerts::AlertsConfig;
 use crate::history::{History, HistoryError, Sample, Series};
 use crate::units::format_bytes;
 
@@ -184,20 +185,34 @@ fn delta(before: u64, after: u64) -> i64 {
     i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// Growth outside the roots on each volume of `volumes` over the `window` before `now`, from the
+/// The window and thresholds of the check: the `[alerts]` keys `unexplained_growth_window`,
+/// `unexplained_growth_min_bytes` and `unexplained_growth_min_ratio` (the alerts' config converts
+/// into this, so `unexplained_growth` takes `&AlertsConfig`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The span of samples looked at, before now.
+    pub window: Duration,
+    /// Unexplained bytes below this are not notable.
+    pub min_bytes: u64,
+    /// Unexplained bytes below this many times the roots' growth are not notable.
+    pub min_ratio: u64,
+}
+
+/// Growth outside the roots on each volume of `volumes` over the window before `now`, from the
 /// history `h` (see the module docs for the sum, reclaims and thresholds, which come from
-/// `config`). A volume with fewer than two free-space samples in the window is left out.
+/// `limits`). A volume with fewer than two free-space samples in the window is left out.
 ///
 /// # Errors
 /// [`HistoryError`] naming the database.
 pub fn unexplained_growth(
     h: &History,
     volumes: &[VolumeRoots],
-    config: &AlertsConfig,
+    limits: impl Into<Limits>,
     now: SystemTime,
 ) -> Result<Vec<Unexplained>, HistoryError> {
+    let limits: Limits = limits.into();
     let since = now
-        .checked_sub(config.unexplained_growth_window)
+        .checked_sub(limits.window)
         .unwrap_or(SystemTime::UNIX_EPOCH);
     let mut out = Vec::new();
     for v in volumes {
@@ -251,10 +266,7 @@ pub fn unexplained_growth(
             left_out_secs: left_out.as_secs(),
             notable: false,
         };
-        u.notable = u.is_notable(
-            config.unexplained_growth_min_bytes,
-            config.unexplained_growth_min_ratio,
-        );
+        u.notable = u.is_notable(limits.min_bytes, limits.min_ratio);
         out.push(u);
     }
     Ok(out)

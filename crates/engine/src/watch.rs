@@ -6,7 +6,7 @@
 //!
 //! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`; or out of
 //! inotify instances: `EMFILE` from `inotify_init`, `/proc/sys/fs/inotify/max_user_instances`),
-//! the root falls back to polling ([`crate::snapshot::WatchMode::Polling`]): every
+//! the root falls back to polling ([`crate::dto::WatchMode::Polling`]): every
 //! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each item's top entry and each dir between
 //! the root and the items, lists only the dirs whose mtime moved and re-measures only the items
 //! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]th
@@ -24,7 +24,7 @@
 //! notify 8's FSEvents backend (`notify/src/fsevent.rs`) opens one stream per watcher with
 //! `kFSEventStreamCreateFlagFileEvents | NoDefer`, latency 0, from "now" (no history). Each record
 //! (a path and its flags) becomes one `notify::Event` per flag, all with that path, in this order;
-//! what the monitor does with each (`monitor/actor/events.rs`):
+//! what the monitor does with each (`monitor/actor/changes.rs`):
 //! - `MustScanSubDirs` (with `UserDropped` or `KernelDropped` when events were dropped in the
 //!   daemon or the kernel: only the event's info says which): `EventKind::Other` with
 //!   `Flag::Rescan` and the dir's path. The monitor rescans the whole root (`need_rescan`), within

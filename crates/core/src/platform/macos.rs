@@ -4,7 +4,7 @@ use std::ffi::{CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::roots::RootKind;
+use super::DefaultDirs;
 
 /// Reads a `confstr` path value such as `_CS_DARWIN_USER_TEMP_DIR` (ends with `/`).
 fn confstr_path(name: libc::c_int) -> Option<PathBuf> {
@@ -18,8 +18,7 @@ fn confstr_path(name: libc::c_int) -> Option<PathBuf> {
     Some(PathBuf::from(OsStr::from_bytes(s.to_bytes())))
 }
 
-pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
-    let mut out = Vec::new();
+pub(super) fn default_dirs() -> DefaultDirs {
     let darwin_temp = confstr_path(libc::_CS_DARWIN_USER_TEMP_DIR);
     // `X` is the sibling of `T`: /var/folders/<xx>/<hash>/{T,C,X}/.
     let clones = darwin_temp
@@ -29,22 +28,14 @@ pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
     let temp = darwin_temp
         .or_else(|| std::env::var_os("TMPDIR").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/tmp"));
-    out.push((RootKind::Temp, temp));
-    if let Some(cache) = confstr_path(libc::_CS_DARWIN_USER_CACHE_DIR) {
-        out.push((RootKind::Cache, cache));
+    let home = directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_path_buf());
+    DefaultDirs {
+        temp,
+        cache: confstr_path(libc::_CS_DARWIN_USER_CACHE_DIR),
+        library_caches: home.as_ref().map(|h| h.join("Library/Caches")),
+        diagnostic_reports: home.map(|h| h.join("Library/Logs/DiagnosticReports")),
+        code_sign_clones: clones,
     }
-    if let Some(dirs) = directories::BaseDirs::new() {
-        let home = dirs.home_dir();
-        out.push((RootKind::LibraryCaches, home.join("Library/Caches")));
-        out.push((
-            RootKind::DiagnosticReports,
-            home.join("Library/Logs/DiagnosticReports"),
-        ));
-    }
-    if let Some(x) = clones {
-        out.push((RootKind::CodeSignClones, x));
-    }
-    out
 }
 
 pub(super) fn bundle_id_of_exe(exe: &std::path::Path) -> Option<String> {

@@ -40,9 +40,23 @@ pub(crate) use scan_fs::{
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::roots::RootKind;
+/// The platform's default dirs to watch, existing or not, one field per root kind that has a
+/// default (`roots::default_roots` makes them roots).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DefaultDirs {
+    /// The per-user temp dir.
+    pub temp: PathBuf,
+    /// The per-user cache dir.
+    pub cache: Option<PathBuf>,
+    /// `~/Library/Caches` (macOS).
+    pub library_caches: Option<PathBuf>,
+    /// `~/Library/Logs/DiagnosticReports` (macOS).
+    pub diagnostic_reports: Option<PathBuf>,
+    /// The code-sign clone dir `X` beside the temp dir `T` (macOS).
+    pub code_sign_clones: Option<PathBuf>,
+}
 
-/// The platform's default root dirs, existing or not, in [`RootKind::ALL`] order.
+/// The platform's default root dirs, existing or not.
 ///
 /// macOS: `confstr(_CS_DARWIN_USER_TEMP_DIR)`, `confstr(_CS_DARWIN_USER_CACHE_DIR)`,
 /// `~/Library/Caches`, `~/Library/Logs/DiagnosticReports`, and the code-sign clone dir `X`, the
@@ -50,8 +64,8 @@ use crate::roots::RootKind;
 /// temp dir's parent the same way).
 /// Elsewhere: `$TMPDIR` or `/tmp` (temp) and `$XDG_CACHE_HOME` or `~/.cache` (cache); a
 /// `code-sign-clones` or `other` root only when configured.
-pub fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
-    imp::default_root_paths()
+pub fn default_dirs() -> DefaultDirs {
+    imp::default_dirs()
 }
 
 /// The bundle identifier (`CFBundleIdentifier`) of the bundle whose executable `exe` is: the

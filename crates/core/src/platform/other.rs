@@ -3,19 +3,19 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::roots::RootKind;
+use super::DefaultDirs;
 
-pub(super) fn default_root_paths() -> Vec<(RootKind, PathBuf)> {
+pub(super) fn default_dirs() -> DefaultDirs {
     let temp = std::env::var_os("TMPDIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/tmp"));
-    let mut out = vec![(RootKind::Temp, temp)];
-    if let Some(dirs) = directories::BaseDirs::new() {
+    DefaultDirs {
+        temp,
         // `cache_dir()` is `$XDG_CACHE_HOME` or `~/.cache`.
-        out.push((RootKind::Cache, dirs.cache_dir().to_path_buf()));
+        cache: directories::BaseDirs::new().map(|dirs| dirs.cache_dir().to_path_buf()),
+        ..DefaultDirs::default()
     }
-    out
 }
 
 /// The bundle identifier of the app whose executable is `exe`: none outside macOS (the Linux twin

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::path_text;
 use crate::inventory::{Inventory, Item};
+use crate::owner::OwnerVerdict;
 use crate::process::ProcessProbe;
 use crate::roots::{Root, RootKind};
 
@@ -364,4 +365,21 @@ fn app_names(clone: &Item) -> Vec<String> {
 
 fn file_name(e: std::fs::DirEntry) -> String {
     e.file_name().to_string_lossy().into_owned()
+}
+
+/// The owner rule's verdict as a plan's keep reason.
+impl OwnerVerdict {
+    /// Why the owner keeps the item ([`KeepReason::OwnerAlive`] or [`KeepReason::AppRunning`]);
+    /// `None` when the owner rule lets it go.
+    pub fn keep_reason(&self) -> Option<KeepReason> {
+        match self {
+            OwnerVerdict::PidAlive { pid } => Some(KeepReason::OwnerAlive { pid: *pid }),
+            OwnerVerdict::NoPid {
+                running: Some(name),
+            } => Some(KeepReason::AppRunning { name: name.clone() }),
+            OwnerVerdict::PidDead { .. }
+            | OwnerVerdict::PidReused { .. }
+            | OwnerVerdict::NoPid { running: None } => None,
+        }
+    }
 }

@@ -35,14 +35,14 @@
 //! each) for callers that need the list. [`ScanProgress`] counts entries inside a root and
 //! carries a cancel.
 
-mod acc;
-mod at;
 mod contains;
-mod each;
+mod dir_chain;
 mod order;
 mod progress;
 mod shard;
 mod stat;
+mod streaming;
+mod sums;
 mod tally;
 mod walk;
 
@@ -57,9 +57,9 @@ use crate::catalogue::Catalogue;
 use crate::inventory::{Captures, Inventory, Item, RootScan, ScanIssue};
 use crate::roots::{Root, RootKind};
 
-pub use self::each::{scan_root_each, RootSummary};
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
+pub use self::streaming::{scan_root_each, RootSummary};
 pub use self::tally::{Tally, Unattributed, UnattributedGroup};
 use self::walk::Walker;
 
@@ -311,7 +311,7 @@ pub struct DirOwn {
 }
 
 impl DirOwn {
-    fn of(rel: &Path, own: &acc::Acc) -> DirOwn {
+    fn of(rel: &Path, own: &sums::Acc) -> DirOwn {
         DirOwn {
             rel: rel.to_path_buf(),
             allocated_bytes: own.allocated_bytes,

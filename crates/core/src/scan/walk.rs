@@ -15,24 +15,20 @@ use std::time::SystemTime;
 
 use rayon::prelude::*;
 
-pub(crate) use super::acc::Acc;
-pub(crate) use super::at::At;
-pub(crate) use super::at::FdBudget;
-use super::at::{Names, RelBuf};
+pub(crate) use super::dir_chain::At;
+pub(crate) use super::dir_chain::FdBudget;
+use super::dir_chain::{Names, RelBuf};
 use super::progress::ScanProgress;
 use super::shard::Merged;
 use super::stat::{failure, LinkSet};
+pub(crate) use super::sums::Acc;
 use super::{Claim, Classify, DirOwn};
 use crate::inventory::{Captures, Item, ScanIssue};
 use crate::platform::{self, Listing, ScanKind, ScanStat};
 use crate::roots::RootKind;
 
-mod dirs;
 mod list;
 mod pipeline;
-mod queue;
-
-use queue::{Keep, Next, Sub, SubName};
 
 /// Entries of a dir `lstat`ed while it is listed; past this the rest is `lstat`ed in parallel.
 const SERIAL_ENTRIES: usize = 64;
@@ -382,6 +378,75 @@ struct Head {
     ino: u64,
     is_dir: bool,
     is_symlink: bool,
+}
+
+// --- The subdirs a listing queues ---------------------------------------------------------------
+
+// What the walk queues of a listed subdir until its parent's listing (or batch) is done.
+
+/// What to do with a queued subdir.
+enum Next {
+    /// Walk it and add its contents to the parent's sum (its own entry is already added).
+    Plain,
+    /// Measure it as an item (claimed, or unattributed when `None`).
+    Item(Option<Claim>),
+}
+
+/// Where a listed name is kept for a subdir queued with it.
+enum Keep<'a> {
+    /// Copied into this buffer (the name is in the listing's buffer, about to be reused).
+    Copy(&'a mut Names),
+    /// Already at this span of the batch's names.
+    Batch((usize, usize)),
+}
+
+/// A queued subdir's name: a span of its parent's serial or batch names.
+#[derive(Clone, Copy)]
+enum SubName {
+    Serial((usize, usize)),
+    Batch((usize, usize)),
+}
+
+/// A subdir queued for walking once its parent's listing (or batch) is done.
+struct Sub {
+    name: SubName,
+    head: Head,
+    rel: Option<PathBuf>,
+    next: Next,
+}
+
+// --- The own entries of the dirs a walk classified --------------------------------------------
+
+// Kept for the watcher's baselines (see [`super::measure_entry_with`]).
+impl<C: Classify + ?Sized> Walker<'_, C> {
+    /// Makes the walk keep the own entry of every unclaimed dir whose entries it classifies (less
+    /// than [`Walker::max_depth`] deep), as it counted it ([`Walker::take_dirs`]).
+    pub(crate) fn record_dirs(mut self) -> Self {
+        self.dirs = Some(Mutex::new(Vec::new()));
+        self
+    }
+
+    /// The walk with a budget of `max` fds instead of a quarter of the open-file limit.
+    #[cfg(test)]
+    pub(crate) fn with_fd_budget(mut self, max: usize) -> Self {
+        self.fds = FdBudget::with_max(max);
+        self
+    }
+
+    /// The own entries kept by [`Walker::record_dirs`] (empty when not asked), in no order.
+    pub(crate) fn take_dirs(&self) -> Vec<DirOwn> {
+        self.dirs.as_ref().map_or_else(Vec::new, |d| {
+            std::mem::take(&mut *d.lock().unwrap_or_else(|p| p.into_inner()))
+        })
+    }
+
+    /// Keeps the own entry `own` of the dir at `rel` (relative to the root) when asked to.
+    pub(super) fn record_dir(&self, rel: &Path, own: &Acc) {
+        if let Some(dirs) = &self.dirs {
+            let own = DirOwn::of(rel, own);
+            dirs.lock().unwrap_or_else(|p| p.into_inner()).push(own);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -246,7 +246,7 @@ fn explain_says_the_app_owner_check() {
         .join("com.example.transcriber/com.apple.e5rt.e5bundlecache/24F74/4F1C0A9B2D/x.bundle");
     let e = cat.explain(std::slice::from_ref(&root), &path);
     match e.verdict {
-        cachewatch_core::catalogue::Verdict::Claimed { owner_check, .. } => {
+        cachewatch_core::explain::Verdict::Claimed { owner_check, .. } => {
             assert_eq!(
                 owner_check,
                 cachewatch_core::owner::OwnerCheck::App {

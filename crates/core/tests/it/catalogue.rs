@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use cachewatch_core::catalogue::{
-    Catalogue, CatalogueError, ProducerKind, ReclaimMode, Rule, Verdict,
-};
+use cachewatch_core::catalogue::{Catalogue, CatalogueError, ProducerKind, ReclaimMode, Rule};
+use cachewatch_core::explain::Verdict;
 use cachewatch_core::{Root, RootKind};
 use globset::GlobBuilder;
 use regex::Regex;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cachewatch_core::catalogue::Verdict;
+use cachewatch_core::explain::Verdict;
 use cachewatch_core::process::SystemProbe;
 use cachewatch_core::reclaim::{execute, plan, Policy};
 use cachewatch_core::roots::{discover_container_temps, Resolved, RootError};

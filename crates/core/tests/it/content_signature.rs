@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, SystemTime};
 
-use cachewatch_core::catalogue::Verdict;
+use cachewatch_core::explain::Verdict;
 use cachewatch_core::process::SystemProbe;
 use cachewatch_core::reclaim::{execute, plan, KeepReason, Policy};
 use cachewatch_core::scan::scan;

@@ -96,7 +96,7 @@ fn getconf(name: &str) -> PathBuf {
 
 #[test]
 fn temp_and_cache_roots_are_the_dirs_confstr_names() {
-    let roots = platform::default_root_paths();
+    let roots = cachewatch_core::roots::default_root_paths();
     let of = |k: RootKind| roots.iter().find(|(kind, _)| *kind == k).unwrap().1.clone();
     let canon = |p: PathBuf| fs::canonicalize(p).unwrap();
     assert_eq!(

@@ -9,7 +9,7 @@
 use std::fs;
 use std::time::{Duration, SystemTime};
 
-use cachewatch_core::catalogue::Verdict;
+use cachewatch_core::explain::Verdict;
 use cachewatch_core::process::SystemProbe;
 use cachewatch_core::reclaim::{plan, KeepReason, Policy};
 use cachewatch_core::scan::scan;

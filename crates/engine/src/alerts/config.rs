@@ -36,32 +36,32 @@ const GIB: u64 = 1 << 30;
 pub struct AlertsConfig {
     /// A producer that grew by at least this many allocated bytes within
     /// [`AlertsConfig::producer_growth_window`] fires `producer-growth`; 0 turns the byte test off.
-    #[serde(with = "crate::api::size_text::bytes")]
+    #[serde(with = "crate::size_text::bytes")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub producer_growth_bytes: u64,
     /// ... or by at least this many items; 0 turns the item test off.
-    #[serde(with = "crate::config::bounds::producer_growth_items")]
+    #[serde(with = "crate::bounds::producer_growth_items")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub producer_growth_items: u64,
     /// The growth window (default 1 h).
-    #[serde(with = "crate::config::bounds::growth_window")]
+    #[serde(with = "crate::bounds::growth_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub producer_growth_window: Duration,
     /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
     /// absent (the default).
-    #[serde(with = "crate::api::size_text::opt_bytes")]
+    #[serde(with = "crate::size_text::opt_bytes")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub total_limit_bytes: Option<u64>,
     /// Free bytes on a watched volume below this fire `free-disk` (default 10 GiB); 0 turns it off.
-    #[serde(with = "crate::api::size_text::bytes")]
+    #[serde(with = "crate::size_text::bytes")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub free_disk_min_bytes: u64,
     /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
-    #[serde(with = "crate::config::bounds::disk_full_eta_min_hours")]
+    #[serde(with = "crate::bounds::disk_full_eta_min_hours")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub disk_full_eta_min_hours: u64,
     /// After an alert, the same rule for the same producer stays silent this long (default 6 h).
-    #[serde(with = "crate::config::bounds::cooldown")]
+    #[serde(with = "crate::bounds::cooldown")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub cooldown: Duration,
     /// Fire `unexplained-growth` when free space fell by much more than the watched dirs grew
@@ -69,15 +69,15 @@ pub struct AlertsConfig {
     /// too). `status`, the app and `/metrics` show the figure whatever this says.
     pub unexplained_growth_alert: bool,
     /// Growth outside the roots is worth saying from this many bytes (default 1 GiB) ...
-    #[serde(with = "crate::api::size_text::bytes")]
+    #[serde(with = "crate::size_text::bytes")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_bytes: u64,
     /// ... and from this many times the watched dirs' own growth (default 1).
-    #[serde(with = "crate::config::bounds::unexplained_growth_min_ratio")]
+    #[serde(with = "crate::bounds::unexplained_growth_min_ratio")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_ratio: u64,
     /// The window free space and the roots are compared over (default 6 h).
-    #[serde(with = "crate::config::bounds::unexplained_window")]
+    #[serde(with = "crate::bounds::unexplained_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub unexplained_growth_window: Duration,
     /// Crash-loop settings (`[alerts.crash_loop]`), used by
@@ -100,6 +100,16 @@ impl Default for AlertsConfig {
             unexplained_growth_min_ratio: 1,
             unexplained_growth_window: Duration::from_secs(6 * 3600),
             crash_loop: CrashLoopConfig::default(),
+        }
+    }
+}
+
+impl From<&AlertsConfig> for crate::outside_growth::Limits {
+    fn from(c: &AlertsConfig) -> crate::outside_growth::Limits {
+        crate::outside_growth::Limits {
+            window: c.unexplained_growth_window,
+            min_bytes: c.unexplained_growth_min_bytes,
+            min_ratio: c.unexplained_growth_min_ratio,
         }
     }
 }

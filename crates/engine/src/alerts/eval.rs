@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 use super::text::{format_span, suggested_older_than};
 use super::{Alert, AlertRule, AlertsConfig};
 use crate::catalogue::{ReclaimMode, Rule};
+use crate::dto::AlertDto;
 use crate::history::Growth;
-use crate::snapshot::AlertDto;
 use crate::units::format_bytes;
 
 /// One producer, as the alert rules see it.

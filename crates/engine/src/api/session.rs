@@ -316,3 +316,12 @@ impl Session {
         Ok(opts)
     }
 }
+
+impl From<crate::audit::AuditNotWritten> for ApiError {
+    fn from(e: crate::audit::AuditNotWritten) -> ApiError {
+        ApiError::AuditNotWritten {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! batch with each batch's audit rows written first, then the run stored in the history. The plan
 //! is spooled, never held: the CLI plans while it scans the roots ([`run_rule`], [`plan_rule`]),
 //! the monitor from its compact state; both run it through [`run_streamed`], its items read back
-//! batch by batch through [`crate::api::reclaim::execute_streamed_batches`], so a drain of 700k
+//! batch by batch through [`crate::audit::execute_streamed_batches`], so a drain of 700k
 //! items keeps memory flat.
 
 use std::collections::BTreeMap;
@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use crate::api::reclaim::{execute_streamed_batches, AuditedReport, BatchProgress};
-use crate::api::ApiError;
+use crate::audit::{execute_streamed_batches, AuditNotWritten, AuditedReport, BatchProgress};
 use crate::catalogue::Catalogue;
 use crate::history::History;
 use crate::process::ProcessProbe;
@@ -73,7 +72,7 @@ pub fn plan_rule(
     probe: &dyn ProcessProbe,
     now: SystemTime,
 ) -> std::io::Result<StreamedPlan> {
-    crate::api::reclaim::plan_streamed(
+    crate::audit::plan_streamed(
         roots,
         catalogue,
         rule.producers.clone(),
@@ -212,7 +211,7 @@ fn tally(run: &mut AutoRun, d: &DeletedItem) {
 
 /// Fills the run's status, kept-at-re-check counts, freed bytes and errors from the execute's
 /// report (its deleted items already counted by [`tally`]).
-fn settle(run: &mut AutoRun, audited: Result<AuditedReport, ApiError>) {
+fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
     match audited {
         Ok(audited) => {
             let r = audited.report;

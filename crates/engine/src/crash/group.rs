@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::{CrashReport, ReportKind, Signatures};
-use crate::snapshot::AlertDto;
+use crate::dto::AlertDto;
 
 /// The alert rule name of a crash loop.
 pub const CRASH_LOOP_RULE: &str = "crash-loop";
@@ -20,15 +20,15 @@ pub const CRASH_LOOP_RULE: &str = "crash-loop";
 pub struct CrashLoopConfig {
     /// Reports of one process (and signature) within [`CrashLoopConfig::crash_loop_window`] that
     /// make a crash loop; 0 turns crash-loop alerts off.
-    #[serde(with = "crate::config::bounds::crash_loop_reports")]
+    #[serde(with = "crate::bounds::crash_loop_reports")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub crash_loop_reports: u32,
     /// The window, humantime in the config (`"10m"`).
-    #[serde(with = "crate::config::bounds::crash_loop_window")]
+    #[serde(with = "crate::bounds::crash_loop_window")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_window: Duration,
     /// After an alert, the same process and signature stay silent this long (`"6h"`).
-    #[serde(with = "crate::config::bounds::crash_loop_cooldown")]
+    #[serde(with = "crate::bounds::crash_loop_cooldown")]
     #[cfg_attr(feature = "ts", ts(type = "string"))]
     pub crash_loop_cooldown: Duration,
 }

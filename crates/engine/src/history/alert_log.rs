@@ -3,7 +3,7 @@
 use rusqlite::params;
 
 use super::{from_sql_u64, to_sql_u64, History, HistoryError};
-use crate::snapshot::AlertDto;
+use crate::dto::AlertDto;
 
 impl History {
     /// Appends `alert` (its `id` is ignored) and returns the new row id.

@@ -263,3 +263,14 @@ impl History {
         Ok(Some(g))
     }
 }
+
+/// A growth as the snapshot says it: over the span observed, never extrapolated.
+impl From<Growth> for crate::dto::ObservedGrowth {
+    fn from(g: Growth) -> crate::dto::ObservedGrowth {
+        crate::dto::ObservedGrowth {
+            bytes: g.bytes,
+            items: g.items,
+            span_secs: g.span().as_secs(),
+        }
+    }
+}

@@ -231,7 +231,7 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
         SNAPSHOT_AGE,
         [(Labels::new(), now.saturating_sub(snap.live_at_unix_secs))],
     );
-    let producers = |get: fn(&crate::snapshot::ProducerDto) -> u64| {
+    let producers = |get: fn(&crate::dto::ProducerDto) -> u64| {
         snap.producers
             .iter()
             .map(move |p| (one("producer", &p.id), get(p)))
@@ -268,7 +268,7 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
             )
         }),
     );
-    let groups = |get: fn(&crate::snapshot::UnattributedGroupDto) -> u64| {
+    let groups = |get: fn(&crate::dto::UnattributedGroupDto) -> u64| {
         snap.unattributed_groups.iter().map(move |g| {
             (
                 vec![("root", g.root.clone()), ("shape", g.shape.clone())],

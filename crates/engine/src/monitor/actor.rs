@@ -1,14 +1,19 @@
-//! The monitor task: its state and its run loop. What it does with each input lives in the child
-//! modules: watch events into dirty sets ([`events`]), when to re-measure ([`schedule`]), applying
-//! scans and re-measures to the roots ([`update`]), flushes ([`flush`]) and commands
-//! ([`commands`]).
+//! The monitor task: its state ([`Actor`]) and its run loop. `impl Actor` is split by concern, one
+//! file each:
+//! - here: the state, the run loop ([`Actor::run`]), the tick, and what follows an update: the
+//!   history's samples and alerts ([`Actor::after_update`]), the reclaim figures
+//!   ([`Actor::refresh_analysis`]) and the published snapshot ([`Actor::publish`]);
+//! - [`changes`]: from a change on disk to a re-measure: watch events into dirty sets, when they
+//!   are re-measured, polls of roots without events, flushes;
+//! - [`update`]: scans and re-measures applied to the roots' states, gone roots;
+//! - [`commands`]: the handle's commands: pause, threshold, preview, plan and execute a reclaim;
+//! - [`auto_reclaim`]: auto-reclaim rules that came due, and their drains beside the task;
+//! - [`jobs`]: blocking jobs over the roots' states (moved into the job and back, a panic caught).
 
-mod auto;
+mod auto_reclaim;
+mod changes;
 mod commands;
-mod events;
-mod flush;
-mod poll;
-mod schedule;
+mod jobs;
 mod update;
 
 use std::sync::Arc;
@@ -23,12 +28,12 @@ use crate::watch::state::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
 use super::analysis::Analysis;
-use super::auto::{AutoMsg, AutoState};
 use super::debounce::Debounce;
-use super::procs::ProcWatch;
+use super::drains::{AutoMsg, AutoState};
+use super::process_alerts::ProcWatch;
 use super::record::Recorder;
 use super::{build, Command, MonitorOptions};
-use flush::PendingFlush;
+use changes::PendingFlush;
 
 /// How often the monitor looks at gone roots, polling roots, due samples and stale figures.
 const TICK: Duration = Duration::from_secs(5);
@@ -261,7 +266,7 @@ impl Actor {
         self.procs.restore(&restored);
         if open {
             self.auto.no_history_said = false;
-            self.recorder.forget_error(auto::NOT_RUN);
+            self.recorder.forget_error(auto_reclaim::NOT_RUN);
         }
         self.publish();
         open
@@ -316,43 +321,22 @@ impl Actor {
     /// Recomputes the reclaimable and orphan figures off the async threads. The roots' states move
     /// into the blocking job and back (the actor waits for it), so no item is copied.
     async fn refresh_analysis(&mut self) {
-        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
         let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
         let started = Instant::now();
-        let res = tokio::task::spawn_blocking(move || {
-            let analysis = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                Analysis::compute(&roots, &catalogue, threshold, protected, now)
-            }));
-            // The chunks' temporaries are gone: return their pages.
-            crate::platform::release_free_memory();
-            (roots, analysis)
-        })
-        .await;
+        // The chunks' temporaries are gone after the job: their pages are returned.
+        let res = self
+            .with_roots(move |roots| {
+                Analysis::compute(roots, &catalogue, threshold, protected, now)
+            })
+            .await;
         match res {
-            Ok((roots, analysis)) => {
-                self.roots = roots;
-                match analysis {
-                    Ok(a) => self.analysis = a,
-                    Err(_) => tracing::error!("reclaimable figures failed (a panic)"),
-                }
-            }
-            Err(e) => {
-                // Only when the runtime shuts down: the states are lost, start over.
-                tracing::error!(error = %e, "reclaimable figures failed; rescanning");
-                self.roots = self
-                    .opts
-                    .roots
-                    .iter()
-                    .cloned()
-                    .map(RootState::new)
-                    .collect();
-                for i in 0..self.roots.len() {
-                    self.rescan_root(i).await;
-                }
-            }
+            Ok(Ok(a)) => self.analysis = a,
+            Ok(Err(_)) => tracing::error!("reclaimable figures failed (a panic)"),
+            // Only when the runtime shuts down: the states were lost, the roots started over.
+            Err(e) => tracing::error!(error = %e, "reclaimable figures failed; rescanned"),
         }
         self.analysis_stale = false;
         self.analysis_at = Some(Instant::now());

@@ -9,7 +9,7 @@
 //! and at any other are read from its age.
 
 mod histogram;
-mod preview;
+mod plans;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ use crate::shapes::{self, ShapeGroup, Writer};
 use crate::watch::state::RootState;
 
 pub use histogram::{AgeHistogram, Take};
-pub(crate) use preview::{plan_states, spool_states};
+pub(crate) use plans::{plan_states, spool_states};
 
 /// Reclaim figures of one producer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

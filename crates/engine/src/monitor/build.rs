@@ -135,7 +135,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             unreadable_paths: st
                 .issues
                 .iter()
-                .take(crate::snapshot::UNREADABLE_LISTED)
+                .take(crate::dto::UNREADABLE_LISTED)
                 .map(|i| i.path.to_string_lossy().into_owned())
                 .collect(),
             unwatched_paths: st

@@ -49,7 +49,7 @@ pub enum MonitorError {
     },
     /// The audit rows could not be written before deleting, so nothing was deleted.
     #[error(transparent)]
-    Audit(#[from] crate::api::ApiError),
+    Audit(#[from] crate::audit::AuditNotWritten),
     /// A blocking job (scan, measure, reclaim) panicked.
     #[error("{what} failed: {message}")]
     Job {

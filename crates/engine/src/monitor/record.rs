@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use crate::alerts::Alerter;
+use crate::dto::AlertDto;
 use crate::history::{Growth, History};
-use crate::snapshot::AlertDto;
 
 use super::MonitorOptions;
 pub use error::RecordError;

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::*;
+use crate::alerts::AlertsConfig;
 use crate::reclaim::AuditRecord;
 use crate::roots::RootKind;
 

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::dto::WatchMode;
 use crate::inventory::{Item, Measure, ScanIssue};
 use crate::roots::Root;
-use crate::snapshot::WatchMode;
 
 use super::map::ancestors_of;
 

@@ -5,6 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -12,11 +13,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use cachewatch::api::reclaim::{execute_audited_batches, BatchProgress};
+use cachewatch::api::reclaim::{run_batches, AuditNotWritten, AuditedReport, BatchProgress};
 use cachewatch::autoreclaim::AutoRule;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::process::SystemProbe;
+use cachewatch::process::{ProcessProbe, SystemProbe};
+use cachewatch::reclaim::{ExecuteOptions, Executor, PlannedItem, Policy, ReclaimPlan};
 use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
@@ -211,15 +213,7 @@ fn batched_execute_writes_each_batch_rows_first_and_stops_between_batches() {
     let run = |stop_after_first: bool, seen: &mut Vec<BatchProgress>| {
         let now = SystemTime::now();
         let inv = cachewatch::scan::scan(&roots, &cat, now);
-        let plan = cachewatch::api::reclaim::plan(
-            &inv,
-            &cat,
-            vec!["metal-gpuarchiver".into()],
-            Duration::from_secs(3600),
-            Vec::new(),
-            &probe,
-            now,
-        );
+        let plan = held_plan(&inv, &cat, &probe, now);
         let mut on_batch = |p: &BatchProgress| {
             seen.push(*p);
             if stop_after_first {
@@ -508,15 +502,7 @@ fn outcomes_are_written_when_another_writer_holds_the_history_past_its_busy_time
     };
     let now = SystemTime::now();
     let inv = cachewatch::scan::scan(&roots, &cat, now);
-    let plan = cachewatch::api::reclaim::plan(
-        &inv,
-        &cat,
-        vec!["metal-gpuarchiver".into()],
-        Duration::from_secs(3600),
-        Vec::new(),
-        &probe,
-        now,
-    );
+    let plan = held_plan(&inv, &cat, &probe, now);
     assert_eq!(plan.items.len(), 40);
     probe.taken.store(false, Ordering::SeqCst);
     let mut on_batch = |_: &BatchProgress| ControlFlow::Continue(());
@@ -539,4 +525,64 @@ fn outcomes_are_written_when_another_writer_holds_the_history_past_its_busy_time
         .unwrap();
     assert_eq!(rows.len(), 40);
     assert!(rows.iter().all(|r| r.outcome == "deleted"), "{rows:?}");
+}
+
+/// A plan of the `metal-gpuarchiver` items older than an hour, made from a held scan (every item in
+/// memory, so the report lists each deleted item).
+fn held_plan(
+    inv: &cachewatch::Inventory,
+    cat: &Catalogue,
+    probe: &dyn ProcessProbe,
+    now: SystemTime,
+) -> ReclaimPlan {
+    let policy = Policy {
+        older_than: Duration::from_secs(3600),
+        producers: vec!["metal-gpuarchiver".into()],
+        protected: Vec::new(),
+    };
+    cachewatch::reclaim::plan(inv, cat, &policy, probe, now)
+}
+
+/// A held plan executed as the drains execute theirs ([`run_batches`]: each batch's audit rows
+/// first, then its deletions, then its outcomes), its items read from memory.
+#[allow(clippy::too_many_arguments)]
+fn execute_audited_batches(
+    plan: &ReclaimPlan,
+    catalogue: &Catalogue,
+    probe: &dyn ProcessProbe,
+    history: &Mutex<History>,
+    db_path: &Path,
+    now: SystemTime,
+    batch_size: usize,
+    on_batch: &mut dyn FnMut(&BatchProgress) -> ControlFlow<()>,
+) -> Result<AuditedReport, AuditNotWritten> {
+    let opts = ExecuteOptions {
+        batch_size: batch_size.max(1),
+        ..ExecuteOptions::default()
+    };
+    let mut exec = match Executor::new(plan, catalogue, probe, now, opts) {
+        Ok(exec) => exec,
+        Err(e) => return Ok(AuditedReport::refused(e)),
+    };
+    let audit_errors = run_batches(
+        &mut exec,
+        &mut held_next,
+        plan.items.len() as u64,
+        history,
+        db_path,
+        now,
+        &mut |p, _| on_batch(p),
+    )?;
+    Ok(AuditedReport {
+        report: exec.finish(),
+        audit_errors,
+    })
+}
+
+/// The next batch of a held plan.
+fn held_next<'a>(
+    exec: &mut Executor<'a>,
+) -> Option<std::io::Result<(usize, Cow<'a, [PlannedItem]>)>> {
+    exec.next_batch()
+        .map(|b| Ok((b.first, Cow::Borrowed(b.items))))
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::clock::ManualClock;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::procwatch::{judge, ProcSample, ProcessWatchConfig, ProcessWatcher};
+use cachewatch::process_leaks::{judge, ProcSample, ProcessWatchConfig, ProcessWatcher};
 use cachewatch::{Catalogue, Root, RootKind};
 
 const CHILD: &str = r#"

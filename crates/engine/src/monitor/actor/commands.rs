@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::api::preview::{
-    PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS,
-};
+use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS};
 use crate::reclaim::Policy;
 
 use super::super::analysis::plan_states;
@@ -108,27 +106,16 @@ impl Actor {
             producers,
             protected: self.opts.protected_paths(),
         };
-        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
         let chunk = self.opts.plan_chunk;
-        let res = tokio::task::spawn_blocking(move || {
-            let probe = crate::process::SystemProbe::new();
-            let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                plan_states(&roots, &catalogue, &policy, &probe, now, chunk)
-            }));
-            crate::platform::release_free_memory();
-            (roots, planned)
-        })
-        .await;
-        let (roots, planned) = match res {
-            Ok(r) => r,
-            Err(e) => {
-                self.restart_roots().await;
-                return Err(job("reclaim plan", e));
-            }
-        };
-        self.roots = roots;
+        let planned = self
+            .with_roots(move |roots| {
+                let probe = crate::process::SystemProbe::new();
+                plan_states(roots, &catalogue, &policy, &probe, now, chunk)
+            })
+            .await
+            .map_err(|e| job("reclaim plan", e))?;
         let (plan, preview) = match planned {
             Ok(Ok(p)) => p,
             Ok(Err(source)) => {
@@ -188,23 +175,7 @@ impl Actor {
         Ok(out)
     }
 
-    /// The roots' states were lost with a blocking job (only when the runtime shuts down):
-    /// start over.
-    pub(super) async fn restart_roots(&mut self) {
-        tracing::error!("a blocking job over the inventory failed; rescanning");
-        self.roots = self
-            .opts
-            .roots
-            .iter()
-            .cloned()
-            .map(crate::watch::state::RootState::new)
-            .collect();
-        for i in 0..self.roots.len() {
-            self.rescan_root(i).await;
-        }
-    }
-
-    /// Executes the kept plan `plan_id` through [`crate::api::reclaim::execute_streamed_batches`]
+    /// Executes the kept plan `plan_id` through [`crate::audit::execute_streamed_batches`]
     /// (audit rows first, its items read back batch by batch), then re-measures what it deleted
     /// and publishes.
     async fn execute(&mut self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
@@ -229,7 +200,7 @@ impl Actor {
             let probe = crate::process::SystemProbe::snapshot();
             let mut result = ReclaimResult::default();
             let mut deleted = Deleted::default();
-            let audited = crate::api::reclaim::execute_streamed_batches(
+            let audited = crate::audit::execute_streamed_batches(
                 &plan,
                 &catalogue,
                 &probe,

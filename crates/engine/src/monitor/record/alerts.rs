@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use crate::alerts::{AlertInputs, GroupInput, ProducerInput};
 use crate::catalogue::Catalogue;
+use crate::dto::AlertDto;
 use crate::history::Growth;
-use crate::snapshot::AlertDto;
 use crate::watch::state::RootState;
 
 use super::super::analysis::GroupFigures;

@@ -9,8 +9,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use crate::dto::AlertDto;
 use crate::history::History;
-use crate::snapshot::AlertDto;
 
 use super::{io, RecordError, Recorder};
 

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use crate::dto::AlertDto;
 use crate::history::{Growth, History, HistoryError, Sample, Series};
-use crate::snapshot::AlertDto;
 use crate::watch::state::RootState;
 
 use super::super::build::{unix_secs, Totals};

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Catalogue, ProducerKind, ReclaimMode};
+use crate::catalogue::{Catalogue, ProducerKind, ReclaimMode};
 use crate::inventory::Captures;
 use crate::owner::OwnerCheck;
 use crate::roots::{Root, RootKind};
@@ -185,8 +185,7 @@ impl Catalogue {
         prefixes.reverse();
         let mut out = Vec::new();
         for prefix in prefixes.into_iter().take(self.max_depth(root.kind)) {
-            for ri in self.compiled.glob_claimants(root.kind, prefix) {
-                let rule = &self.rules[ri];
+            for rule in self.glob_claimants(root.kind, prefix) {
                 let regexes: Vec<&str> = [rule.name_regex.as_deref(), rule.path_regex.as_deref()]
                     .into_iter()
                     .flatten()

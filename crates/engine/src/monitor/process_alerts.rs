@@ -1,12 +1,13 @@
-//! The monitor's process watch (`[[process_watch]]`): samples the watched processes on an interval
-//! (off the async threads) and turns suspected thread leaks into `process-leak` alerts, at most one
-//! per watched name within the alerts' cooldown (restored from the stored alerts after a restart).
+//! The process watch's alerts in the monitor (`[[process_watch]]`, [`crate::process_leaks`]):
+//! samples the watched processes on an interval (off the async threads) and turns suspected thread
+//! leaks into `process-leak` alerts, at most one per watched name within the alerts' cooldown
+//! (restored from the stored alerts after a restart).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::procwatch::{leak_title, ProcessWatchConfig, ProcessWatcher, PROCESS_LEAK_RULE};
-use crate::snapshot::AlertDto;
+use crate::dto::AlertDto;
+use crate::process_leaks::{leak_title, ProcessWatchConfig, ProcessWatcher, PROCESS_LEAK_RULE};
 
 /// The process watch state of the monitor.
 #[derive(Debug)]

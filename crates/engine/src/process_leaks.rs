@@ -1,5 +1,6 @@
-//! Process watch (opt-in, `[[process_watch]] name = ".."`): samples the thread count and resident
-//! memory of the named processes and flags a steady climb of threads as a suspected resource leak.
+//! Process leaks (the process watch, opt-in, `[[process_watch]] name = ".."`): samples the thread
+//! count and resident memory of the named processes and flags a steady climb of threads as a
+//! suspected resource leak.
 //!
 //! Why: Apple's CoreAI runtime leaks one `ANEServicesThread` (and a Neural Engine VM region) per
 //! model reload, so a worker that reloads its model to "reset" it grows threads until it dies. The
@@ -12,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 
-use crate::snapshot::AlertDto;
+use crate::dto::AlertDto;
 
 /// The alert rule name of a suspected process leak.
 pub const PROCESS_LEAK_RULE: &str = "process-leak";
@@ -26,20 +27,20 @@ pub struct ProcessWatchConfig {
     /// Threads the process must gain over the window to be flagged (default 8).
     #[serde(
         default = "default_min_thread_rise",
-        with = "crate::config::bounds::min_thread_rise"
+        with = "crate::bounds::min_thread_rise"
     )]
     pub min_thread_rise: u32,
     /// The window the rise is measured over, seconds (default 1800).
     #[serde(
         default = "default_window_secs",
-        with = "crate::config::bounds::process_window_secs"
+        with = "crate::bounds::process_window_secs"
     )]
     pub window_secs: u64,
     /// Interval between samples, seconds (default 10; the monitor samples every watched process at
     /// the shortest interval of its entries).
     #[serde(
         default = "default_sample_interval_secs",
-        with = "crate::config::bounds::process_sample_interval_secs"
+        with = "crate::bounds::process_sample_interval_secs"
     )]
     pub sample_interval_secs: u64,
 }

@@ -3,15 +3,9 @@
 //! count of the rest), and of its execute a bounded result ([`ReclaimResult`]), so a plan of 700k
 //! items crosses IPC as a few KiB. The plan itself stays in the engine by its id.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
-use std::path::PathBuf;
-
 use serde::{Deserialize, Serialize};
 
-use crate::reclaim::{
-    reason_kind, DeletedItem, KeptItem, PlanSummary, PlannedItem, ReclaimErrorEntry,
-};
+use crate::reclaim::{DeletedItem, KeptItem, PlannedItem, ReclaimErrorEntry};
 
 /// Planned items a preview lists (the largest).
 pub const PREVIEW_ITEMS: usize = 100;
@@ -78,130 +72,6 @@ pub struct ReclaimPreview {
     /// The largest planned items (freeable bytes, then allocated, then path), at most
     /// [`PREVIEW_ITEMS`]; `planned_items` says how many there are in all.
     pub largest: Vec<PlannedItem>,
-}
-
-/// A planned item ordered largest first (freeable, allocated, then path ascending).
-struct BySize(PlannedItem);
-
-/// The order of [`BySize`]: larger keys first in a preview.
-fn size_key(p: &PlannedItem) -> (u64, u64, Reverse<&PathBuf>) {
-    (p.freeable_bytes, p.allocated_bytes, Reverse(&p.path))
-}
-
-impl BySize {
-    fn key(&self) -> (u64, u64, Reverse<&PathBuf>) {
-        size_key(&self.0)
-    }
-}
-
-impl PartialEq for BySize {
-    fn eq(&self, other: &Self) -> bool {
-        self.key() == other.key()
-    }
-}
-impl Eq for BySize {}
-impl PartialOrd for BySize {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for BySize {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key().cmp(&other.key())
-    }
-}
-
-/// Collects what a preview lists while a plan's decisions stream by: the largest planned items
-/// (a heap of [`PREVIEW_ITEMS`]) and the first kept items of each reason. Memory is bounded
-/// whatever the number of items.
-#[derive(Default)]
-pub struct PreviewBuilder {
-    largest: BinaryHeap<Reverse<BySize>>,
-    examples: BTreeMap<String, Vec<KeptItem>>,
-}
-
-impl PreviewBuilder {
-    /// An empty builder.
-    pub fn new() -> PreviewBuilder {
-        PreviewBuilder::default()
-    }
-
-    /// Takes a planned item (one the plan counted: call it after the plan accepted the item).
-    pub fn planned(&mut self, item: &PlannedItem) {
-        if self.largest.len() < PREVIEW_ITEMS {
-            self.largest.push(Reverse(BySize(item.clone())));
-            return;
-        }
-        let smaller = self
-            .largest
-            .peek()
-            .is_some_and(|Reverse(min)| size_key(item) > min.key());
-        if smaller {
-            self.largest.pop();
-            self.largest.push(Reverse(BySize(item.clone())));
-        }
-    }
-
-    /// Takes a kept item (one the plan counted).
-    pub fn kept(&mut self, item: &KeptItem) {
-        let list = self.examples.entry(reason_kind(&item.reason)).or_default();
-        if list.len() < KEPT_EXAMPLES && list.iter().all(|k| k.path != item.path) {
-            list.push(item.clone());
-        }
-    }
-
-    /// The preview of the plan `id` made at `created_unix_secs` at `threshold_secs`, whose sums
-    /// are `summary`.
-    pub fn finish(
-        self,
-        id: String,
-        created_unix_secs: u64,
-        threshold_secs: u64,
-        summary: &PlanSummary,
-    ) -> ReclaimPreview {
-        let mut largest: Vec<PlannedItem> =
-            self.largest.into_iter().map(|Reverse(b)| b.0).collect();
-        largest.sort_by(|a, b| size_key(b).cmp(&size_key(a)));
-        // An item met twice (a root given twice) is planned once: list it once.
-        let mut seen = std::collections::HashSet::new();
-        largest.retain(|i| seen.insert((i.dev, i.ino)));
-        let mut by_reason: BTreeMap<String, u64> = BTreeMap::new();
-        for ((_, reason), group) in &summary.kept {
-            *by_reason.entry(reason.clone()).or_default() += group.items;
-        }
-        let mut examples = self.examples;
-        let mut kept: Vec<KeptGroupDto> = by_reason
-            .into_iter()
-            .map(|(reason, items)| KeptGroupDto {
-                examples: examples.remove(&reason).unwrap_or_default(),
-                reason,
-                items,
-            })
-            .collect();
-        kept.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.reason.cmp(&b.reason)));
-        ReclaimPreview {
-            id,
-            created_unix_secs,
-            threshold_secs,
-            planned_items: summary.planned_items,
-            planned_bytes: summary.planned_bytes,
-            planned_freeable_bytes: summary.planned_freeable_bytes,
-            producers: summary
-                .producers
-                .iter()
-                .map(|(id, p)| PreviewProducer {
-                    producer: id.clone(),
-                    items: p.items,
-                    allocated_bytes: p.allocated_bytes,
-                    freeable_bytes: p.freeable_bytes,
-                    oldest_age_secs: p.oldest_age_secs,
-                })
-                .collect(),
-            kept_items: summary.kept_items,
-            kept,
-            largest,
-        }
-    }
 }
 
 /// What executing a plan did, as the window sees it: the counts of the whole execute and the

@@ -1,5 +1,7 @@
-//! The monitor's side of auto-reclaim ([`crate::autoreclaim`]): which rule ran when, the drain in
-//! progress, the totals since start, and the notices (announced at most once per
+//! The auto-reclaim drains the monitor runs: the bookkeeping of its side of auto-reclaim
+//! ([`crate::autoreclaim`] holds the rules and a run; `actor/auto_reclaim.rs` starts the runs and
+//! takes in their ends): which rule ran when, the drain in progress, the totals since start, and
+//! the notices (announced at most once per
 //! [`ANNOUNCE_GAP`] per rule; "freed nothing" said once per set of reasons).
 
 use std::collections::BTreeMap;
@@ -9,7 +11,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::oneshot;
 
-use crate::api::reclaim::BatchProgress;
+use crate::audit::BatchProgress;
 use crate::autoreclaim::run::RunOutcome;
 use crate::autoreclaim::{
     AutoReclaimDto, AutoReclaimProgress, AutoRule, AutoRuleDto, AutoRun, ProducerFreed,

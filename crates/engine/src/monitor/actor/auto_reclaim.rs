@@ -14,9 +14,9 @@ use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
 use super::super::analysis::spool_states;
-use super::super::auto::{AutoMsg, Running, Waiter};
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
+use super::super::drains::{AutoMsg, Running, Waiter};
 use super::Actor;
 
 /// The start of the line said when the rules wait for a history database.
@@ -109,30 +109,18 @@ impl Actor {
             producers: rule.producers.clone(),
             protected: self.opts.protected_paths(),
         };
-        let roots = std::mem::take(&mut self.roots);
         let catalogue = self.opts.catalogue.clone();
         let chunk = self.opts.plan_chunk;
-        let res = tokio::task::spawn_blocking(move || {
-            let probe = crate::process::SystemProbe::new();
-            let planned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                spool_states(&roots, &catalogue, &policy, &probe, now, chunk, |_| {})
-            }));
-            crate::platform::release_free_memory();
-            (roots, planned)
-        })
-        .await;
+        let res = self
+            .with_roots(move |roots| {
+                let probe = crate::process::SystemProbe::new();
+                spool_states(roots, &catalogue, &policy, &probe, now, chunk, |_| {})
+            })
+            .await;
         let plan = match res {
-            Ok((roots, planned)) => {
-                self.roots = roots;
-                match planned {
-                    Ok(plan) => plan,
-                    Err(_) => Err(std::io::Error::other("the plan panicked")),
-                }
-            }
-            Err(e) => {
-                self.restart_roots().await;
-                Err(std::io::Error::other(format!("the plan's job failed: {e}")))
-            }
+            Ok(Ok(plan)) => plan,
+            Ok(Err(_)) => Err(std::io::Error::other("the plan panicked")),
+            Err(e) => Err(std::io::Error::other(format!("the plan's job failed: {e}"))),
         };
         let catalogue = self.opts.catalogue.clone();
         let protected = self.opts.protected_paths();
@@ -170,7 +158,7 @@ impl Actor {
     }
 
     /// Takes in a drain's message: progress (published at most every
-    /// [`PROGRESS_EVERY`](super::super::auto::PROGRESS_EVERY)), or its end.
+    /// [`PROGRESS_EVERY`](super::super::drains::PROGRESS_EVERY)), or its end.
     pub(super) async fn on_auto(&mut self, msg: AutoMsg) {
         match msg {
             AutoMsg::Progress(p) => {

@@ -1,0 +1,258 @@
+//! The shapes the engine sends out: serde (and, with the feature `ts`, ts-rs) DTOs with no logic.
+//! The bottom floor of the engine: it imports no other engine module, and every module may use it
+//! (an alert's [`AlertDto`], a root's [`WatchMode`], a reclaim's [`ReclaimPreview`]).
+//! [`crate::snapshot::Snapshot`] gathers them with the features' own DTOs.
+//!
+//! Times at this edge are Unix seconds, sizes bytes; the unit is in every name. The UI's types are
+//! generated from these (feature `ts`, `cargo test -p cachewatch-app --lib bindings` writes
+//! `ui/src/bindings/`).
+
+use serde::{Deserialize, Serialize};
+
+mod reclaim;
+
+pub use reclaim::{
+    KeptGroupDto, PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, KEPT_EXAMPLES,
+    PREVIEW_ITEMS, RESULT_ITEMS,
+};
+
+/// What the monitor is doing.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MonitorState {
+    /// The first (or a re) scan is running.
+    Scanning,
+    /// Watching for events.
+    Watching,
+    /// Paused by the user: no events processed, no alerts.
+    Paused,
+}
+
+/// Progress of a running scan.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScanProgress {
+    /// Roots finished.
+    pub roots_done: u32,
+    /// Roots to scan.
+    pub roots_total: u32,
+    /// Entries (files, dirs and symlinks) listed so far by this scan, over every root scanned so
+    /// far, the one being scanned included (updated about once a second while a root is
+    /// scanned).
+    #[serde(default)]
+    pub entries_done: u64,
+}
+
+/// How a root is being watched.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatchMode {
+    /// Live file-system events (FSEvents, inotify).
+    Events,
+    /// Polled every 60 s: each item's top entry and each dir between the root and its items
+    /// re-stat'ed, only what moved re-measured, a full rescan every tenth poll (Linux ran out of
+    /// inotify watches; macOS FSEvents has no such limit).
+    Polling,
+    /// Not watched (an error; see `watch_error`).
+    Off,
+}
+
+/// At most this many unreadable paths are listed per root in a snapshot.
+pub const UNREADABLE_LISTED: usize = 20;
+
+/// One root in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RootDto {
+    /// The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    pub kind: String,
+    /// The path as given.
+    pub path: String,
+    /// Allocated bytes of the whole root (as `du -k`).
+    pub allocated_bytes: u64,
+    /// Apparent bytes (as `du -b`).
+    pub apparent_bytes: u64,
+    /// Items (claimed + unattributed).
+    pub items: u64,
+    /// Free bytes on the root's volume; `None` when unknown.
+    pub free_bytes: Option<u64>,
+    /// Total bytes of the root's volume; `None` when unknown.
+    pub volume_bytes: Option<u64>,
+    /// Mount point of the root's volume (longest mount-point prefix of its canonical path);
+    /// `None` when unknown.
+    #[serde(default)]
+    pub mount: Option<String>,
+    /// How it is watched.
+    pub watch_mode: WatchMode,
+    /// Why it is not watched by events, if so.
+    pub watch_error: Option<String>,
+    /// Unreadable paths counted in the last scan.
+    pub unreadable: u64,
+    /// The unreadable paths of the last scan, at most [`UNREADABLE_LISTED`] of them (`unreadable`
+    /// counts them all).
+    #[serde(default)]
+    pub unreadable_paths: Vec<String>,
+    /// Paths below an evented root that are not watched by events (their watch failed, e.g. an
+    /// unreadable dir): the rest of the root stays watched and these are tried again every 60 s.
+    /// Empty when the whole root is watched, or polls (`watch_mode`).
+    #[serde(default)]
+    pub unwatched_paths: Vec<String>,
+    /// Full rescans of this root since the monitor started, the first scan excluded (rescan
+    /// flags, event queue overflows, watcher errors, polling, a root that came back).
+    #[serde(default)]
+    pub rescans: u64,
+}
+
+/// One of a producer's items, for the expanded row.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemDto {
+    /// Absolute path.
+    pub path: String,
+    /// Allocated bytes.
+    pub allocated_bytes: u64,
+    /// Seconds since the newest mtime in the item.
+    pub age_secs: u64,
+}
+
+/// How a series changed over the span the history actually observed (at most a day): say it as
+/// "+105 MiB in the last 3 min", never extrapolated to a day. Reclaims are kept out (a reclaim is
+/// not negative growth).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedGrowth {
+    /// Change of allocated bytes over the span, reclaimed bytes added back.
+    pub bytes: i64,
+    /// Change of the item count over the span, reclaimed items added back.
+    pub items: i64,
+    /// The span observed, seconds (from the first sample in the window to the newest).
+    pub span_secs: u64,
+}
+
+/// One producer in a snapshot.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProducerDto {
+    /// Rule id.
+    pub id: String,
+    /// Human name.
+    pub name: String,
+    /// `leak`, `cache`, `report` or `system`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ProducerKind"))]
+    pub kind: String,
+    /// `auto`, `manual` or `never`.
+    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
+    pub reclaim: String,
+    /// Allocated bytes of its items.
+    pub allocated_bytes: u64,
+    /// Apparent bytes of its items.
+    pub apparent_bytes: u64,
+    /// Number of items.
+    pub items: u64,
+    /// Number of files inside its items.
+    pub files: u64,
+    /// Growth over the last hour, bytes (negative when it shrank); `None` without history.
+    pub growth_bytes_per_hour: Option<i64>,
+    /// Growth over the last day, bytes; `None` without history.
+    pub growth_bytes_per_day: Option<i64>,
+    /// Growth over the last day, items; `None` without history.
+    pub growth_items_per_day: Option<i64>,
+    /// Growth over the span observed (at most the last day), reclaims kept out; `None` without
+    /// two samples. What the UI shows.
+    #[serde(default)]
+    pub growth: Option<ObservedGrowth>,
+    /// Bytes of items whose owner pid (in the name) is dead or reused, by the owner rule reclaim
+    /// applies (`cachewatch_core::owner`); items whose name yields no pid are never counted.
+    pub orphan_bytes: u64,
+    /// Bytes a reclaim at the current threshold would free.
+    pub reclaimable_bytes: u64,
+    /// Items a reclaim at the current threshold would delete.
+    pub reclaimable_items: u64,
+    /// Upstream report URLs.
+    pub evidence: Vec<String>,
+    /// What the catalogue says about it.
+    pub notes: String,
+    /// The tool's own clean-up command when the tool manages this cache (`brew cleanup`): the
+    /// window offers it before deleting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<String>,
+    /// Largest items, at most 10.
+    pub top_items: Vec<ItemDto>,
+    /// Samples for the chart: `[unix_secs, allocated_bytes]`, oldest first, last 7 days.
+    pub history: Vec<(u64, u64)>,
+}
+
+/// An unattributed top-level entry.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnattributedDto {
+    /// Absolute path.
+    pub path: String,
+    /// Root kind.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    pub root_kind: String,
+    /// Allocated bytes (outside claimed items).
+    pub allocated_bytes: u64,
+    /// Apparent bytes.
+    pub apparent_bytes: u64,
+}
+
+/// A group of unattributed top-level entries of one root sharing a name shape: a producer no
+/// rule knows yet ([`crate::shapes`]).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnattributedGroupDto {
+    /// The shape (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
+    pub shape: String,
+    /// Root kind.
+    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    pub root_kind: String,
+    /// The root's path (canonical).
+    pub root: String,
+    /// Number of members.
+    pub items: u64,
+    /// Allocated bytes of the members.
+    pub allocated_bytes: u64,
+    /// Apparent bytes of the members.
+    pub apparent_bytes: u64,
+    /// The oldest of the members' newest mtimes, unix seconds.
+    pub oldest_mtime: Option<u64>,
+    /// The newest mtime of any member, unix seconds.
+    pub newest_mtime: Option<u64>,
+    /// Up to three member names.
+    pub examples: Vec<String>,
+    /// Processes holding a file open (or mapped, or their working dir) inside a member when the
+    /// figures were last computed.
+    pub writers: Vec<WriterDto>,
+}
+
+/// A process seen writing into a group.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriterDto {
+    /// Process id.
+    pub pid: u32,
+    /// Executable name.
+    pub name: String,
+}
+
+/// An alert that fired.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlertDto {
+    /// Row id in the history DB (0 when the DB is unavailable).
+    pub id: i64,
+    /// When it fired, Unix seconds.
+    pub time_unix_secs: u64,
+    /// The alert rule (`producer-growth`, `total-limit`, `free-disk`, `disk-full-eta`, `crash-loop`).
+    pub rule: String,
+    /// The producer, where it is about one.
+    pub producer: Option<String>,
+    /// Short title.
+    pub title: String,
+    /// The text: producer, amount, rate, what to do.
+    pub message: String,
+}
