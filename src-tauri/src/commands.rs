@@ -273,7 +273,8 @@ pub async fn reclaim_history(
 /// `bad-size` naming the text and what to write instead.
 #[tauri::command]
 pub fn parse_size(text: String) -> Result<u64, IpcError> {
-    api::size_text::parse_size(&text).map_err(|e| IpcError::new(ErrorCode::BadSize, e.to_string()))
+    cachewatch::units::parse_size(&text)
+        .map_err(|e| IpcError::new(ErrorCode::BadSize, e.to_string()))
 }
 
 /// Opens an upstream report in the browser: only an `https://` URL that a catalogue rule lists

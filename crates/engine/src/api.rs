@@ -18,7 +18,6 @@ pub mod reclaim;
 pub mod rules;
 mod session;
 pub mod settings;
-pub mod size_text;
 pub mod start;
 
 pub use session::{ApiError, Locations, Session};

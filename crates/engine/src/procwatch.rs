@@ -108,7 +108,7 @@ impl SuspectedLeak {
             .at
             .duration_since(self.first.at)
             .unwrap_or(Duration::ZERO);
-        let span = humantime::format_duration(Duration::from_secs(span.as_secs()));
+        let span = crate::units::format_duration(span.as_secs());
         format!(
             "{} (pid {}) went from {} to {} threads (+{}) in {span} over {} samples, and its \
              resident memory changed by {} bytes ({} to {}): a suspected thread leak. A process \
@@ -130,7 +130,7 @@ impl SuspectedLeak {
     pub fn alert(&self, now: SystemTime) -> AlertDto {
         AlertDto {
             id: 0,
-            time_unix_secs: crate::crash::unix_secs(now),
+            time_unix_secs: crate::units::unix_secs(now),
             rule: PROCESS_LEAK_RULE.to_owned(),
             producer: None,
             title: leak_title(&self.name),

@@ -186,7 +186,7 @@ fn begin(
         status: "done".into(),
         producers: rule.producers.clone(),
         older_than_secs: rule.older_than.as_secs(),
-        started_unix_secs: crate::history::unix_secs_u64(started),
+        started_unix_secs: crate::units::unix_secs(started),
         planned_items,
         kept,
         ..AutoRun::default()
@@ -245,7 +245,7 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, ApiError>) {
 
 /// Stamps the run's end and stores it in the history (a failed store is in its errors).
 fn record(run: &mut AutoRun, cx: &RunContext<'_>) {
-    run.finished_unix_secs = crate::history::unix_secs_u64((cx.now)());
+    run.finished_unix_secs = crate::units::unix_secs((cx.now)());
     let stored = cx
         .history
         .lock()

@@ -1,11 +1,10 @@
 //! The words of auto-reclaim: reason codes for the kept counts, the one-line announcement of a
 //! run, and the "freed nothing" note.
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
 use crate::catalogue::Catalogue;
 use crate::reclaim::{KeepReason, PlanSummary};
+use crate::units::{format_bytes, format_count, format_threshold};
+use std::collections::BTreeMap;
 
 use super::AutoRun;
 
@@ -32,26 +31,8 @@ pub fn reason_code(r: &KeepReason) -> &'static str {
     }
 }
 
-/// `3412` as `3,412`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `1h`, `2s`, `3d`: the threshold as a user wrote it.
-fn age(d: Duration) -> String {
-    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
-}
-
 /// The announcement of `runs` (one run, or the runs of one rule since the last announcement):
-/// `Reclaimed 1.2 GiB: 3,412 Metal binary archive harvests items older than 1h`. `None` when
+/// `Reclaimed 1.2 GiB: 3,412 Metal binary archive harvests items older than 1 h`. `None` when
 /// they deleted nothing.
 pub fn announcement(runs: &[AutoRun], catalogue: &Catalogue) -> Option<String> {
     let items: u64 = runs.iter().map(|r| r.deleted_items).sum();
@@ -65,11 +46,11 @@ pub fn announcement(runs: &[AutoRun], catalogue: &Catalogue) -> Option<String> {
         .iter()
         .map(|id| catalogue.rule(id).map_or(id.as_str(), |r| r.name.as_str()))
         .collect();
-    let older = age(Duration::from_secs(last.older_than_secs));
+    let older = format_threshold(last.older_than_secs);
     let mut text = format!(
         "Reclaimed {}: {} items of {} older than {older}",
-        crate::units::format_bytes(i128::from(bytes)),
-        thousands(items),
+        format_bytes(i128::from(bytes)),
+        format_count(items),
         names.join(", ")
     );
     if runs.len() > 1 {
@@ -137,7 +118,7 @@ mod tests {
         let text = announcement(std::slice::from_ref(&run), &Catalogue::builtin());
         assert_eq!(
             text.as_deref(),
-            Some("Reclaimed 1.2 GiB: 3,412 items of Metal binary archive harvests older than 1h")
+            Some("Reclaimed 1.2 GiB: 3,412 items of Metal binary archive harvests older than 1 h")
         );
         let two = announcement(&[run.clone(), run], &Catalogue::builtin()).unwrap_or_default();
         assert!(two.starts_with("Reclaimed 2.4 GiB: 6,824 items"), "{two}");
@@ -158,7 +139,7 @@ mod tests {
         );
         run.deleted_items = 1;
         assert_eq!(nothing_freed(&run), None);
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(1_000_000), "1,000,000");
     }
 }

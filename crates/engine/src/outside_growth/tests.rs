@@ -76,7 +76,7 @@ fn free_space_falling_42_gib_while_the_roots_grew_1_2_gib_is_said() {
     assert!(u.notable);
     assert_eq!(
         u.message(),
-        "Free space on / fell 42.0 GiB in 6h; the watched dirs grew 1.2 GiB: something outside \
+        "Free space on / fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something outside \
          them is growing (for example /private/tmp)."
     );
 }
@@ -157,7 +157,7 @@ fn a_reclaim_that_freed_less_than_it_removed_does_not_fake_growth_outside() {
         "not 23 GiB, and not hidden"
     );
     assert!(
-        u.message().contains("(1h with reclaims left out)"),
+        u.message().contains("(1 h with reclaims left out)"),
         "{}",
         u.message()
     );
@@ -285,7 +285,7 @@ fn the_unexplained_growth_alert_is_off_by_default_and_fires_once_per_cooldown_wh
     assert_eq!(fired[0].rule.as_str(), "unexplained-growth");
     assert!(fired[0]
         .message
-        .starts_with("Free space on / fell 42.0 GiB in 6h;"));
+        .starts_with("Free space on / fell 42.0 GiB in 6 h;"));
     assert!(
         fired[0].message.ends_with("It grew 40.0 GiB."),
         "{}",

@@ -211,7 +211,7 @@ impl Actor {
             if let Some(text) = autoreclaim::announcement(&runs, &self.opts.catalogue) {
                 let alert = AlertDto {
                     id: 0,
-                    time_unix_secs: build::unix_secs(now),
+                    time_unix_secs: crate::units::unix_secs(now),
                     rule: "auto-reclaim".into(),
                     producer: run.producers.first().cloned(),
                     title: format!("Auto-reclaim: {}", run.rule),

@@ -11,6 +11,7 @@ use crate::api::preview::{
     PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS,
 };
 use crate::reclaim::Policy;
+use crate::units::unix_secs;
 
 use super::super::analysis::plan_states;
 use super::super::debounce::MAX_DIRTY;
@@ -312,12 +313,6 @@ impl Deleted {
             }
         }
     }
-}
-
-/// Whole seconds since the epoch (0 before it).
-fn unix_secs(t: std::time::SystemTime) -> u64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// Answers a command; a caller that went away is only logged.

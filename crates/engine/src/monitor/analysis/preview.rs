@@ -39,8 +39,7 @@ pub(crate) fn plan_states(
     let id = plan.id()?;
     let preview = view.finish(
         id,
-        now.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        crate::units::unix_secs(now),
         policy.older_than.as_secs(),
         &plan.summary,
     );
