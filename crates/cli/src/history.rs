@@ -101,7 +101,7 @@ fn reclaim_row(r: &AuditRecord) -> ReclaimRow {
         path: r.path.to_string_lossy().into_owned(),
         producer: r.producer.clone(),
         allocated_bytes: r.allocated_bytes,
-        outcome: r.outcome.clone(),
+        outcome: r.outcome.to_string(),
     }
 }
 

@@ -5,9 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
-use cachewatch::reclaim::{
-    reason_kind, DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry,
-};
+use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::snapshot::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
     UnattributedGroupDto, WatchMode, WriterDto,

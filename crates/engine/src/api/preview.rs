@@ -9,9 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::reclaim::{
-    reason_kind, DeletedItem, KeptItem, PlanSummary, PlannedItem, ReclaimErrorEntry,
-};
+use crate::reclaim::{DeletedItem, KeptItem, PlanSummary, PlannedItem, ReclaimErrorEntry};
 
 /// Planned items a preview lists (the largest).
 pub const PREVIEW_ITEMS: usize = 100;
@@ -144,7 +142,10 @@ impl PreviewBuilder {
 
     /// Takes a kept item (one the plan counted).
     pub fn kept(&mut self, item: &KeptItem) {
-        let list = self.examples.entry(reason_kind(&item.reason)).or_default();
+        let list = self
+            .examples
+            .entry(item.reason.code().to_owned())
+            .or_default();
         if list.len() < KEPT_EXAMPLES && list.iter().all(|k| k.path != item.path) {
             list.push(item.clone());
         }

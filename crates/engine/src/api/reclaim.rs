@@ -8,17 +8,15 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::history::{History, ATTEMPT};
+use crate::history::History;
 use crate::inventory::Inventory;
 use crate::process::ProcessProbe;
 use crate::reclaim::{
-    self, AuditRecord, Policy, ReclaimError, ReclaimErrorEntry, ReclaimPlan, ReclaimReport,
+    self, AuditOutcome, AuditRecord, DeletedItem, Policy, ReclaimError, ReclaimErrorEntry,
+    ReclaimPlan, ReclaimReport,
 };
 
 use super::ApiError;
-
-/// The audit outcome of a deleted item.
-const DELETED: &str = "deleted";
 
 /// A reclaim plan of `producers` (empty: every `reclaim = "auto"` producer) for items older than
 /// `older_than`, keeping anything that is or holds one of `protected` (and the home dir).
@@ -74,6 +72,39 @@ pub struct AuditedReport {
     /// `interrupted`), or a batch whose rows could not be written (that batch and the rest were not
     /// deleted).
     pub audit_errors: Vec<ReclaimErrorEntry>,
+}
+
+impl AuditedReport {
+    /// Every error of the execute, as every front end counts and shows them: the report's, then
+    /// the audit problems.
+    pub fn errors(&self) -> impl Iterator<Item = &ReclaimErrorEntry> {
+        self.report.errors.iter().chain(&self.audit_errors)
+    }
+
+    /// What the execute did, as the window and the tray show it: the counts of the whole execute
+    /// and the first [`RESULT_ITEMS`](super::preview::RESULT_ITEMS) items of each kind.
+    /// `deleted_items` and `deleted` (its first items, in plan order) come from the batches, since
+    /// a streamed execute's report lists no deleted item.
+    pub fn into_result(
+        self,
+        deleted_items: u64,
+        mut deleted: Vec<DeletedItem>,
+    ) -> super::preview::ReclaimResult {
+        use super::preview::RESULT_ITEMS;
+        deleted.truncate(RESULT_ITEMS);
+        let errors: Vec<ReclaimErrorEntry> = self.errors().cloned().collect();
+        let report = self.report;
+        super::preview::ReclaimResult {
+            deleted_items,
+            freed_bytes: report.freed_bytes,
+            kept_items: report.kept.len() as u64,
+            already_gone_items: report.already_gone.len() as u64,
+            error_count: errors.len() as u64,
+            deleted,
+            kept: report.kept.into_iter().take(RESULT_ITEMS).collect(),
+            errors: errors.into_iter().take(RESULT_ITEMS).collect(),
+        }
+    }
 }
 
 /// Executes `plan` with its audit trail in `history` (the file `db_path`, named in messages), in
@@ -276,7 +307,7 @@ const OUTCOME_TRIES: u32 = 10;
 /// ~100 ms apart (the history released in between); the last error when every try failed.
 fn finish_with_retries<'h>(
     lock: &dyn Fn() -> std::sync::MutexGuard<'h, History>,
-    outcomes: &[(i64, String)],
+    outcomes: &[(i64, AuditOutcome)],
 ) -> Result<(), crate::history::HistoryError> {
     let mut tries = 1;
     loop {
@@ -327,7 +358,7 @@ fn audited_loop<'a>(
                 path: i.path.clone(),
                 producer: i.producer.clone(),
                 allocated_bytes: i.allocated_bytes,
-                outcome: ATTEMPT.to_owned(),
+                outcome: AuditOutcome::Attempt,
             })
             .collect();
         let ids = match lock().begin_reclaims(&attempts) {
@@ -354,7 +385,7 @@ fn audited_loop<'a>(
             first,
             items: &items,
         });
-        let outcomes: Vec<(i64, String)> = ids
+        let outcomes: Vec<(i64, AuditOutcome)> = ids
             .iter()
             .copied()
             .zip(done.records.iter().map(|r| r.outcome.clone()))
@@ -369,7 +400,11 @@ fn audited_loop<'a>(
             });
         }
         progress.items_done += done.records.len() as u64;
-        for r in done.records.iter().filter(|r| r.outcome == DELETED) {
+        for r in done
+            .records
+            .iter()
+            .filter(|r| r.outcome == AuditOutcome::Deleted)
+        {
             progress.deleted_items += 1;
             progress.deleted_bytes += r.allocated_bytes;
         }

@@ -215,7 +215,7 @@ fn tally(run: &mut AutoRun, d: &DeletedItem) {
 fn settle(run: &mut AutoRun, audited: Result<AuditedReport, ApiError>) {
     match audited {
         Ok(audited) => {
-            let r = audited.report;
+            let r = &audited.report;
             let attempted =
                 run.deleted_items + (r.kept.len() + r.already_gone.len() + r.errors.len()) as u64;
             if attempted < run.planned_items && r.errors.is_empty() {
@@ -226,10 +226,10 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, ApiError>) {
             }
             run.freed_bytes = r.freed_bytes;
             run.already_gone = r.already_gone.len() as u64;
-            let errors: Vec<_> = r.errors.iter().chain(&audited.audit_errors).collect();
-            run.errors = errors.len() as u64;
-            run.first_error = errors
-                .first()
+            run.errors = audited.errors().count() as u64;
+            run.first_error = audited
+                .errors()
+                .next()
                 .map(|e| format!("{}: {}", e.path.display(), e.message));
             if run.deleted_items == 0 && !r.errors.is_empty() && r.kept.is_empty() {
                 run.status = "failed".into();

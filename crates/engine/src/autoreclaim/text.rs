@@ -1,4 +1,4 @@
-//! The words of auto-reclaim: reason codes for the kept counts, the one-line announcement of a
+//! The words of auto-reclaim: the kept counts by reason code, the one-line announcement of a
 //! run, and the "freed nothing" note.
 
 use crate::catalogue::Catalogue;
@@ -7,29 +7,6 @@ use crate::units::{format_bytes, format_count, format_threshold};
 use std::collections::BTreeMap;
 
 use super::AutoRun;
-
-/// The kebab-case code of a keep reason, as the JSON of a kept item names it (`too-young`,
-/// `owner-alive`, `in-use`, `app-running`, ...).
-pub fn reason_code(r: &KeepReason) -> &'static str {
-    match r {
-        KeepReason::TooYoung { .. } => "too-young",
-        KeepReason::OwnerAlive { .. } => "owner-alive",
-        KeepReason::InUse { .. } => "in-use",
-        KeepReason::AppRunning { .. } => "app-running",
-        KeepReason::Never => "never",
-        KeepReason::Manual => "manual",
-        KeepReason::Structure => "structure",
-        KeepReason::Changed { .. } => "changed",
-        KeepReason::UnknownProducer => "unknown-producer",
-        KeepReason::HoldsRoot { .. } => "holds-root",
-        KeepReason::HoldsMount { .. } => "holds-mount",
-        KeepReason::HoldsProtected { .. } => "holds-protected",
-        KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
-        KeepReason::NewestVersion { .. } => "newest-version",
-        KeepReason::Unreadable { .. } => "unreadable",
-        KeepReason::NotDeletable { .. } => "not-deletable",
-    }
-}
 
 /// The announcement of `runs` (one run, or the runs of one rule since the last announcement):
 /// `Reclaimed 1.2 GiB: 3,412 Metal binary archive harvests items older than 1 h`. `None` when
@@ -87,16 +64,16 @@ pub(super) fn count_reasons<'a>(
 ) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for r in reasons {
-        *out.entry(reason_code(r).to_owned()).or_insert(0) += 1;
+        *out.entry(r.code().to_owned()).or_insert(0) += 1;
     }
     out
 }
 
-/// The kept items of a streamed plan's `summary`, by reason code (as [`reason_code`] names them).
+/// The kept items of a streamed plan's `summary`, by reason code ([`KeepReason::code`]).
 pub fn kept_by_code(summary: &PlanSummary) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for g in summary.kept.values() {
-        *out.entry(reason_code(&g.example).to_owned()).or_insert(0) += g.items;
+        *out.entry(g.example.code().to_owned()).or_insert(0) += g.items;
     }
     out
 }

@@ -228,7 +228,7 @@ impl Actor {
         let now = self.opts.clock.now();
         let (result, deleted) = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::snapshot();
-            let mut result = ReclaimResult::default();
+            let (mut deleted_items, mut first_deleted) = (0, Vec::new());
             let mut deleted = Deleted::default();
             let audited = crate::api::reclaim::execute_streamed_batches(
                 &plan,
@@ -240,27 +240,16 @@ impl Actor {
                 crate::reclaim::DEFAULT_BATCH_SIZE,
                 &mut |_, batch| {
                     for d in &batch.deleted {
-                        result.deleted_items += 1;
-                        if result.deleted.len() < RESULT_ITEMS {
-                            result.deleted.push(d.clone());
+                        deleted_items += 1;
+                        if first_deleted.len() < RESULT_ITEMS {
+                            first_deleted.push(d.clone());
                         }
                         deleted.push(&d.path);
                     }
                     std::ops::ControlFlow::Continue(())
                 },
             )?;
-            let report = audited.report;
-            result.freed_bytes = report.freed_bytes;
-            result.kept_items = report.kept.len() as u64;
-            result.kept = report.kept.into_iter().take(RESULT_ITEMS).collect();
-            result.already_gone_items = report.already_gone.len() as u64;
-            let errors: Vec<_> = report
-                .errors
-                .into_iter()
-                .chain(audited.audit_errors)
-                .collect();
-            result.error_count = errors.len() as u64;
-            result.errors = errors.into_iter().take(RESULT_ITEMS).collect();
+            let result = audited.into_result(deleted_items, first_deleted);
             Ok::<_, MonitorError>((result, deleted))
         })
         .await
