@@ -75,6 +75,18 @@ pub fn format_span(secs: u64) -> String {
     format_duration(if secs >= 60 { secs / 60 * 60 } else { secs })
 }
 
+/// A reclaim threshold as typed: a humantime duration (`90m`, `1h30m`, `1 h 30 min`, `2 d`,
+/// `1.5h`; units are case-sensitive: `m` is minutes, `M` months) in whole seconds, rounded down.
+/// `None` when the text is not a duration or is under a second (a zero threshold would reclaim
+/// items still being written). The window's `parseThreshold` is tested against vectors of this
+/// function (`ui/tests/generated/human.ts`).
+pub fn parse_threshold(text: &str) -> Option<u64> {
+    humantime::parse_duration(text)
+        .ok()
+        .map(|d| d.as_secs())
+        .filter(|&s| s > 0)
+}
+
 /// An age threshold exactly, in the largest unit that divides it: `90 s`, `5 min`, `90 min`,
 /// `1 h`, `3 d` (a threshold is a setting, so it is never rounded as [`format_duration`] rounds).
 pub fn format_threshold(secs: u64) -> String {
@@ -186,6 +198,22 @@ mod tests {
         assert_eq!(format_span(150), "2 min");
         assert_eq!(format_span(6 * 3600 + 59), "6 h");
         assert_eq!(format_span(5400 + 30), "1 h 30 min");
+    }
+
+    #[test]
+    fn thresholds_read_as_humantime_in_whole_seconds() {
+        assert_eq!(parse_threshold("90m"), Some(5400));
+        assert_eq!(parse_threshold("1h30m"), Some(5400));
+        assert_eq!(parse_threshold("1 h 30 min"), Some(5400));
+        assert_eq!(parse_threshold("1.5h"), Some(5400));
+        assert_eq!(parse_threshold(" 2 d "), Some(172_800));
+        assert_eq!(parse_threshold("1w"), Some(604_800));
+        assert_eq!(parse_threshold("0.5s 0.5s"), Some(1));
+        assert_eq!(parse_threshold("500ms"), None);
+        assert_eq!(parse_threshold("0h"), None);
+        assert_eq!(parse_threshold("12"), None);
+        assert_eq!(parse_threshold("12H"), None);
+        assert_eq!(parse_threshold(""), None);
     }
 
     #[test]

@@ -117,6 +117,9 @@ pub struct Unexplained {
     pub left_out_secs: u64,
     /// True when it passes the thresholds ([`Unexplained::is_notable`]): say it.
     pub notable: bool,
+    /// The sentence ([`Unexplained::message`]), as `cachewatch status` and the window say it.
+    #[serde(default)]
+    pub message: String,
 }
 
 impl Unexplained {
@@ -247,11 +250,13 @@ pub fn unexplained_growth(
             unexplained_bytes: fall.saturating_sub(grew),
             left_out_secs: left_out.as_secs(),
             notable: false,
+            message: String::new(),
         };
         u.notable = u.is_notable(
             config.unexplained_growth_min_bytes,
             config.unexplained_growth_min_ratio,
         );
+        u.message = u.message();
         out.push(u);
     }
     Ok(out)

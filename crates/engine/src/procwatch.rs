@@ -128,14 +128,13 @@ impl SuspectedLeak {
 
     /// The alert for this leak at `now`.
     pub fn alert(&self, now: SystemTime) -> AlertDto {
-        AlertDto {
-            id: 0,
-            time_unix_secs: crate::units::unix_secs(now),
-            rule: PROCESS_LEAK_RULE.to_owned(),
-            producer: None,
-            title: leak_title(&self.name),
-            message: self.message(),
-        }
+        AlertDto::new(
+            crate::units::unix_secs(now),
+            PROCESS_LEAK_RULE,
+            None,
+            leak_title(&self.name),
+            self.message(),
+        )
     }
 }
 

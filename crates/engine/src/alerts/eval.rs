@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use super::text::suggested_older_than;
+use super::text::{reclaim_sentence, suggested_older_than_secs};
 use super::{Alert, AlertRule, AlertsConfig};
 use crate::catalogue::{ReclaimMode, Rule};
 use crate::history::Growth;
@@ -295,11 +295,12 @@ impl Alerter {
         }
         match p.reclaim {
             ReclaimMode::Never => message.push_str(" cachewatch does not delete these."),
-            ReclaimMode::Auto | ReclaimMode::Manual => message.push_str(&format!(
-                " Reclaim: cachewatch reclaim --producer {} --older-than {}.",
-                p.id,
-                suggested_older_than(p.min_age_secs)
-            )),
+            ReclaimMode::Auto | ReclaimMode::Manual => {
+                message.push_str(&reclaim_sentence(&crate::snapshot::SuggestedReclaim {
+                    producer: p.id.clone(),
+                    older_than_secs: suggested_older_than_secs(p.min_age_secs),
+                }))
+            }
         }
         if let Some(url) = p.evidence.first() {
             message.push_str(&format!(" Upstream: {url}"));

@@ -286,12 +286,11 @@ pub fn crash_loop_alert(
         message.push_str(" What to do: ");
         message.push_str(&s.advice);
     }
-    AlertDto {
-        id: 0,
-        time_unix_secs: unix_secs(now),
-        rule: CRASH_LOOP_RULE.to_owned(),
-        producer: sig.and_then(|s| s.producer.clone()),
+    AlertDto::new(
+        unix_secs(now),
+        CRASH_LOOP_RULE,
+        sig.and_then(|s| s.producer.clone()),
         title,
         message,
-    }
+    )
 }

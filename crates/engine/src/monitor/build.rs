@@ -189,6 +189,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 reclaim: rule
                     .map_or("manual", |r| reclaim_word(r.reclaim))
                     .to_owned(),
+                reclaimable: rule.is_some_and(crate::catalogue::Rule::reclaimable),
                 allocated_bytes: t.measure.allocated_bytes,
                 apparent_bytes: t.measure.apparent_bytes,
                 items: t.items,

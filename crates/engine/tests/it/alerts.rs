@@ -268,14 +268,13 @@ fn total_limit_is_off_by_default_and_fires_when_set() {
 
 #[test]
 fn crash_loop_alerts_pass_through_and_do_not_take_a_cooldown_here() {
-    let crash = AlertDto {
-        id: 0,
-        time_unix_secs: START,
-        rule: "crash-loop".into(),
-        producer: None,
-        title: "KataGo keeps crashing".into(),
-        message: "katago crashed 6 times in the last 10m".into(),
-    };
+    let crash = AlertDto::new(
+        START,
+        "crash-loop",
+        None,
+        "KataGo keeps crashing",
+        "katago crashed 6 times in the last 10m",
+    );
     let inputs = AlertInputs {
         crash_alerts: vec![crash.clone()],
         ..AlertInputs::default()
