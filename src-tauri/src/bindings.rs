@@ -52,6 +52,7 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ReclaimEstimate::export_all(cfg)?;
     cachewatch::reclaim::KeepReason::export_all(cfg)?;
     cachewatch::api::settings::Settings::export_all(cfg)?;
+    cachewatch::snapshot::SuggestedReclaim::export_all(cfg)?;
     Settings::export_all(cfg)?;
     IpcError::export_all(cfg)?;
     ErrorCode::export_all(cfg)?;
@@ -141,7 +142,6 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(sync [App, _] open_evidence(url: String) -> ()),
         sig!(async [_] producer_history(producer: String, span_secs: u64) -> ProducerHistory),
         sig!(async [_] reclaim_history(span_secs: u64) -> ReclaimHistory),
-        sig!(sync [] parse_size(text: String) -> u64),
         sig!(sync [_] get_ui_state() -> UiState),
         sig!(sync [_] set_ui_view(view: UiView) -> ()),
         sig!(sync [_] dismiss_reclaim() -> ()),
@@ -250,6 +250,143 @@ fn generate() -> BTreeMap<String, String> {
     files
 }
 
+/// Where the UI's test vectors of the engine's human text live.
+fn human_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/tests/generated/human.ts")
+}
+
+/// `[input, output]` rows as a TypeScript array literal.
+fn rows<I: serde::Serialize, O: serde::Serialize>(rows: &[(I, O)]) -> String {
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|(i, o)| {
+            let i = serde_json::to_string(i).expect("an input serializes");
+            let o = serde_json::to_string(o).expect("an output serializes");
+            format!("  [{i}, {o}],\n")
+        })
+        .collect();
+    format!("[\n{}]", lines.concat())
+}
+
+/// The text of `human.ts`: what the engine's human-text functions (`cachewatch::units`) return
+/// for chosen inputs, for the window's TypeScript twins to be tested against
+/// (`ui/tests/unit/human.test.ts`): the window formats figures it receives as numbers (chart
+/// axes, sums) and reads the threshold it is typed, so those few rules stay in TypeScript, held
+/// to the engine's by these vectors.
+fn human_ts() -> String {
+    use cachewatch::units::{format_bytes, format_count_of, format_duration, parse_threshold};
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+    let bytes: Vec<(i64, String)> = [
+        0,
+        1,
+        1000,
+        1023,
+        1024,
+        1536,
+        6348,
+        6400,
+        3 * 4096,
+        MIB,
+        5 * MIB + 104_858,
+        99 * MIB + 995 * KIB,
+        104_805_171,
+        104_805_172,
+        105 * MIB,
+        150 * MIB,
+        231 * MIB + 104_858,
+        1023 * MIB + 511 * KIB,
+        1023 * MIB + 512 * KIB,
+        GIB - 1,
+        GIB,
+        1923 * MIB,
+        11_005_853_696,
+        3 * GIB,
+        42 * GIB,
+        1 << 40,
+        1 << 50,
+        1 << 60,
+        (1 << 53) + 1,
+    ]
+    .iter()
+    .map(|&n| {
+        let n = i64::try_from(n).expect("under 2^63");
+        (n, format_bytes(n.into()))
+    })
+    .chain([-1i64, -(50 << 20), -(200 << 20), -(3 << 30)].map(|n| (n, format_bytes(n.into()))))
+    .collect();
+    let durations: Vec<(u64, String)> = [
+        0, 1, 45, 59, 60, 61, 300, 3599, 3600, 5400, 7200, 86_399, 86_400, 86_700, 183_599,
+        259_200, 2_592_000, 31_557_600,
+    ]
+    .map(|s| (s, format_duration(s)))
+    .to_vec();
+    let counts: Vec<(u64, String)> = [0, 1, 2, 999, 1000, 20_003, 699_300, 1_234_567]
+        .map(|n| (n, format_count_of(n, "item")))
+        .to_vec();
+    let thresholds: Vec<(&str, Option<u64>)> = [
+        "90m",
+        "1h30m",
+        "1h30min",
+        "2 d",
+        "2d 6h",
+        "1.5h",
+        "45s",
+        "1w",
+        " 12h ",
+        "12H",
+        "",
+        "12",
+        "abc",
+        "3 fortnights",
+        "0h",
+        "1h x",
+        "1 h 30 min",
+        "1hour",
+        "2days",
+        "3 weeks",
+        "1M",
+        "1y",
+        "0.5s 0.5s",
+        "500ms",
+        "1.5m",
+        "0.1m",
+        "1.",
+        "-1h",
+        "5min",
+        "7d",
+        "30 secs",
+        "10wks",
+        "1h,30m",
+    ]
+    .map(|t| (t, parse_threshold(t)))
+    .to_vec();
+    let mut out = String::from(HEADER);
+    out.push_str(
+        "// What the engine's human-text functions (`cachewatch::units`) return: the window's\n\
+         // TypeScript twins are tested against these (tests/unit/human.test.ts).\n",
+    );
+    out.push_str(&format!(
+        "\n/** `format_bytes(n)`. */\nexport const BYTES: [number, string][] = {};\n",
+        rows(&bytes)
+    ));
+    out.push_str(&format!(
+        "\n/** `format_duration(secs)`. */\nexport const DURATIONS: [number, string][] = {};\n",
+        rows(&durations)
+    ));
+    out.push_str(&format!(
+        "\n/** `format_count_of(n, \"item\")`. */\nexport const COUNTS: [number, string][] = {};\n",
+        rows(&counts)
+    ));
+    out.push_str(&format!(
+        "\n/** `parse_threshold(text)`: whole seconds, or `null`. */\n\
+         export const THRESHOLDS: [string, number | null][] = {};\n",
+        rows(&thresholds)
+    ));
+    out
+}
+
 /// Where the UI's type check of the serde samples lives.
 fn samples_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/tests/generated/samples.ts")
@@ -310,6 +447,7 @@ fn bindings() {
         std::fs::create_dir_all(parent).expect("ui/tests/generated can be created");
     }
     write_if_changed(&samples, &samples_ts());
+    write_if_changed(&human_path(), &human_ts());
 }
 
 /// `RootDto.kind` and `UnattributedDto.root_kind` are typed as `RootKind` (`ts(as)`): the words the

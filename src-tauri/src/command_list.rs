@@ -15,7 +15,6 @@ command_list!(
     open_evidence,
     producer_history,
     reclaim_history,
-    parse_size,
     get_ui_state,
     set_ui_view,
     dismiss_reclaim,

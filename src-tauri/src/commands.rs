@@ -57,6 +57,11 @@ pub struct Settings {
     /// Whether the app starts at login.
     #[serde(default)]
     pub open_at_login: bool,
+    /// Each size setting as text, by its path (`alerts.total_limit_bytes`): from
+    /// [`get_settings`] its exact value (`50 MiB`, empty when off), to [`set_settings`] what the
+    /// user typed, which the engine reads (the number beside it in `config` is then ignored).
+    #[serde(default)]
+    pub sizes: std::collections::BTreeMap<String, String>,
 }
 
 /// The latest snapshot.
@@ -207,17 +212,21 @@ pub fn get_settings<R: Runtime>(
     app: AppHandle<R>,
     settings: State<'_, SettingsState>,
 ) -> Result<Settings, IpcError> {
+    let config = api::settings::load(settings.path()?)?;
     Ok(Settings {
-        config: api::settings::load(settings.path()?)?,
+        sizes: api::settings::size_texts(&config),
+        config,
         open_at_login: crate::plugins::is_enabled(&app)?.unwrap_or(false),
     })
 }
 
 /// Saves the settings into the config file (comments and other keys kept) and applies them now:
-/// the default threshold and the alert limits to the monitor, the login item to the system.
+/// the default threshold and the alert limits to the monitor, the login item to the system. The
+/// sizes are read from their texts (`sizes`) first.
 ///
 /// # Errors
-/// `settings` when the config file cannot be written, `autostart`, `stopped`.
+/// `bad-size` naming the `field` whose text is not a size (nothing saved), `settings` when the
+/// config file cannot be written, `autostart`, `stopped`.
 #[tauri::command]
 pub async fn set_settings<R: Runtime>(
     app: AppHandle<R>,
@@ -225,12 +234,11 @@ pub async fn set_settings<R: Runtime>(
     settings_state: State<'_, SettingsState>,
     settings: Settings,
 ) -> Result<(), IpcError> {
-    api::settings::save(settings_state.path()?, &settings.config)?;
+    let config = api::settings::with_size_texts(&settings.config, &settings.sizes)?;
+    api::settings::save(settings_state.path()?, &config)?;
     crate::plugins::set_enabled(&app, settings.open_at_login)?;
-    monitor.set_alerts(settings.config.alerts.clone()).await?;
-    Ok(monitor
-        .set_threshold(settings.config.default_threshold())
-        .await?)
+    monitor.set_alerts(config.alerts.clone()).await?;
+    Ok(monitor.set_threshold(config.default_threshold()).await?)
 }
 
 /// A producer's samples and reclaims over the last `span_secs` seconds (its chart).
@@ -265,15 +273,6 @@ pub async fn reclaim_history(
     let span = Duration::from_secs(span_secs);
     let db = history.db_path.as_deref();
     Ok(api::history::reclaim_history(db, span, SystemTime::now())?)
-}
-
-/// The bytes a size typed in the settings names (`50 MiB`).
-///
-/// # Errors
-/// `bad-size` naming the text and what to write instead.
-#[tauri::command]
-pub fn parse_size(text: String) -> Result<u64, IpcError> {
-    api::size_text::parse_size(&text).map_err(|e| IpcError::new(ErrorCode::BadSize, e.to_string()))
 }
 
 /// Opens an upstream report in the browser: only an `https://` URL that a catalogue rule lists

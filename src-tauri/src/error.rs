@@ -74,6 +74,11 @@ pub struct IpcError {
     pub code: ErrorCode,
     /// Human-readable message.
     pub message: String,
+    /// The settings field the error is about (`alerts.total_limit_bytes`), for the window to
+    /// name and focus; absent when it is about none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub field: Option<String>,
 }
 
 impl IpcError {
@@ -82,6 +87,7 @@ impl IpcError {
         IpcError {
             code,
             message: message.into(),
+            field: None,
         }
     }
 }
@@ -107,6 +113,12 @@ impl From<ApiError> for IpcError {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
             ApiError::History(_) => ErrorCode::History,
+            ApiError::BadSize { field, .. } => {
+                return IpcError {
+                    field: Some(field.clone()).filter(|f| !f.is_empty()),
+                    ..IpcError::new(ErrorCode::BadSize, e.to_string())
+                }
+            }
             _ => ErrorCode::Settings,
         };
         IpcError::new(code, e.to_string())

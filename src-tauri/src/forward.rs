@@ -113,7 +113,7 @@ fn on_alert<R: Runtime>(app: &AppHandle<R>, alert: &AlertDto) {
         .builder()
         .id(id)
         .title(&alert.title)
-        .body(cachewatch::alerts::for_app(&alert.message))
+        .body(&alert.app_message)
         .show();
     if let Err(e) = shown {
         tracing::warn!(

@@ -8,7 +8,6 @@
 mod bindings;
 pub mod commands;
 pub mod error;
-pub mod format;
 pub mod forward;
 pub mod options;
 pub mod plugins;

@@ -5,11 +5,10 @@ use std::time::Duration;
 
 use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
 use cachewatch::monitor::MonitorHandle;
+use cachewatch::units::{format_bytes, format_count_of, format_threshold};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 use tauri_plugin_notification::NotificationExt;
-
-use crate::format;
 
 /// Runs the flow in the background; every outcome ends in a notification.
 pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
@@ -26,8 +25,8 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: MonitorHandle) {
         if plan.planned_items == 0 {
             let body = format!(
                 "No item of an auto-reclaim producer is older than {} ({} kept).",
-                format::age(threshold_secs),
-                format::count(plan.kept_items, "item")
+                format_threshold(threshold_secs),
+                format_count_of(plan.kept_items, "item")
             );
             return notify(&app, "Nothing to reclaim", &body);
         }
@@ -68,23 +67,23 @@ async fn confirm<R: Runtime>(
 pub fn confirm_text(plan: &ReclaimPreview, threshold_secs: u64) -> String {
     format!(
         "Delete {} ({}) older than {}? Deletion is permanent.\n{} are kept (too young, in use, or owned by a running app). The window lists them.",
-        format::count(plan.planned_items, "item"),
-        format::bytes(plan.planned_bytes),
-        format::age(threshold_secs),
-        format::count(plan.kept_items, "item")
+        format_count_of(plan.planned_items, "item"),
+        format_bytes(plan.planned_bytes.into()),
+        format_threshold(threshold_secs),
+        format_count_of(plan.kept_items, "item")
     )
 }
 
 fn report_title(r: &ReclaimResult) -> String {
-    format!("Reclaimed {}", format::bytes(r.freed_bytes))
+    format!("Reclaimed {}", format_bytes(r.freed_bytes.into()))
 }
 
 fn report_body(r: &ReclaimResult) -> String {
     format!(
         "{} deleted, {} kept, {}.",
-        format::count(r.deleted_items, "item"),
-        format::count(r.kept_items, "item"),
-        format::count(r.error_count, "error")
+        format_count_of(r.deleted_items, "item"),
+        format_count_of(r.kept_items, "item"),
+        format_count_of(r.error_count, "error")
     )
 }
 

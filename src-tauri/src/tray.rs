@@ -177,7 +177,7 @@ pub fn is_growing(s: &Snapshot) -> bool {
 
 /// The icon's title (shown next to it in the macOS menu bar): the watched total, binary units.
 pub fn title(s: &Snapshot) -> String {
-    crate::format::bytes(s.total_allocated_bytes)
+    cachewatch::units::format_bytes(s.total_allocated_bytes.into())
 }
 
 /// The tooltip: the total and what the monitor is doing.

@@ -327,3 +327,32 @@ fn threshold_pause_and_settings_reach_the_monitor() {
     let snap = invoke(&f, "get_snapshot", json!({})).unwrap();
     assert_eq!(producer(&snap, PRODUCER).unwrap()["items"], 5);
 }
+
+/// The window sends the sizes as typed beside the settings; `set_settings` reads them (no
+/// `parse_size` call per field), and a bad one is `bad-size` naming its field, nothing saved.
+#[test]
+fn set_settings_reads_the_sizes_as_typed_and_names_a_bad_one() {
+    let (f, _, _) = fixture(1, 1);
+    let s = invoke(&f, "get_settings", json!({})).unwrap();
+    assert_eq!(s["sizes"]["alerts.free_disk_min_bytes"], "10 GiB");
+    assert_eq!(s["sizes"]["alerts.total_limit_bytes"], "");
+    let mut bad = s.clone();
+    bad["sizes"]["alerts.total_limit_bytes"] = json!("50 MB");
+    let e = invoke(&f, "set_settings", json!({ "settings": bad })).unwrap_err();
+    assert_eq!(e["code"], "bad-size", "{e}");
+    assert_eq!(e["field"], "alerts.total_limit_bytes", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("bad size \"50 MB\""),
+        "{e}"
+    );
+    assert_eq!(invoke(&f, "get_settings", json!({})).unwrap(), s);
+    let mut typed = s.clone();
+    typed["sizes"]["alerts.total_limit_bytes"] = json!("50 MiB");
+    invoke(&f, "set_settings", json!({ "settings": typed })).unwrap();
+    let now = invoke(&f, "get_settings", json!({})).unwrap();
+    assert_eq!(now["alerts"]["total_limit_bytes"], 50 << 20);
+    assert_eq!(now["sizes"]["alerts.total_limit_bytes"], "50 MiB");
+}

@@ -1,11 +1,12 @@
 // Human text for bytes, durations and rates. Binary units (KiB = 1024 B), as the README says.
 import type { KeepReasonKind, ObservedGrowth } from './types';
 
-const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
 
 /**
  * Bytes in binary units: `0 B`, `1023 B`, `1.5 KiB`, `150 MiB`, `10.3 GiB`.
  * One decimal below 100 of a unit, none from 100 up; a value that rounds to 1024 moves up a unit.
+ * The engine's `units::format_bytes`, tested against its vectors (`tests/generated/human.ts`).
  */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return '—';

@@ -103,11 +103,6 @@ export function reclaimHistory(spanSecs: number): Promise<ReclaimHistory> {
   return call('reclaim_history', { spanSecs });
 }
 
-/** `parse_size({text}) -> bytes`: a size as typed (`50 MiB`), read by the engine. */
-export function parseSize(text: string): Promise<number> {
-  return call('parse_size', { text });
-}
-
 /**
  * `get_ui_state() -> UiState`: what the window was showing (selected producer, expanded rows, the
  * threshold being edited) and the reclaim it started, kept by the shell across windows.

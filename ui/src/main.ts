@@ -97,7 +97,7 @@ const history = new ReclaimHistoryPanel(els.history, ipc.reclaimHistory, produce
 function producerName(id: string): string {
   return ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id;
 }
-const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.parseSize);
+const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings);
 
 function showError(error: unknown): void {
   ui.error = ipc.toIpcError(error);
@@ -191,10 +191,7 @@ function restoreView(view: UiView): void {
 function renderTimes(snapshot: Snapshot): void {
   renderCrashGroups(els.crashes, snapshot.crash_groups, nowSecs());
   renderAlerts(els.alerts, mergeAlerts(snapshot.alerts, ui.received, ALERTS_SHOWN), nowSecs(), {
-    canReclaim: (id) => {
-      const p = ui.snapshot?.producers.find((q) => q.id === id);
-      return p !== undefined && p.reclaim !== 'never' && p.kind !== 'system';
-    },
+    canReclaim,
     previewReclaim: (id) => {
       setScope(id);
       els.reclaim.scrollIntoView({ block: 'nearest' });
@@ -294,14 +291,18 @@ function applySnapshot(snapshot: Snapshot): void {
   if (estimateStale) requestEstimate();
 }
 
+/** Whether the snapshot lists producer `id` and the engine says it can be reclaimed. */
+function canReclaim(id: string): boolean {
+  return ui.snapshot?.producers.find((q) => q.id === id)?.reclaimable === true;
+}
+
 /**
  * A notification was clicked (`focus-producer`): the producer's row opens (with its chart) and the
  * reclaim estimate is of that producer alone, when it can be reclaimed.
  */
 function focusProducer(id: string): void {
   ui.expanded.add(id);
-  const p = ui.snapshot?.producers.find((q) => q.id === id);
-  if (p !== undefined && p.reclaim !== 'never' && p.kind !== 'system') setScope(id);
+  if (canReclaim(id)) setScope(id);
   else saveView();
   renderAll();
   const row = document.querySelector<HTMLElement>(`[data-key="producer-${CSS.escape(id)}"]`);

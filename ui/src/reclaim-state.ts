@@ -189,6 +189,7 @@ export function toIpcError(error: unknown): UiError {
         // the shell sends only `ErrorCode` words (bindings/ErrorCode.ts)
         code: typeof record.code === 'string' ? (record.code as ErrorCode) : 'ui',
         message: record.message,
+        ...(typeof record.field === 'string' ? { field: record.field } : {}),
       };
     }
   }

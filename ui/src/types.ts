@@ -59,6 +59,8 @@ export type KeepReasonKind = KeepReason['reason'];
 export interface UiError {
   code: ErrorCode | 'ui';
   message: string;
+  /** The settings field the error is about (`alerts.total_limit_bytes`), when it is about one. */
+  field?: string;
 }
 
 /** A value of an alert limit in the settings form. */

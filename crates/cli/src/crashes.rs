@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::crash::{
-    unix_secs, CrashGroupDto, CrashWatch, OtherReports, ReportKind, Signatures,
-};
+use cachewatch::crash::{CrashGroupDto, CrashWatch, OtherReports, ReportKind, Signatures};
+use cachewatch::units::unix_secs;
 use cachewatch::RootKind;
 use serde::Serialize;
 

@@ -56,21 +56,14 @@ fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// A count with thousands separators, as the app writes it: `20003` -> `20,003`.
+/// A count with thousands separators, as the app writes it: `20003` -> `20,003`
+/// ([`cachewatch::units::format_count`]).
 pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    cachewatch::units::format_count(n)
 }
 
-/// `n` bytes in binary units with one decimal: `0 B`, `999 B`, `1.5 KiB`, `2.0 GiB` (the engine's
-/// [`cachewatch::units::format_bytes`]).
+/// `n` bytes in binary units as every front end writes them: `0 B`, `999 B`, `1.5 KiB`,
+/// `105 MiB` ([`cachewatch::units::format_bytes`]).
 pub fn bytes(n: u64) -> String {
     cachewatch::units::format_bytes(n.into())
 }

@@ -10,6 +10,8 @@ use cachewatch::history::{AutoRun, Growth, History, Series};
 use cachewatch::reclaim::AuditRecord;
 use serde::Serialize;
 
+use cachewatch::units::unix_secs;
+
 use super::format::{bytes, Align, Table};
 use super::{Context, Outcome};
 
@@ -67,10 +69,6 @@ struct ReclaimRow {
     outcome: String,
 }
 
-fn secs(t: SystemTime) -> u64 {
-    cachewatch::units::unix_secs(t)
-}
-
 fn growth_row(series: &Series, g: &Growth) -> GrowthRow {
     let (kind, id, path) = match series {
         Series::Producer(id) => ("producer", Some(id.clone()), None),
@@ -92,18 +90,18 @@ fn growth_row(series: &Series, g: &Growth) -> GrowthRow {
         path,
         growth_bytes: g.bytes,
         growth_items: g.items,
-        from_unix_secs: secs(g.from),
-        to_unix_secs: secs(g.to),
+        from_unix_secs: unix_secs(g.from),
+        to_unix_secs: unix_secs(g.to),
     }
 }
 
 fn reclaim_row(r: &AuditRecord) -> ReclaimRow {
     ReclaimRow {
-        time_unix_secs: secs(r.time),
+        time_unix_secs: unix_secs(r.time),
         path: r.path.to_string_lossy().into_owned(),
         producer: r.producer.clone(),
         allocated_bytes: r.allocated_bytes,
-        outcome: r.outcome.clone(),
+        outcome: r.outcome.to_string(),
     }
 }
 
@@ -160,8 +158,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         .collect();
     let report = Report {
         auto_runs,
-        since_unix_secs: secs(since),
-        now_unix_secs: secs(now),
+        since_unix_secs: unix_secs(since),
+        now_unix_secs: unix_secs(now),
         growth,
         regrowth_after_reclaim,
         reclaims,

@@ -8,12 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
+use cachewatch::api::reclaim::AuditedReport;
 use cachewatch::api::{self, Session};
 use cachewatch::history::History;
 use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{
-    self, DeletedItem, ReclaimErrorEntry, ReclaimReport, Spool, StreamedPlan,
-};
+use cachewatch::reclaim::{self, DeletedItem, ReclaimErrorEntry, Spool, StreamedPlan};
 use cachewatch::scan::ScanProgress;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -137,10 +136,9 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         )?;
         bar.finish_and_clear();
         interrupted = stop.load(Ordering::SeqCst);
-        done.report = audited.report;
-        done.audit_errors = audited.audit_errors;
+        done.audited = audited;
         if let Some(e) = spool_error {
-            done.audit_errors.push(ReclaimErrorEntry {
+            done.audited.audit_errors.push(ReclaimErrorEntry {
                 path: PathBuf::new(),
                 message: format!("the list of deleted items is incomplete: {e}"),
             });
@@ -149,8 +147,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             .flush()
             .context("writing the deleted items' temp file")?;
     }
-    let report = &done.report;
-    let problems = !report.errors.is_empty() || !done.audit_errors.is_empty() || interrupted;
+    let report = &done.audited.report;
+    let problems = done.audited.errors().next().is_some() || interrupted;
 
     if args.json {
         let doc = json::ReclaimJson {
@@ -163,12 +161,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             already_gone: &report.already_gone,
             already_gone_bytes: crate::path_bytes::of_list(&report.already_gone),
             freed_bytes: report.freed_bytes,
-            errors: report
-                .errors
-                .iter()
-                .chain(&done.audit_errors)
-                .cloned()
-                .collect(),
+            errors: done.audited.errors().cloned().collect(),
         };
         serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON to stdout")?;
         writeln!(out).context("writing to stdout")?;
@@ -185,18 +178,16 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::from_problems(problems))
 }
 
-/// What an execute did, as the CLI prints it: the report (no deleted items listed), the deleted
-/// items spooled (only with `--json`), their count, and the audit problems.
+/// What an execute did, as the CLI prints it: the report with the audit problems (no deleted
+/// items listed), the deleted items spooled (only with `--json`) and their count.
 #[derive(Default)]
 pub struct Done {
-    /// The engine's report.
-    pub report: ReclaimReport,
+    /// The engine's report and the audit problems.
+    pub audited: AuditedReport,
     /// Items deleted (a count).
     pub deleted_items: u64,
     /// The deleted items, when they are to be listed.
     pub deleted: Spool<DeletedItem>,
-    /// Audit problems after deleting began.
-    pub audit_errors: Vec<ReclaimErrorEntry>,
 }
 
 /// Asks on the terminal; `false` without one (stdin or stderr not a terminal).

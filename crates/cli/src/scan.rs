@@ -2,7 +2,9 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use cachewatch::units::unix_secs;
 
 use anyhow::Context as _;
 use cachewatch::catalogue::Catalogue;
@@ -281,10 +283,6 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
                 .collect(),
         })
         .collect()
-}
-
-fn unix_secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 fn root_json(

@@ -172,6 +172,14 @@ pub struct Rule {
     pub managed_by: Option<String>,
 }
 
+impl Rule {
+    /// True when reclaim may delete the rule's items at all: not `reclaim = "never"`, not
+    /// `kind = "system"` (planning keeps such items as [`crate::reclaim::KeepReason::Never`]).
+    pub fn reclaimable(&self) -> bool {
+        self.reclaim != ReclaimMode::Never && self.kind != ProducerKind::System
+    }
+}
+
 /// A rule claiming a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Match<'a> {

@@ -58,13 +58,11 @@ pub use execute::{
 pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
 pub use pass::{Decision, PlanPass};
 pub use plan::{plan, plan_id_of, Planner};
-use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids};
+use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths};
 pub use rules::{read_age, AgeClock, AgeReading};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};
-pub use stream::{
-    plan_streamed, reason_kind, KeptGroup, PlanSink, PlanSummary, ProducerPlan, StreamedPlan,
-};
+pub use stream::{plan_streamed, KeptGroup, PlanSink, PlanSummary, ProducerPlan, StreamedPlan};
 
 /// What the user asked to reclaim.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -97,8 +95,128 @@ pub struct AuditRecord {
     pub producer: String,
     /// Allocated bytes the item had in the plan.
     pub allocated_bytes: u64,
-    /// `deleted`, `already-gone`, `skipped: <reason>` or `error: <message>`.
-    pub outcome: String,
+    /// What became of it (written as `deleted`, `already-gone`, `skipped: <reason>`,
+    /// `error: <message>`).
+    pub outcome: AuditOutcome,
+}
+
+/// What became of one planned item, as its audit row says it. The history database and the JSON
+/// hold it as text, the same words as always (`attempt`, `interrupted`, `deleted`,
+/// `already-gone`, `skipped: <reason>`, `error: <message>`), parsed back into this type; a text
+/// of none of these forms (a row written by another version) reads back unchanged as
+/// [`AuditOutcome::Other`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
+pub enum AuditOutcome {
+    /// Written before the deletion is tried, replaced by the real outcome after it.
+    Attempt,
+    /// How a row still at [`AuditOutcome::Attempt`] reads back: the process stopped before the
+    /// outcome was written, so the deletion may or may not have happened.
+    Interrupted,
+    /// Deleted.
+    Deleted,
+    /// Gone before execute reached it (not an error).
+    AlreadyGone,
+    /// Kept at the re-check just before deleting; the keep reason in words.
+    Skipped(String),
+    /// Failed; the error's message.
+    Error(String),
+    /// A text of none of the forms above, kept as it was.
+    Other(String),
+}
+
+impl AuditOutcome {
+    /// The word of [`AuditOutcome::Attempt`].
+    pub const ATTEMPT: &'static str = "attempt";
+    /// The word of [`AuditOutcome::Interrupted`].
+    pub const INTERRUPTED: &'static str = "interrupted";
+    /// The word of [`AuditOutcome::Deleted`].
+    pub const DELETED: &'static str = "deleted";
+    /// The word of [`AuditOutcome::AlreadyGone`].
+    pub const ALREADY_GONE: &'static str = "already-gone";
+
+    /// The outcome `text` writes (never fails: an unknown text is [`AuditOutcome::Other`]).
+    pub fn parse(text: &str) -> AuditOutcome {
+        match text {
+            Self::ATTEMPT => return AuditOutcome::Attempt,
+            Self::INTERRUPTED => return AuditOutcome::Interrupted,
+            Self::DELETED => return AuditOutcome::Deleted,
+            Self::ALREADY_GONE => return AuditOutcome::AlreadyGone,
+            _ => {}
+        }
+        if let Some(reason) = text.strip_prefix("skipped: ") {
+            AuditOutcome::Skipped(reason.to_owned())
+        } else if let Some(message) = text.strip_prefix("error: ") {
+            AuditOutcome::Error(message.to_owned())
+        } else {
+            AuditOutcome::Other(text.to_owned())
+        }
+    }
+
+    /// The outcome's first word: `attempt`, `interrupted`, `deleted`, `already-gone`, `skipped`,
+    /// `error`, or for [`AuditOutcome::Other`] its text up to the first `:`.
+    pub fn word(&self) -> &str {
+        match self {
+            AuditOutcome::Attempt => Self::ATTEMPT,
+            AuditOutcome::Interrupted => Self::INTERRUPTED,
+            AuditOutcome::Deleted => Self::DELETED,
+            AuditOutcome::AlreadyGone => Self::ALREADY_GONE,
+            AuditOutcome::Skipped(_) => "skipped",
+            AuditOutcome::Error(_) => "error",
+            AuditOutcome::Other(t) => t.split(':').next().unwrap_or_default(),
+        }
+    }
+
+    /// What follows the word: the keep reason, the error's message, or for
+    /// [`AuditOutcome::Other`] its text after the first `:` (trimmed); empty for the others.
+    pub fn detail(&self) -> &str {
+        match self {
+            AuditOutcome::Skipped(t) | AuditOutcome::Error(t) => t,
+            AuditOutcome::Other(t) => t.split_once(':').map_or("", |(_, rest)| rest.trim()),
+            _ => "",
+        }
+    }
+}
+
+impl std::fmt::Display for AuditOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditOutcome::Skipped(reason) => write!(f, "skipped: {reason}"),
+            AuditOutcome::Error(message) => write!(f, "error: {message}"),
+            AuditOutcome::Other(text) => f.write_str(text),
+            other => f.write_str(other.word()),
+        }
+    }
+}
+
+impl From<&str> for AuditOutcome {
+    fn from(text: &str) -> AuditOutcome {
+        AuditOutcome::parse(text)
+    }
+}
+
+impl From<String> for AuditOutcome {
+    fn from(text: String) -> AuditOutcome {
+        AuditOutcome::parse(&text)
+    }
+}
+
+impl From<AuditOutcome> for String {
+    fn from(o: AuditOutcome) -> String {
+        o.to_string()
+    }
+}
+
+impl PartialEq<str> for AuditOutcome {
+    fn eq(&self, text: &str) -> bool {
+        *self == AuditOutcome::parse(text)
+    }
+}
+
+impl PartialEq<&str> for AuditOutcome {
+    fn eq(&self, text: &&str) -> bool {
+        *self == AuditOutcome::parse(text)
+    }
 }
 
 /// One item a plan would delete.

@@ -17,7 +17,7 @@
 mod config;
 mod eval;
 mod text;
-pub use text::for_app;
+pub use text::{for_app, suggestion_in};
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -99,14 +99,13 @@ impl Alert {
     pub fn to_dto(&self, id: i64) -> AlertDto {
         AlertDto {
             id,
-            time_unix_secs: self
-                .time
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-            rule: self.rule.as_str().to_string(),
-            producer: self.producer.clone(),
-            title: self.title.clone(),
-            message: self.message.clone(),
+            ..AlertDto::new(
+                crate::units::unix_secs(self.time),
+                self.rule.as_str(),
+                self.producer.clone(),
+                self.title.clone(),
+                self.message.clone(),
+            )
         }
     }
 

@@ -27,5 +27,4 @@ mod session;
 pub mod settings;
 pub mod start;
 
-pub use crate::size_text;
 pub use session::{ApiError, Locations, Session};

@@ -11,9 +11,12 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::history::{History, HistoryError, ATTEMPT};
+use crate::history::{History, HistoryError};
 use crate::process::ProcessProbe;
-use crate::reclaim::{self, AuditRecord, Policy, ReclaimError, ReclaimErrorEntry, ReclaimReport};
+use crate::reclaim::{
+    self, AuditOutcome, AuditRecord, DeletedItem, Policy, ReclaimError, ReclaimErrorEntry,
+    ReclaimReport,
+};
 
 /// The audit rows could not be written before deleting, so nothing was deleted (rule 7).
 #[derive(Debug, thiserror::Error)]
@@ -24,9 +27,6 @@ pub struct AuditNotWritten {
     /// Why (boxed: the history's errors are large).
     pub source: Box<HistoryError>,
 }
-
-/// The audit outcome of a deleted item.
-const DELETED: &str = "deleted";
 
 /// A reclaim plan of `producers` (empty: every `reclaim = "auto"` producer) for items older than
 /// `older_than`, keeping anything that is or holds one of `protected` (and the home dir), made
@@ -64,6 +64,39 @@ pub struct AuditedReport {
     /// `interrupted`), or a batch whose rows could not be written (that batch and the rest were not
     /// deleted).
     pub audit_errors: Vec<ReclaimErrorEntry>,
+}
+
+impl AuditedReport {
+    /// Every error of the execute, as every front end counts and shows them: the report's, then
+    /// the audit problems.
+    pub fn errors(&self) -> impl Iterator<Item = &ReclaimErrorEntry> {
+        self.report.errors.iter().chain(&self.audit_errors)
+    }
+
+    /// What the execute did, as the window and the tray show it: the counts of the whole execute
+    /// and the first [`RESULT_ITEMS`](crate::dto::RESULT_ITEMS) items of each kind.
+    /// `deleted_items` and `deleted` (its first items, in plan order) come from the batches, since
+    /// a streamed execute's report lists no deleted item.
+    pub fn into_result(
+        self,
+        deleted_items: u64,
+        mut deleted: Vec<DeletedItem>,
+    ) -> crate::dto::ReclaimResult {
+        use crate::dto::{ReclaimResult, RESULT_ITEMS};
+        deleted.truncate(RESULT_ITEMS);
+        let errors: Vec<ReclaimErrorEntry> = self.errors().cloned().collect();
+        let report = self.report;
+        ReclaimResult {
+            deleted_items,
+            freed_bytes: report.freed_bytes,
+            kept_items: report.kept.len() as u64,
+            already_gone_items: report.already_gone.len() as u64,
+            error_count: errors.len() as u64,
+            deleted,
+            kept: report.kept.into_iter().take(RESULT_ITEMS).collect(),
+            errors: errors.into_iter().take(RESULT_ITEMS).collect(),
+        }
+    }
 }
 
 /// Where a batched execute is, after each batch.
@@ -192,7 +225,7 @@ const OUTCOME_TRIES: u32 = 10;
 /// ~100 ms apart (the history released in between); the last error when every try failed.
 fn finish_with_retries<'h>(
     lock: &dyn Fn() -> std::sync::MutexGuard<'h, History>,
-    outcomes: &[(i64, String)],
+    outcomes: &[(i64, AuditOutcome)],
 ) -> Result<(), HistoryError> {
     let mut tries = 1;
     loop {
@@ -247,7 +280,7 @@ pub fn run_batches<'a>(
                 path: i.path.clone(),
                 producer: i.producer.clone(),
                 allocated_bytes: i.allocated_bytes,
-                outcome: ATTEMPT.to_owned(),
+                outcome: AuditOutcome::Attempt,
             })
             .collect();
         let ids = match lock().begin_reclaims(&attempts) {
@@ -274,7 +307,7 @@ pub fn run_batches<'a>(
             first,
             items: &items,
         });
-        let outcomes: Vec<(i64, String)> = ids
+        let outcomes: Vec<(i64, AuditOutcome)> = ids
             .iter()
             .copied()
             .zip(done.records.iter().map(|r| r.outcome.clone()))
@@ -289,7 +322,11 @@ pub fn run_batches<'a>(
             });
         }
         progress.items_done += done.records.len() as u64;
-        for r in done.records.iter().filter(|r| r.outcome == DELETED) {
+        for r in done
+            .records
+            .iter()
+            .filter(|r| r.outcome == AuditOutcome::Deleted)
+        {
             progress.deleted_items += 1;
             progress.deleted_bytes += r.allocated_bytes;
         }

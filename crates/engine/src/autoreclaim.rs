@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime};
 
 pub use crate::history::{AutoRun, ProducerFreed};
 pub use dto::{AutoReclaimDto, AutoReclaimProgress, AutoRuleDto, ReclaimedDto};
-pub use text::{announcement, kept_by_code, nothing_freed, reason_code};
+pub use text::{announcement, kept_by_code, nothing_freed};
 
 /// The shortest gap between two runs of a rule started by a threshold trigger (clock time).
 pub const RETRIGGER_GAP: Duration = Duration::from_secs(60);

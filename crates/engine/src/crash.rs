@@ -33,8 +33,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 pub use group::{
-    crash_loop_alert, group_others, group_reports, unix_secs, CrashGroup, CrashLoopConfig,
-    CrashLoopDetector, OtherReports, CRASH_LOOP_RULE,
+    crash_loop_alert, group_others, group_reports, CrashGroup, CrashLoopConfig, CrashLoopDetector,
+    OtherReports, CRASH_LOOP_RULE,
 };
 pub use read::{parse_report, read_report, MAX_REPORT_BYTES};
 pub use report::{CrashReport, ReportKind, StackFrame, MAX_FRAMES, MAX_MESSAGES, MAX_THREAD_NAMES};
@@ -44,6 +44,7 @@ pub use time::parse_ips_time;
 
 use crate::dto::AlertDto;
 use crate::roots::{Root, RootKind};
+use crate::units::unix_secs;
 
 /// Errors reading crash reports and signatures.
 #[derive(Debug, thiserror::Error)]

@@ -146,6 +146,10 @@ pub struct ProducerDto {
     /// `auto`, `manual` or `never`.
     #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
     pub reclaim: String,
+    /// True when reclaim may delete its items at all (its rule is not `reclaim = "never"` nor
+    /// `kind = "system"`, and is in the catalogue): the window offers a reclaim only then.
+    #[serde(default)]
+    pub reclaimable: bool,
     /// Allocated bytes of its items.
     pub allocated_bytes: u64,
     /// Apparent bytes of its items.
@@ -255,4 +259,22 @@ pub struct AlertDto {
     pub title: String,
     /// The text: producer, amount, rate, what to do.
     pub message: String,
+    /// `message` as the window and notifications show it: without the sentences that tell a
+    /// terminal user which `cachewatch` command to run (the app offers the action instead).
+    #[serde(default)]
+    pub app_message: String,
+    /// The reclaim the alert suggests (a `producer-growth` alert of a producer reclaim may
+    /// delete), as the command in `message` says it.
+    #[serde(default)]
+    pub suggested_reclaim: Option<SuggestedReclaim>,
+}
+
+/// The reclaim an alert suggests: one producer's items older than a threshold.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuggestedReclaim {
+    /// The producer (rule id).
+    pub producer: String,
+    /// The suggested threshold, seconds (at least an hour, and at least the rule's floor).
+    pub older_than_secs: u64,
 }

@@ -189,8 +189,3 @@ pub(crate) fn to_sql_u64(v: u64) -> i64 {
 pub(crate) fn from_sql_u64(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
-
-/// Unix seconds of `t` as `u64` (0 before the epoch), for the JSON edge.
-pub fn unix_secs_u64(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}

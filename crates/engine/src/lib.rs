@@ -33,11 +33,6 @@ pub mod monitor;
 pub mod outside_growth;
 pub mod process_leaks;
 pub mod safe_file;
-// Sizes as bytes or text (`"20 GiB"`): the config's serde helpers, on the bottom floor since the
-// config shapes of every feature name them. Its file stays where the API has long had it;
-// `api::size_text` re-exports it.
-#[path = "api/size_text.rs"]
-pub mod size_text;
 pub mod snapshot;
 pub mod watch;
 

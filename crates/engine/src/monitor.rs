@@ -234,14 +234,13 @@ async fn supervise(
         s.stopped = Some(line.clone());
         s.errors.push(line.clone());
     });
-    let alert = AlertDto {
-        id: 0,
-        time_unix_secs: now,
-        rule: "monitor-stopped".into(),
-        producer: None,
-        title: "CacheWatch monitor stopped".into(),
-        message: line,
-    };
+    let alert = AlertDto::new(
+        now,
+        "monitor-stopped",
+        None,
+        "CacheWatch monitor stopped",
+        line,
+    );
     // No receiver is fine: nobody listens.
     let _receivers = alerts.send(alert).unwrap_or(0);
 }

@@ -40,7 +40,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 
 use crate::history::{History, HistoryError, Sample, Series};
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_span};
 
 /// A deletion recorded this long before a sample pair started still leaves the pair out.
 pub const RECLAIM_TAIL: Duration = Duration::from_secs(15 * 60);
@@ -118,6 +118,9 @@ pub struct Unexplained {
     pub left_out_secs: u64,
     /// True when it passes the thresholds ([`Unexplained::is_notable`]): say it.
     pub notable: bool,
+    /// The sentence ([`Unexplained::message`]), as `cachewatch status` and the window say it.
+    #[serde(default)]
+    pub message: String,
 }
 
 impl Unexplained {
@@ -139,7 +142,7 @@ impl Unexplained {
         self.unexplained_bytes > 0 && i128::from(self.unexplained_bytes) >= floor
     }
 
-    /// The sentence: "Free space on / fell 42 GiB in 6h; the watched dirs grew 1.2 GiB: something
+    /// The sentence: "Free space on / fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something
     /// outside them is growing (for example /private/tmp)."
     pub fn message(&self) -> String {
         let roots = if self.roots_growth_bytes < 0 {
@@ -151,7 +154,10 @@ impl Unexplained {
             format!("grew {}", format_bytes(self.roots_growth_bytes.into()))
         };
         let left_out = if self.left_out_secs > 0 {
-            format!(" ({} with reclaims left out)", span_text(self.left_out()))
+            format!(
+                " ({} with reclaims left out)",
+                format_span(self.left_out_secs)
+            )
         } else {
             String::new()
         };
@@ -160,15 +166,9 @@ impl Unexplained {
              outside them is growing (for example /private/tmp).",
             self.mount,
             format_bytes(self.free_fall_bytes.into()),
-            span_text(self.span()),
+            format_span(self.span().as_secs()),
         )
     }
-}
-
-fn span_text(d: Duration) -> String {
-    let secs = d.as_secs();
-    let rounded = if secs >= 60 { secs / 60 * 60 } else { secs };
-    humantime::format_duration(Duration::from_secs(rounded)).to_string()
 }
 
 /// The value of `points` (oldest first) at `t`: the newest point at or before it.
@@ -265,8 +265,10 @@ pub fn unexplained_growth(
             unexplained_bytes: fall.saturating_sub(grew),
             left_out_secs: left_out.as_secs(),
             notable: false,
+            message: String::new(),
         };
         u.notable = u.is_notable(limits.min_bytes, limits.min_ratio);
+        u.message = u.message();
         out.push(u);
     }
     Ok(out)

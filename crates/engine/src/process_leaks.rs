@@ -109,7 +109,7 @@ impl SuspectedLeak {
             .at
             .duration_since(self.first.at)
             .unwrap_or(Duration::ZERO);
-        let span = humantime::format_duration(Duration::from_secs(span.as_secs()));
+        let span = crate::units::format_duration(span.as_secs());
         format!(
             "{} (pid {}) went from {} to {} threads (+{}) in {span} over {} samples, and its \
              resident memory changed by {} bytes ({} to {}): a suspected thread leak. A process \
@@ -129,14 +129,13 @@ impl SuspectedLeak {
 
     /// The alert for this leak at `now`.
     pub fn alert(&self, now: SystemTime) -> AlertDto {
-        AlertDto {
-            id: 0,
-            time_unix_secs: crate::crash::unix_secs(now),
-            rule: PROCESS_LEAK_RULE.to_owned(),
-            producer: None,
-            title: leak_title(&self.name),
-            message: self.message(),
-        }
+        AlertDto::new(
+            crate::units::unix_secs(now),
+            PROCESS_LEAK_RULE,
+            None,
+            leak_title(&self.name),
+            self.message(),
+        )
     }
 }
 

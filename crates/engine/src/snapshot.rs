@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::dto::{
     AlertDto, ItemDto, MonitorState, ObservedGrowth, ProducerDto, RootDto, ScanProgress,
-    UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto, UNREADABLE_LISTED,
+    SuggestedReclaim, UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
+    UNREADABLE_LISTED,
 };
 
 /// The whole state the monitor publishes.

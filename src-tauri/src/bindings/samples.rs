@@ -5,9 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
-use cachewatch::reclaim::{
-    reason_kind, DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry,
-};
+use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::snapshot::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
     UnattributedGroupDto, WatchMode, WriterDto,
@@ -45,15 +43,20 @@ fn snapshot() -> Snapshot {
         disk_full_eta_secs: Some(3 * 86_400),
         disk_full_eta_span_secs: Some(2 * 3600),
         total_growth: None,
-        unexplained_growth: vec![cachewatch::outside_growth::Unexplained {
-            mount: "/".to_owned(),
-            from_unix_secs: NOW - 6 * 3600,
-            to_unix_secs: NOW,
-            free_fall_bytes: 42 << 30,
-            roots_growth_bytes: 1288490188,
-            unexplained_bytes: (42 << 30) - 1288490188,
-            left_out_secs: 0,
-            notable: true,
+        unexplained_growth: vec![{
+            let mut u = cachewatch::outside_growth::Unexplained {
+                mount: "/".to_owned(),
+                from_unix_secs: NOW - 6 * 3600,
+                to_unix_secs: NOW,
+                free_fall_bytes: 42 << 30,
+                roots_growth_bytes: 1288490188,
+                unexplained_bytes: (42 << 30) - 1288490188,
+                left_out_secs: 0,
+                notable: true,
+                message: String::new(),
+            };
+            u.message = u.message();
+            u
         }],
         roots: RootKind::ALL
             .iter()
@@ -83,6 +86,7 @@ fn snapshot() -> Snapshot {
             name: "GPU archiver".to_owned(),
             kind: "leak".to_owned(),
             reclaim: "auto".to_owned(),
+            reclaimable: true,
             allocated_bytes: 4 << 30,
             apparent_bytes: 3 << 30,
             items: 700_000,
@@ -132,20 +136,23 @@ fn snapshot() -> Snapshot {
         alerts: vec![
             AlertDto {
                 id: 7,
-                time_unix_secs: NOW - 60,
-                rule: "producer-growth".to_owned(),
-                producer: Some("gpuarchiver".to_owned()),
-                title: "GPU archiver grew".to_owned(),
-                message: "grew by 1.0 GiB in 1 h".to_owned(),
+                ..AlertDto::new(
+                    NOW - 60,
+                    "producer-growth",
+                    Some("gpuarchiver".to_owned()),
+                    "GPU archiver grew",
+                    "GPU archiver grew 1.0 GiB in 1 h. Reclaim: cachewatch reclaim --producer \
+                     gpuarchiver --older-than 1h. Upstream: https://example.org/1",
+                )
             },
-            AlertDto {
-                id: 0,
-                time_unix_secs: NOW - 120,
-                rule: "free-disk".to_owned(),
-                producer: None,
-                title: "Disk almost full".to_owned(),
-                message: "9.0 GiB free".to_owned(),
-            },
+            AlertDto::new(
+                NOW - 120,
+                "free-disk",
+                None,
+                "Disk almost full",
+                "Only 9.0 GiB free, below 10.0 GiB. See `cachewatch status` for what can be \
+                 reclaimed.",
+            ),
         ],
         crash_groups: vec![
             CrashGroupDto {
@@ -331,6 +338,7 @@ fn settings() -> Settings {
     let mut config = cachewatch::api::settings::Settings::default();
     config.alerts.total_limit_bytes = Some(20 << 30);
     Settings {
+        sizes: cachewatch::api::settings::size_texts(&config),
         config,
         open_at_login: true,
     }
@@ -365,6 +373,9 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             v(to_value(Settings {
                 config: cachewatch::api::settings::Settings::default(),
                 open_at_login: false,
+                sizes: cachewatch::api::settings::size_texts(
+                    &cachewatch::api::settings::Settings::default(),
+                ),
             })),
         ),
         (
@@ -373,6 +384,16 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             v(to_value(IpcError::new(
                 ErrorCode::UnknownPlan,
                 "no plan \"x\"",
+            ))),
+        ),
+        (
+            "IPC_ERROR_OF_A_FIELD",
+            "IpcError",
+            v(to_value(IpcError::from(
+                cachewatch::api::ApiError::BadSize {
+                    field: "alerts.total_limit_bytes".to_owned(),
+                    message: "bad size \"50 MB\": decimal units are ambiguous".to_owned(),
+                },
             ))),
         ),
         ("UI_STATE_IDLE", "UiState", v(to_value(UiState::default()))),

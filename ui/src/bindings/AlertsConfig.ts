@@ -4,7 +4,7 @@ import type { CrashLoopConfig } from "./CrashLoopConfig";
 /**
  * Alert rules and their limits. Every limit can be turned off (`0`, or leaving out
  * `total_limit_bytes`). Windows and cooldowns are humantime strings in the file (`"1h"`, `"6h"`);
- * sizes are bytes or a size text (`"20 GiB"`, see [`crate::api::size_text`]).
+ * sizes are bytes or a size text (`"20 GiB"`, see [`crate::units::parse_size`]).
  *
  * ```toml
  * [alerts]

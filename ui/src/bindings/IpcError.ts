@@ -13,4 +13,9 @@ code: ErrorCode,
 /**
  * Human-readable message.
  */
-message: string, };
+message: string, 
+/**
+ * The settings field the error is about (`alerts.total_limit_bytes`), for the window to
+ * name and focus; absent when it is about none.
+ */
+field?: string, };

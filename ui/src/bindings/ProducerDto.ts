@@ -25,6 +25,11 @@ kind: ProducerKind,
  */
 reclaim: ReclaimMode, 
 /**
+ * True when reclaim may delete its items at all (its rule is not `reclaim = "never"` nor
+ * `kind = "system"`, and is in the catalogue): the window offers a reclaim only then.
+ */
+reclaimable: boolean, 
+/**
  * Allocated bytes of its items.
  */
 allocated_bytes: number, 

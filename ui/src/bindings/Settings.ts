@@ -11,6 +11,12 @@ export type Settings = {
  */
 open_at_login: boolean, 
 /**
+ * Each size setting as text, by its path (`alerts.total_limit_bytes`): from
+ * [`get_settings`] its exact value (`50 MiB`, empty when off), to [`set_settings`] what the
+ * user typed, which the engine reads (the number beside it in `config` is then ignored).
+ */
+sizes: { [key in string]: string }, 
+/**
  * Default reclaim age threshold, seconds (`[reclaim] older_than`).
  */
 default_threshold_secs: number, 

@@ -37,4 +37,8 @@ left_out_secs: number,
 /**
  * True when it passes the thresholds ([`Unexplained::is_notable`]): say it.
  */
-notable: boolean, };
+notable: boolean, 
+/**
+ * The sentence ([`Unexplained::message`]), as `cachewatch status` and the window say it.
+ */
+message: string, };

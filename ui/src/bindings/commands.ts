@@ -23,7 +23,6 @@ export const COMMANDS = [
   'open_evidence',
   'producer_history',
   'reclaim_history',
-  'parse_size',
   'get_ui_state',
   'set_ui_view',
   'dismiss_reclaim',
@@ -49,7 +48,6 @@ export type CommandSignatures = {
   open_evidence: { args: { url: string }; result: null };
   producer_history: { args: { producer: string; spanSecs: number }; result: ProducerHistory };
   reclaim_history: { args: { spanSecs: number }; result: ReclaimHistory };
-  parse_size: { args: { text: string }; result: number };
   get_ui_state: { args: Record<string, never>; result: UiState };
   set_ui_view: { args: { view: UiView }; result: null };
   dismiss_reclaim: { args: Record<string, never>; result: null };

@@ -39,6 +39,7 @@ export type { RootKind } from './RootKind';
 export type { ScanProgress } from './ScanProgress';
 export type { Settings } from './Settings';
 export type { Snapshot } from './Snapshot';
+export type { SuggestedReclaim } from './SuggestedReclaim';
 export type { UiState } from './UiState';
 export type { UiView } from './UiView';
 export type { UnattributedDto } from './UnattributedDto';

@@ -74,26 +74,14 @@ export function renderUnattributed(
   replaceChildren(el, ...parts);
 }
 
-/**
- * An alert's text as the window shows it: without the sentences that tell a terminal user which
- * `cachewatch` command to run (the card has a button instead; the engine's `alerts::for_app`
- * does the same for notifications).
- */
-export function appMessage(message: string): string {
-  let out = message;
-  for (const start of [' Reclaim: cachewatch ', ' See `cachewatch ']) {
-    for (let i = out.indexOf(start); i >= 0; i = out.indexOf(start)) {
-      const stop = out.indexOf('. ', i + 1);
-      const end = stop < 0 ? out.length : stop + 1;
-      out = out.slice(0, i) + out.slice(end);
-    }
-  }
-  return out;
+/** The producer an alert card's button reclaims: the one the engine suggests, else the alert's. */
+function alertProducer(alert: AlertDto): string | null {
+  return alert.suggested_reclaim?.producer ?? alert.producer;
 }
 
 /** What an alert card's button does. */
 export interface AlertActions {
-  /** Whether the producer can be reclaimed at all (not `never`, not `system`, still listed). */
+  /** Whether the producer can be reclaimed at all (still listed, `reclaimable` by the engine). */
   canReclaim(producer: string): boolean;
   /** Opens the reclaim preview for that producer only. */
   previewReclaim(producer: string): void;
@@ -118,8 +106,9 @@ export function renderAlerts(
           h('strong', {}, alert.title),
           h('time', {}, formatAgo(alert.time_unix_secs, nowUnixSecs)),
         ),
-        h('p', {}, appMessage(alert.message)),
-        alert.producer !== null && actions?.canReclaim(alert.producer)
+        // The engine's text for the window: no command to run (the card has a button instead).
+        h('p', {}, alert.app_message),
+        alertProducer(alert) !== null && actions?.canReclaim(alertProducer(alert) as string)
           ? h(
               'button',
               {
@@ -127,7 +116,7 @@ export function renderAlerts(
                 class: 'link-button',
                 'data-key': `alert-reclaim-${alert.id}`,
                 'data-testid': 'alert-reclaim',
-                onclick: () => actions.previewReclaim(alert.producer as string),
+                onclick: () => actions.previewReclaim(alertProducer(alert) as string),
               },
               'Preview reclaim…',
             )

@@ -161,8 +161,8 @@ function renderRow(
  * engine's figure) and said so, beside the reclaim panel's freeable bytes:
  * `2.0 GiB reclaimable (allocated)`, `… (allocated, manual)`, `never reclaimed`.
  */
-export function reclaimableText(p: Pick<ProducerDto, 'reclaim' | 'kind' | 'reclaimable_bytes'>): string {
-  if (p.reclaim === 'never' || p.kind === 'system') return 'never reclaimed';
+export function reclaimableText(p: Pick<ProducerDto, 'reclaim' | 'reclaimable' | 'reclaimable_bytes'>): string {
+  if (!p.reclaimable) return 'never reclaimed';
   const unit = p.reclaim === 'manual' ? 'allocated, manual' : 'allocated';
   return `${formatBytes(p.reclaimable_bytes)} reclaimable (${unit})`;
 }
@@ -214,7 +214,6 @@ function renderDetails(
       ),
     );
   });
-  const canReclaim = p.reclaim !== 'never' && p.kind !== 'system';
   return h(
     'div',
     { class: 'row-details', id },
@@ -236,7 +235,7 @@ function renderDetails(
     ),
     p.top_items.length > 0 ? h('h3', {}, 'Largest items') : null,
     p.top_items.length > 0 ? items : null,
-    canReclaim
+    p.reclaimable
       ? h(
           'button',
           {

@@ -21,36 +21,18 @@ function sizeLabel(key: string): string {
   return humanizeKey(key.replace(/_bytes$/, ''));
 }
 
-const SIZE_UNITS: [string, number][] = [
-  ['TiB', 1024 ** 4],
-  ['GiB', 1024 ** 3],
-  ['MiB', 1024 ** 2],
-  ['KiB', 1024],
-];
-
-/**
- * `bytes` in the largest binary unit that holds it a whole number of times (`52428800` →
- * `50 MiB`, `1536` → `1536 B`): the engine's `api::size_text::format_size`, so what is shown reads
- * back (through `parse_size`) as the same number.
- */
-export function sizeText(bytes: number): string {
-  for (const [name, factor] of SIZE_UNITS) {
-    if (bytes >= factor && bytes % factor === 0) return `${bytes / factor} ${name}`;
-  }
-  return `${bytes} B`;
-}
-
 /** The alert limits as the form sees them: fields of numbers, strings, booleans, nested tables. */
 type Fields = { [key: string]: SettingValue };
 
 /**
  * Reads the form back into a copy of `base` (the generated `AlertsConfig`, or any table of
  * fields): each field keeps its type (a number field left empty becomes `null`; a text that is not
- * a number in a number field is an error naming the field).
+ * a number in a number field is an error naming the field). A field `read` gives `undefined` for
+ * keeps its value (a size: the engine reads its text, sent beside the settings).
  */
 export function readAlerts<T extends Fields>(
   base: T,
-  read: (path: string) => string | boolean,
+  read: (path: string) => string | boolean | undefined,
   prefix = 'alerts',
 ): T {
   const out: { [key: string]: SettingValue } = {};
@@ -58,6 +40,8 @@ export function readAlerts<T extends Fields>(
     const path = `${prefix}.${key}`;
     if (value !== null && typeof value === 'object') {
       out[key] = readAlerts(value, read, path);
+    } else if (read(path) === undefined) {
+      out[key] = value;
     } else if (typeof value === 'boolean') {
       out[key] = read(path) === true;
     } else if (typeof value === 'number' || value === null) {
@@ -84,9 +68,8 @@ export class SettingsDialog {
   constructor(
     private readonly dialog: HTMLDialogElement,
     private readonly load: () => Promise<Settings>,
+    /** Saves; the engine reads the sizes as typed and rejects a bad one naming its `field`. */
     private readonly save: (settings: Settings) => Promise<void>,
-    /** The engine's reading of a size as typed (`parse_size`); rejects with what to write. */
-    private readonly parseSize: (text: string) => Promise<number>,
   ) {
     dialog.addEventListener('cancel', (event) => {
       event.preventDefault();
@@ -142,7 +125,7 @@ export class SettingsDialog {
     if (Object.keys(settings.alerts).length === 0) {
       form.append(h('p', { class: 'muted' }, 'This version has no alert limits to set.'));
     }
-    appendFields(form, settings.alerts, 'alerts');
+    appendFields(form, settings.alerts, 'alerts', settings.sizes);
     const error = h('p', { class: 'error-text', role: 'alert' }, message ?? '');
     form.append(
       error,
@@ -168,29 +151,23 @@ export class SettingsDialog {
       error.textContent = 'Default threshold: type a duration such as 1d or 12h.';
       return;
     }
-    // Sizes as typed ("50 MiB") are read by the engine, one field at a time, named on error.
-    const sizes = new Map<string, string>();
+    // Sizes as typed ("50 MiB") go to the engine with the settings, which reads them.
+    const sizes: { [path: string]: string } = {};
     for (const input of Array.from(form.querySelectorAll<HTMLInputElement>('input[data-size]'))) {
-      const text = input.value.trim();
-      if (text === '') continue;
-      try {
-        sizes.set(input.name, String(await this.parseSize(text)));
-      } catch (e) {
-        error.textContent = `${sizeLabel(input.name.split('.').pop() ?? '')}: ${(e as UiError).message}`;
-        input.focus();
-        return;
-      }
+      sizes[input.name] = input.value.trim();
     }
     let next: Settings;
     try {
       next = {
         default_threshold_secs: secs,
         open_at_login: field('open_at_login')?.checked ?? false,
+        sizes,
         alerts: readAlerts(base.alerts, (path) => {
+          if (path in sizes) return undefined;
           const input = field(path);
           if (!input) return '';
           if (input.type === 'checkbox') return input.checked;
-          return sizes.get(path) ?? input.value;
+          return input.value;
         }),
       };
     } catch (e) {
@@ -202,18 +179,30 @@ export class SettingsDialog {
       this.settings = next;
       this.close();
     } catch (e) {
-      error.textContent = (e as UiError).message;
+      const failed = e as UiError;
+      const input = failed.field === undefined ? null : field(failed.field);
+      if (input && failed.field !== undefined) {
+        error.textContent = `${sizeLabel(failed.field.split('.').pop() ?? '')}: ${failed.message}`;
+        input.focus();
+      } else {
+        error.textContent = failed.message;
+      }
     }
   }
 }
 
-function appendFields(form: HTMLElement, values: { [key: string]: SettingValue }, prefix: string): void {
+function appendFields(
+  form: HTMLElement,
+  values: { [key: string]: SettingValue },
+  prefix: string,
+  sizes: { [path: string]: string | undefined },
+): void {
   for (const [key, value] of Object.entries(values)) {
     const path = `${prefix}.${key}`;
     const id = `set-${path.replace(/\./g, '-')}`;
     if (value !== null && typeof value === 'object') {
       form.appendChild(h('h4', {}, humanizeKey(key)));
-      appendFields(form, value, path);
+      appendFields(form, value, path, sizes);
     } else if (typeof value === 'boolean') {
       const input = h('input', { type: 'checkbox', id, name: path });
       input.checked = value;
@@ -221,7 +210,8 @@ function appendFields(form: HTMLElement, values: { [key: string]: SettingValue }
     } else {
       const numeric = typeof value === 'number' || value === null;
       const size = numeric && isSizeField(path);
-      const shown = value === null ? '' : size ? sizeText(Number(value)) : String(value);
+      // A size as the engine writes it exactly (`50 MiB`), so it reads back as the same number.
+      const shown = size ? (sizes[path] ?? '') : value === null ? '' : String(value);
       form.appendChild(
         h(
           'label',

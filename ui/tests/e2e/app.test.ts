@@ -91,6 +91,11 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
       unexplained_growth_window: '6h',
       crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
     },
+    // The engine's exact text of each size (api::settings::size_texts).
+    sizes: {
+      'alerts.producer_growth_bytes': '1 GiB', 'alerts.total_limit_bytes': '',
+      'alerts.free_disk_min_bytes': '10 GiB', 'alerts.unexplained_growth_min_bytes': '1 GiB',
+    },
   };
   w.__settings = settings;
   function makePlan(producers: string[], thresholdSecs: number): ReclaimPreview {
@@ -204,13 +209,6 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
         },
       ],
     }),
-    parse_size: ({ text }) => {
-      const factors: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
-      const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
-      const factor = m ? factors[m[2].toLowerCase()] : undefined;
-      if (!m || factor === undefined) throw { code: 'bad-size', message: `bad size "${text}": unknown unit` };
-      return Math.round(Number(m[1]) * factor);
-    },
     get_ui_state: () =>
       (w.__uiState as UiState | undefined) ?? {
         view: { scope: null, expanded: [], threshold_secs: null, focus: null },
@@ -223,6 +221,12 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     dismiss_reclaim: () => null,
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
+      // The engine reads each size as typed (api::settings::with_size_texts); a bad one names its field.
+      for (const [field, text] of Object.entries(settings.sizes)) {
+        if (text !== '' && !/^\s*\d+(?:\.\d+)?\s*(b|kib|mib|gib|tib)?\s*$/i.test(text ?? '')) {
+          throw { code: 'bad-size', message: `bad size "${text}": unknown unit`, field };
+        }
+      }
       w.__settings = settings;
       return null;
     },
@@ -500,7 +504,7 @@ describe('the window', () => {
     await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').length).toBe(2);
     await page.evaluate(
       (alert) => (window as unknown as { __emit: (e: string, p: unknown) => void }).__emit('alert', alert),
-      { id: 8, time_unix_secs: NOW + 120, rule: 'free-disk', producer: null, title: 'Disk almost full', message: '9.5 GiB free.' },
+      { id: 8, time_unix_secs: NOW + 120, rule: 'free-disk', producer: null, title: 'Disk almost full', message: '9.5 GiB free.', app_message: '9.5 GiB free.', suggested_reclaim: null },
     );
     await expect.poll(() => page.getByTestId('alert').first().locator('strong').textContent()).toBe('Disk almost full');
     expect(await page.getByTestId('alert').count()).toBe(2);
@@ -555,7 +559,7 @@ describe('the window', () => {
     await page.locator('[data-key="settings"]').click();
     await page.locator('#set-threshold').fill('3d');
     await page.locator('#set-alerts-producer_growth_items').fill('2000');
-    // Sizes are shown and typed in binary units; the engine reads them (`parse_size`).
+    // Sizes are shown and typed in binary units; the engine reads them (with the settings).
     expect(await page.locator('#set-alerts-producer_growth_bytes').inputValue()).toBe('1 GiB');
     expect(await page.locator('#set-alerts-free_disk_min_bytes').inputValue()).toBe('10 GiB');
     await page.locator('#set-alerts-total_limit_bytes').fill('50 parsecs');
@@ -565,7 +569,8 @@ describe('the window', () => {
     await page.locator('#set-alerts-total_limit_bytes').fill('50 MiB');
     await page.getByText('Save').click();
     await expect.poll(() => page.locator('#settings-dialog').evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
-    const saved = (await calls(page)).filter(([c]) => c === 'set_settings');
+    // The refused try, then the one saved: the sizes as typed beside the numbers the form was given.
+    const saved = (await calls(page)).filter(([c]) => c === 'set_settings').slice(1);
     expect(saved).toEqual([
       [
         'set_settings',
@@ -573,8 +578,12 @@ describe('the window', () => {
           settings: {
             default_threshold_secs: 259200,
             open_at_login: true,
+            sizes: {
+              'alerts.producer_growth_bytes': '1 GiB', 'alerts.total_limit_bytes': '50 MiB',
+              'alerts.free_disk_min_bytes': '10 GiB', 'alerts.unexplained_growth_min_bytes': '1 GiB',
+            },
             alerts: {
-              producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: 52428800,
+              producer_growth_bytes: 1073741824, producer_growth_items: 2000, producer_growth_window: '1h', total_limit_bytes: null,
               free_disk_min_bytes: 10737418240, disk_full_eta_min_hours: 24, cooldown: '6h',
               crash_loop: { crash_loop_reports: 5, crash_loop_window: '10m', crash_loop_cooldown: '6h' },
               unexplained_growth_alert: false, unexplained_growth_min_bytes: 1073741824,

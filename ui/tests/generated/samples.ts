@@ -5,18 +5,25 @@ import type { IpcError, KeepReason, ProducerHistory, ReclaimPreview, ReclaimResu
 export const SNAPSHOT: Snapshot = {
   "alerts": [
     {
+      "app_message": "GPU archiver grew 1.0 GiB in 1 h. Upstream: https://example.org/1",
       "id": 7,
-      "message": "grew by 1.0 GiB in 1 h",
+      "message": "GPU archiver grew 1.0 GiB in 1 h. Reclaim: cachewatch reclaim --producer gpuarchiver --older-than 1h. Upstream: https://example.org/1",
       "producer": "gpuarchiver",
       "rule": "producer-growth",
+      "suggested_reclaim": {
+        "older_than_secs": 3600,
+        "producer": "gpuarchiver"
+      },
       "time_unix_secs": 1763999940,
       "title": "GPU archiver grew"
     },
     {
+      "app_message": "Only 9.0 GiB free, below 10.0 GiB.",
       "id": 0,
-      "message": "9.0 GiB free",
+      "message": "Only 9.0 GiB free, below 10.0 GiB. See `cachewatch status` for what can be reclaimed.",
       "producer": null,
       "rule": "free-disk",
+      "suggested_reclaim": null,
       "time_unix_secs": 1763999880,
       "title": "Disk almost full"
     }
@@ -134,6 +141,7 @@ export const SNAPSHOT: Snapshot = {
       "notes": "leaks one dir per launch",
       "orphan_bytes": 1073741824,
       "reclaim": "auto",
+      "reclaimable": true,
       "reclaimable_bytes": 2147483648,
       "reclaimable_items": 1000,
       "top_items": [
@@ -319,6 +327,7 @@ export const SNAPSHOT: Snapshot = {
       "free_fall_bytes": 45097156608,
       "from_unix_secs": 1763978400,
       "left_out_secs": 0,
+      "message": "Free space on / fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something outside them is growing (for example /private/tmp).",
       "mount": "/",
       "notable": true,
       "roots_growth_bytes": 1288490188,
@@ -620,7 +629,13 @@ export const SETTINGS: Settings = {
     "unexplained_growth_window": "6h"
   },
   "default_threshold_secs": 259200,
-  "open_at_login": true
+  "open_at_login": true,
+  "sizes": {
+    "alerts.free_disk_min_bytes": "10 GiB",
+    "alerts.producer_growth_bytes": "1 GiB",
+    "alerts.total_limit_bytes": "20 GiB",
+    "alerts.unexplained_growth_min_bytes": "1 GiB"
+  }
 };
 
 export const PRODUCER_HISTORY: ProducerHistory = {
@@ -712,12 +727,24 @@ export const DEFAULT_SETTINGS: Settings = {
     "unexplained_growth_window": "6h"
   },
   "default_threshold_secs": 259200,
-  "open_at_login": false
+  "open_at_login": false,
+  "sizes": {
+    "alerts.free_disk_min_bytes": "10 GiB",
+    "alerts.producer_growth_bytes": "1 GiB",
+    "alerts.total_limit_bytes": "",
+    "alerts.unexplained_growth_min_bytes": "1 GiB"
+  }
 };
 
 export const IPC_ERROR: IpcError = {
   "code": "unknown-plan",
   "message": "no plan \"x\""
+};
+
+export const IPC_ERROR_OF_A_FIELD: IpcError = {
+  "code": "bad-size",
+  "field": "alerts.total_limit_bytes",
+  "message": "bad size \"50 MB\": decimal units are ambiguous"
 };
 
 export const UI_STATE_IDLE: UiState = {

@@ -2,7 +2,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chartModel, fitAxis, hoverText, MIN_AXIS_SECS, reclaimText, tickText, whenText } from '../../src/chart-data';
 import { keptText, runLines } from '../../src/views/reclaim-history';
-import { sizeText } from '../../src/views/settings';
 import { PRODUCER_HISTORY, RECLAIM_RUN_ASKED, RECLAIM_RUN_BY_RULE } from '../generated/samples';
 
 const MIB = 1024 ** 2;
@@ -98,15 +97,5 @@ describe('the reclaim history', () => {
 
   it('names keep reasons in words, and an unknown one as its code', () => {
     expect(keptText({ 'too-young': 3, 'in-use': 1, zero: 0, 'new-reason': 2 })).toBe('3 too young, 1 in use, 2 new-reason');
-  });
-});
-
-describe('sizes in the settings', () => {
-  it('are shown in the largest unit that holds them exactly, as the engine writes them', () => {
-    expect(sizeText(0)).toBe('0 B');
-    expect(sizeText(50 * MIB)).toBe('50 MiB');
-    expect(sizeText(10 * 1024 * MIB)).toBe('10 GiB');
-    expect(sizeText(1536)).toBe('1536 B');
-    expect(sizeText(1536 * MIB)).toBe('1536 MiB');
   });
 });

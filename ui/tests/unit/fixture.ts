@@ -7,6 +7,7 @@ export function producer(over: Partial<ProducerDto>): ProducerDto {
     name: 'P',
     kind: 'leak',
     reclaim: 'auto',
+    reclaimable: true,
     allocated_bytes: 0,
     apparent_bytes: 0,
     items: 0,

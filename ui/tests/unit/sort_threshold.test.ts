@@ -37,6 +37,8 @@ describe('mergeAlerts', () => {
     producer: 'p',
     title: `t${id}`,
     message: 'm',
+    app_message: 'm',
+    suggested_reclaim: null,
   });
   it('lists each alert once, newest first', () => {
     const merged = mergeAlerts([alert(2, 200), alert(1, 100)], [alert(3, 300), alert(2, 200)], 10);
@@ -71,7 +73,9 @@ describe('parseThreshold', () => {
     expect(parseThreshold('1.5h')).toBe(5400);
     expect(parseThreshold('45s')).toBe(45);
     expect(parseThreshold('1w')).toBe(604800);
-    expect(parseThreshold(' 12H ')).toBe(43200);
+    expect(parseThreshold(' 12h ')).toBe(43200);
+    // Units are case-sensitive, as the engine reads them (humantime: `M` is months).
+    expect(parseThreshold(' 12H ')).toBeNull();
   });
   it('refuses what is not a positive duration', () => {
     expect(parseThreshold('')).toBeNull();

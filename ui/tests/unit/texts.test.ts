@@ -93,9 +93,9 @@ describe('the plan dialog texts', () => {
 
 describe('the producer row\'s reclaimable figure', () => {
   it('says its unit (allocated), as the reclaim panel says freeable', () => {
-    expect(reclaimableText({ reclaim: 'auto', kind: 'leak', reclaimable_bytes: 3 * MIB })).toBe('3.0 MiB reclaimable (allocated)');
-    expect(reclaimableText({ reclaim: 'manual', kind: 'cache', reclaimable_bytes: 0 })).toBe('0 B reclaimable (allocated, manual)');
-    expect(reclaimableText({ reclaim: 'auto', kind: 'system', reclaimable_bytes: MIB })).toBe('never reclaimed');
+    expect(reclaimableText({ reclaim: 'auto', reclaimable: true, reclaimable_bytes: 3 * MIB })).toBe('3.0 MiB reclaimable (allocated)');
+    expect(reclaimableText({ reclaim: 'manual', reclaimable: true, reclaimable_bytes: 0 })).toBe('0 B reclaimable (allocated, manual)');
+    expect(reclaimableText({ reclaim: 'auto', reclaimable: false, reclaimable_bytes: MIB })).toBe('never reclaimed');
   });
 });
 

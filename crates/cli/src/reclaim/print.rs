@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use cachewatch::reclaim::{reason_kind, KeptItem, StreamedPlan};
+use cachewatch::reclaim::{KeptItem, StreamedPlan};
 
 use super::{listing, Done};
 use crate::format::{age, bytes, count, Align, Table};
@@ -140,10 +140,10 @@ fn kept(items: &[KeptItem], list: bool, out: &mut dyn Write) -> std::io::Result<
         return t.write(out);
     }
     // (producer, reason kind) -> (items, one example reason)
-    let mut by: BTreeMap<(&str, String), (u64, String)> = BTreeMap::new();
+    let mut by: BTreeMap<(&str, &str), (u64, String)> = BTreeMap::new();
     for k in items {
         let e = by
-            .entry((k.producer.as_str(), reason_kind(&k.reason)))
+            .entry((k.producer.as_str(), k.reason.code()))
             .or_insert_with(|| (0, k.reason.to_string()));
         e.0 += 1;
     }
@@ -160,7 +160,7 @@ fn kept(items: &[KeptItem], list: bool, out: &mut dyn Write) -> std::io::Result<
 
 /// Prints what an execute did: counts, freed bytes, what was kept at the re-check, failures.
 pub fn report(d: &Done, list: bool, interrupted: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    let r = &d.report;
+    let r = &d.audited.report;
     writeln!(
         out,
         "\n{}Deleted {} item(s), freed {}.",
@@ -183,7 +183,7 @@ pub fn report(d: &Done, list: bool, interrupted: bool, out: &mut dyn Write) -> s
         writeln!(out, "Kept at the re-check just before deleting:")?;
         kept(&r.kept, list, out)?;
     }
-    for e in r.errors.iter().chain(&d.audit_errors) {
+    for e in d.audited.errors() {
         writeln!(
             out,
             "failed {}: {}",

@@ -272,7 +272,7 @@ fn watch_runs_the_rules_counts_them_and_announces_once_and_not_with_no_auto_recl
     let said: Vec<&str> = out.lines().filter(|l| l.contains("Reclaimed")).collect();
     assert_eq!(said.len(), 1, "{out}");
     assert!(
-        said[0].contains(": 3 items of My tool scratch dirs older than 1h"),
+        said[0].contains(": 3 items of My tool scratch dirs older than 1 h"),
         "{out}"
     );
 }

@@ -212,7 +212,7 @@ fn attempt_rows_are_written_before_and_filled_after_and_a_leftover_reads_interru
                 (
                     r.path.display().to_string(),
                     r.allocated_bytes,
-                    r.outcome.clone(),
+                    r.outcome.to_string(),
                 )
             })
             .collect();

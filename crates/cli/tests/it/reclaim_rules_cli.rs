@@ -132,7 +132,7 @@ fn each_rule_plans_the_roots_as_they_are_when_it_runs() {
         .reclaims(SystemTime::UNIX_EPOCH)
         .unwrap()
         .into_iter()
-        .map(|r| (r.path, r.outcome))
+        .map(|r| (r.path, r.outcome.to_string()))
         .collect();
     rows.sort();
     let want: Vec<(PathBuf, String)> = old.iter().map(|p| (p.clone(), "deleted".into())).collect();

@@ -86,7 +86,7 @@ fn status_says_free_space_fell_42_gib_while_the_watched_dirs_grew_1_2_gib() {
     let (code, out, err) = cachewatch_cli(data.path(), &["status", "--root", &root_arg]);
     assert_eq!(code, 0, "{err}");
     let line = format!(
-        "Free space on {mount} fell 42.0 GiB in 6h; the watched dirs grew 1.2 GiB: something \
+        "Free space on {mount} fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something \
          outside them is growing (for example /private/tmp)."
     );
     assert!(out.contains(&line), "{out}");

@@ -10,8 +10,7 @@ use super::execute::{Checkpoint, CheckpointFn};
 use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::tree::{self, ChildDir, RootDir, Walk};
 use super::{
-    age_secs, held_protected, held_root, needed_secs, rule_forbids, KeepReason, PlannedItem,
-    Policy, ReclaimError,
+    age_secs, held_protected, held_root, needed_secs, KeepReason, PlannedItem, Policy, ReclaimError,
 };
 use crate::catalogue::Catalogue;
 use crate::platform::FileKind;
@@ -72,7 +71,7 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
     let Some(rule) = cx.catalogue.rule(&item.producer) else {
         return Outcome::Kept(KeepReason::UnknownProducer);
     };
-    if rule_forbids(rule) {
+    if !rule.reclaimable() {
         return Outcome::Kept(KeepReason::Never);
     }
     let Some(Some(root)) = cx.roots.get(&item.root) else {

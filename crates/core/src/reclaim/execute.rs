@@ -13,8 +13,8 @@ use super::measure::{add_freed_links, LinkSeen, LinkedInodes};
 use super::plan::plan_id;
 use super::tree::RootDir;
 use super::{
-    protected_paths, AuditRecord, DeletedItem, KeptItem, PlannedItem, Policy, ReclaimError,
-    ReclaimPlan, ReclaimReport,
+    protected_paths, AuditOutcome, AuditRecord, DeletedItem, KeptItem, PlannedItem, Policy,
+    ReclaimError, ReclaimPlan, ReclaimReport,
 };
 use crate::catalogue::Catalogue;
 use crate::process::ProcessProbe;
@@ -273,14 +273,14 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// Adds one outcome to the report; returns its audit text.
+    /// Adds one outcome to the report; returns its audit outcome.
     fn note(
         &mut self,
         index: usize,
         item: &PlannedItem,
         outcome: Outcome,
         batch_deleted: &mut Vec<DeletedItem>,
-    ) -> String {
+    ) -> AuditOutcome {
         let report = &mut self.report;
         match outcome {
             Outcome::Deleted(m) => {
@@ -305,10 +305,10 @@ impl<'a> Executor<'a> {
                     }
                 }
                 batch_deleted.push(d);
-                "deleted".to_owned()
+                AuditOutcome::Deleted
             }
             Outcome::Kept(reason) => {
-                let text = format!("skipped: {reason}");
+                let text = AuditOutcome::Skipped(reason.to_string());
                 report.kept.push(KeptItem {
                     path: item.path.clone(),
                     producer: item.producer.clone(),
@@ -318,11 +318,11 @@ impl<'a> Executor<'a> {
             }
             Outcome::AlreadyGone => {
                 report.already_gone.push(item.path.clone());
-                "already-gone".to_owned()
+                AuditOutcome::AlreadyGone
             }
             Outcome::Failed(e) => {
                 report.errors.push(e.entry(&item.path));
-                format!("error: {e}")
+                AuditOutcome::Error(e.to_string())
             }
         }
     }

@@ -121,6 +121,31 @@ pub enum KeepReason {
     },
 }
 
+impl KeepReason {
+    /// The kebab-case code of the reason, as serde's `reason` tag writes it (`too-young`,
+    /// `owner-alive`, `in-use`, ...): the key kept items are counted and grouped by.
+    pub fn code(&self) -> &'static str {
+        match self {
+            KeepReason::TooYoung { .. } => "too-young",
+            KeepReason::OwnerAlive { .. } => "owner-alive",
+            KeepReason::InUse { .. } => "in-use",
+            KeepReason::AppRunning { .. } => "app-running",
+            KeepReason::Never => "never",
+            KeepReason::Manual => "manual",
+            KeepReason::Structure => "structure",
+            KeepReason::Changed { .. } => "changed",
+            KeepReason::UnknownProducer => "unknown-producer",
+            KeepReason::HoldsRoot { .. } => "holds-root",
+            KeepReason::HoldsMount { .. } => "holds-mount",
+            KeepReason::HoldsProtected { .. } => "holds-protected",
+            KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
+            KeepReason::NewestVersion { .. } => "newest-version",
+            KeepReason::Unreadable { .. } => "unreadable",
+            KeepReason::NotDeletable { .. } => "not-deletable",
+        }
+    }
+}
+
 impl std::fmt::Display for KeepReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -380,6 +405,51 @@ impl OwnerVerdict {
             OwnerVerdict::PidDead { .. }
             | OwnerVerdict::PidReused { .. }
             | OwnerVerdict::NoPid { running: None } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod code_tests {
+    use std::path::PathBuf;
+
+    use super::KeepReason;
+
+    /// One reason of every variant.
+    fn every_reason() -> Vec<KeepReason> {
+        let p = || PathBuf::from("/t/x");
+        vec![
+            KeepReason::TooYoung {
+                age_secs: 1,
+                needed_secs: 2,
+            },
+            KeepReason::OwnerAlive { pid: 1 },
+            KeepReason::InUse { pid: 1, path: p() },
+            KeepReason::AppRunning { name: "a".into() },
+            KeepReason::Never,
+            KeepReason::Manual,
+            KeepReason::Structure,
+            KeepReason::Changed {
+                what: "inode".into(),
+            },
+            KeepReason::UnknownProducer,
+            KeepReason::HoldsRoot { root: p() },
+            KeepReason::HoldsMount { path: p() },
+            KeepReason::HoldsProtected { path: p() },
+            KeepReason::NewestCloneOfRunningApp { app: "a".into() },
+            KeepReason::NewestVersion {
+                version: "1".into(),
+            },
+            KeepReason::Unreadable { path: p() },
+            KeepReason::NotDeletable { path: p() },
+        ]
+    }
+
+    #[test]
+    fn a_reason_code_is_the_reason_word_serde_writes() {
+        for r in every_reason() {
+            let json = serde_json::to_value(&r).expect("a reason serializes");
+            assert_eq!(json["reason"].as_str(), Some(r.code()), "{r:?}");
         }
     }
 }

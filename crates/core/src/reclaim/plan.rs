@@ -4,8 +4,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{
-    age_secs, held_protected, held_root, needed_secs, protected_paths, rule_forbids, KeepReason,
-    KeptItem, PlannedItem, Policy, ReclaimPlan,
+    age_secs, held_protected, held_root, needed_secs, protected_paths, KeepReason, KeptItem,
+    PlannedItem, Policy, ReclaimPlan,
 };
 use crate::catalogue::{Catalogue, ReclaimMode, Rule};
 use crate::inventory::{Inventory, Item};
@@ -230,7 +230,7 @@ fn decide(
     probe: &dyn ProcessProbe,
     now: SystemTime,
 ) -> Result<PlannedItem, KeepReason> {
-    if rule_forbids(rule) {
+    if !rule.reclaimable() {
         return Err(KeepReason::Never);
     }
     if rule.reclaim == ReclaimMode::Manual && !named {

@@ -103,9 +103,3 @@ pub fn read_age(
 pub(super) fn needed_secs(policy: &Policy, rule: &crate::catalogue::Rule) -> u64 {
     policy.older_than.as_secs().max(rule.min_age_secs)
 }
-
-/// True when the rule forbids deleting (`reclaim = "never"` or `kind = "system"`).
-pub(super) fn rule_forbids(rule: &crate::catalogue::Rule) -> bool {
-    rule.reclaim == crate::catalogue::ReclaimMode::Never
-        || rule.kind == crate::catalogue::ProducerKind::System
-}

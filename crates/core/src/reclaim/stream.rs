@@ -328,7 +328,7 @@ impl State {
         }
         let s = &mut self.summary;
         s.kept_items += 1;
-        let kind = reason_kind(&k.reason);
+        let kind = k.reason.code().to_owned();
         s.kept
             .entry((k.producer.clone(), kind))
             .or_insert_with(|| KeptGroup {
@@ -338,12 +338,4 @@ impl State {
             .items += 1;
         self.kept.push(k)
     }
-}
-
-/// The serialized `reason` word of a keep reason (`too-young`, `owner-alive`, ...).
-pub fn reason_kind(reason: &KeepReason) -> String {
-    serde_json::to_value(reason)
-        .ok()
-        .and_then(|v| v["reason"].as_str().map(str::to_owned))
-        .unwrap_or_default()
 }

@@ -408,7 +408,7 @@ fn execute_refuses_root_outside_and_dotdot() {
     };
     let mut outcomes = vec![];
     let r = execute(&plan, &catalogue(), &FakeProbe::default(), now, &mut |a| {
-        outcomes.push(a.outcome.clone())
+        outcomes.push(a.outcome.to_string())
     });
     assert!(r.deleted.is_empty());
     assert_eq!(r.errors.len(), 3, "{:?}", r.errors);
@@ -561,7 +561,7 @@ fn nested_root_claimed_as_item_of_outer_root_is_never_deleted() {
     crafted.id = plan_id(&crafted.policy, &crafted.roots, &crafted.items);
     let mut audit = vec![];
     let r = execute(&crafted, &catalogue(), &probe, now, &mut |a| {
-        audit.push(a.outcome.clone())
+        audit.push(a.outcome.to_string())
     });
     let deleted: Vec<_> = r.deleted.iter().map(|d| d.path.clone()).collect();
     assert_eq!(deleted, vec![plain.clone()]);
@@ -616,4 +616,45 @@ fn parent_replaced_by_symlink_after_plan_is_refused() {
         r.kept
     );
     assert!(moved.join("gpuarchiver-x/data.bin").is_file());
+}
+
+/// The audit table holds outcomes as text: each reads back as its type and writes back as the
+/// same text, whatever it is (rows of older versions too).
+#[test]
+fn audit_outcomes_read_back_as_the_same_text() {
+    use crate::reclaim::AuditOutcome;
+    for (text, outcome) in [
+        ("attempt", AuditOutcome::Attempt),
+        ("interrupted", AuditOutcome::Interrupted),
+        ("deleted", AuditOutcome::Deleted),
+        ("already-gone", AuditOutcome::AlreadyGone),
+        (
+            "skipped: in use: pid 7 has /tmp/b/x open",
+            AuditOutcome::Skipped("in use: pid 7 has /tmp/b/x open".into()),
+        ),
+        (
+            "error: permission denied",
+            AuditOutcome::Error("permission denied".into()),
+        ),
+        ("skipped:x", AuditOutcome::Other("skipped:x".into())),
+        (
+            "ignored by begin_reclaims",
+            AuditOutcome::Other("ignored by begin_reclaims".into()),
+        ),
+    ] {
+        assert_eq!(AuditOutcome::parse(text), outcome, "{text}");
+        assert_eq!(outcome.to_string(), text);
+        assert_eq!(
+            serde_json::to_value(&outcome).expect("serializes"),
+            serde_json::Value::from(text)
+        );
+        assert_eq!(
+            serde_json::from_value::<AuditOutcome>(text.into()).expect("reads"),
+            outcome
+        );
+    }
+    assert_eq!(AuditOutcome::parse("error: a: b").word(), "error");
+    assert_eq!(AuditOutcome::parse("error: a: b").detail(), "a: b");
+    assert_eq!(AuditOutcome::parse("odd: thing").word(), "odd");
+    assert_eq!(AuditOutcome::parse("odd: thing").detail(), "thing");
 }

@@ -464,7 +464,7 @@ fn plan_json_times_are_unix_secs_and_a_plan_read_back_deletes_nothing() {
         path: item.clone(),
         producer: "katago-coreml".to_owned(),
         allocated_bytes: 4096,
-        outcome: "deleted".to_owned(),
+        outcome: "deleted".into(),
     };
     let json = serde_json::to_value(&rec).unwrap();
     assert_eq!(json["time_unix_secs"], 1_700_000_000u64);

@@ -10,7 +10,7 @@ const GIB: u64 = 1 << 30;
 
 /// Alert rules and their limits. Every limit can be turned off (`0`, or leaving out
 /// `total_limit_bytes`). Windows and cooldowns are humantime strings in the file (`"1h"`, `"6h"`);
-/// sizes are bytes or a size text (`"20 GiB"`, see [`crate::api::size_text`]).
+/// sizes are bytes or a size text (`"20 GiB"`, see [`crate::units::parse_size`]).
 ///
 /// ```toml
 /// [alerts]
@@ -36,7 +36,7 @@ const GIB: u64 = 1 << 30;
 pub struct AlertsConfig {
     /// A producer that grew by at least this many allocated bytes within
     /// [`AlertsConfig::producer_growth_window`] fires `producer-growth`; 0 turns the byte test off.
-    #[serde(with = "crate::size_text::bytes")]
+    #[serde(with = "crate::units::bytes_text")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub producer_growth_bytes: u64,
     /// ... or by at least this many items; 0 turns the item test off.
@@ -49,11 +49,11 @@ pub struct AlertsConfig {
     pub producer_growth_window: Duration,
     /// All watched dirs holding more than this many allocated bytes fire `total-limit`; off when
     /// absent (the default).
-    #[serde(with = "crate::size_text::opt_bytes")]
+    #[serde(with = "crate::units::opt_bytes_text")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub total_limit_bytes: Option<u64>,
     /// Free bytes on a watched volume below this fire `free-disk` (default 10 GiB); 0 turns it off.
-    #[serde(with = "crate::size_text::bytes")]
+    #[serde(with = "crate::units::bytes_text")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub free_disk_min_bytes: u64,
     /// A disk-full ETA below this many hours fires `disk-full-eta` (default 24); 0 turns it off.
@@ -69,7 +69,7 @@ pub struct AlertsConfig {
     /// too). `status`, the app and `/metrics` show the figure whatever this says.
     pub unexplained_growth_alert: bool,
     /// Growth outside the roots is worth saying from this many bytes (default 1 GiB) ...
-    #[serde(with = "crate::size_text::bytes")]
+    #[serde(with = "crate::units::bytes_text")]
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub unexplained_growth_min_bytes: u64,
     /// ... and from this many times the watched dirs' own growth (default 1).

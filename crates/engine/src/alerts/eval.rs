@@ -3,12 +3,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use super::text::{format_span, suggested_older_than};
+use super::text::{reclaim_sentence, suggested_older_than_secs};
 use super::{Alert, AlertRule, AlertsConfig};
 use crate::catalogue::{ReclaimMode, Rule};
 use crate::dto::AlertDto;
 use crate::history::Growth;
-use crate::units::format_bytes;
+use crate::units::{format_bytes, format_span};
 
 /// One producer, as the alert rules see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,7 +235,7 @@ impl Alerter {
             grp.root,
             format_bytes(g.bytes.into()),
             g.items,
-            format_span(g.span()),
+            format_span(g.span().as_secs()),
             format_bytes(grp.allocated_bytes.into()),
             grp.items,
         );
@@ -284,7 +284,7 @@ impl Alerter {
             p.name,
             format_bytes(g.bytes.into()),
             g.items,
-            format_span(g.span()),
+            format_span(g.span().as_secs()),
             format_bytes(p.allocated_bytes.into()),
             p.items,
         );
@@ -295,11 +295,12 @@ impl Alerter {
         }
         match p.reclaim {
             ReclaimMode::Never => message.push_str(" cachewatch does not delete these."),
-            ReclaimMode::Auto | ReclaimMode::Manual => message.push_str(&format!(
-                " Reclaim: cachewatch reclaim --producer {} --older-than {}.",
-                p.id,
-                suggested_older_than(p.min_age_secs)
-            )),
+            ReclaimMode::Auto | ReclaimMode::Manual => {
+                message.push_str(&reclaim_sentence(&crate::dto::SuggestedReclaim {
+                    producer: p.id.clone(),
+                    older_than_secs: suggested_older_than_secs(p.min_age_secs),
+                }))
+            }
         }
         if let Some(url) = p.evidence.first() {
             message.push_str(&format!(" Upstream: {url}"));
@@ -354,7 +355,7 @@ fn disk_full(eta: Duration, free: Option<u64>, now: SystemTime) -> Alert {
         message: format!(
             "At the recent growth rate the disk is full in {}{free}. See what grew with \
              `cachewatch history --since 24h`.",
-            format_span(eta)
+            format_span(eta.as_secs())
         ),
         time: now,
     }

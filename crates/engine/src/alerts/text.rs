@@ -2,17 +2,59 @@
 
 use std::time::Duration;
 
-/// A duration rounded to minutes (or seconds under a minute), humantime style (`1h 30m`).
-pub(crate) fn format_span(d: Duration) -> String {
-    let secs = d.as_secs();
-    let rounded = if secs >= 60 { secs / 60 * 60 } else { secs };
-    humantime::format_duration(Duration::from_secs(rounded)).to_string()
+use crate::dto::{AlertDto, SuggestedReclaim};
+
+/// The `--older-than` to suggest for a producer, seconds: at least an hour, and at least its
+/// rule's floor, in whole hours.
+pub(crate) fn suggested_older_than_secs(min_age_secs: u64) -> u64 {
+    min_age_secs.max(3600).div_ceil(3600) * 3600
 }
 
-/// The `--older-than` to suggest for a producer: at least an hour, and at least its rule's floor.
-pub(crate) fn suggested_older_than(min_age_secs: u64) -> String {
-    let secs = min_age_secs.max(3600);
-    humantime::format_duration(Duration::from_secs(secs.div_ceil(3600) * 3600)).to_string()
+/// Where the sentence of a suggested reclaim starts in an alert's message.
+const RECLAIM_SENTENCE: &str = " Reclaim: cachewatch reclaim --producer ";
+
+/// The sentence of `message` that tells a terminal user how to reclaim what `s` suggests:
+/// ` Reclaim: cachewatch reclaim --producer ID --older-than 1h.` ([`suggestion_in`] reads it back).
+pub(crate) fn reclaim_sentence(s: &SuggestedReclaim) -> String {
+    let older = humantime::format_duration(Duration::from_secs(s.older_than_secs));
+    format!("{RECLAIM_SENTENCE}{} --older-than {older}.", s.producer)
+}
+
+/// The reclaim `message` suggests, read from its [`reclaim_sentence`] (alerts read back from the
+/// history database carry only their text); `None` when it suggests none.
+pub fn suggestion_in(message: &str) -> Option<SuggestedReclaim> {
+    let rest = &message[message.find(RECLAIM_SENTENCE)? + RECLAIM_SENTENCE.len()..];
+    let (producer, rest) = rest.split_once(" --older-than ")?;
+    let older = rest.split_once(". ").map_or(rest, |(d, _)| d);
+    let older = older.strip_suffix('.').unwrap_or(older);
+    Some(SuggestedReclaim {
+        producer: producer.to_owned(),
+        older_than_secs: humantime::parse_duration(older).ok()?.as_secs(),
+    })
+}
+
+impl AlertDto {
+    /// An alert (row id 0) with its window text ([`for_app`]) and suggested reclaim
+    /// ([`suggestion_in`]) read from `message`: every alert is made here, so they always agree.
+    pub fn new(
+        time_unix_secs: u64,
+        rule: impl Into<String>,
+        producer: Option<String>,
+        title: impl Into<String>,
+        message: impl Into<String>,
+    ) -> AlertDto {
+        let message = message.into();
+        AlertDto {
+            id: 0,
+            time_unix_secs,
+            rule: rule.into(),
+            producer,
+            title: title.into(),
+            app_message: for_app(&message),
+            suggested_reclaim: suggestion_in(&message),
+            message,
+        }
+    }
 }
 
 /// `message` as the app shows it: without the sentences that tell a terminal user which
@@ -34,7 +76,7 @@ pub fn for_app(message: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::for_app;
+    use super::*;
 
     /// Issue 12 §7: notifications told a GUI user to run `cachewatch reclaim …`.
     #[test]
@@ -55,5 +97,37 @@ mod tests {
             "The watched dirs hold 9.0 GiB, above the limit of 8.0 GiB."
         );
         assert_eq!(for_app("Free space is low."), "Free space is low.");
+    }
+
+    /// The window's button and the notification's action read the suggestion as fields; an
+    /// alert read back from the database (text only) carries the same.
+    #[test]
+    fn the_suggested_reclaim_reads_back_from_the_message() {
+        let s = SuggestedReclaim {
+            producer: "metal-gpuarchiver".into(),
+            older_than_secs: 2 * 86_400,
+        };
+        let m = format!(
+            "X grew 1.0 GiB.{} Upstream: https://example.org/1",
+            reclaim_sentence(&s)
+        );
+        assert!(
+            m.contains(
+                "Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 2days. "
+            ),
+            "{m}"
+        );
+        assert_eq!(suggestion_in(&m), Some(s.clone()));
+        let end = format!("X grew 1.0 GiB.{}", reclaim_sentence(&s));
+        assert_eq!(suggestion_in(&end), Some(s));
+        assert_eq!(suggestion_in("Free space is low."), None);
+        let a = AlertDto::new(5, "producer-growth", Some("p".into()), "t", m.clone());
+        assert_eq!(a.app_message, for_app(&m));
+        assert_eq!(
+            a.suggested_reclaim.map(|s| s.older_than_secs),
+            Some(172_800)
+        );
+        assert_eq!(suggested_older_than_secs(0), 3600);
+        assert_eq!(suggested_older_than_secs(3601), 7200);
     }
 }

@@ -7,7 +7,8 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{unix_secs_u64, History, ReclaimRun, Series};
+use crate::history::{History, ReclaimRun, Series};
+use crate::units::unix_secs as unix_secs_u64;
 
 use super::ApiError;
 

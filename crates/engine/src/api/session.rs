@@ -86,6 +86,14 @@ pub enum ApiError {
         /// What is wrong.
         message: String,
     },
+    /// A size setting typed as text that is not a size (`50 MB`), or that cannot be left empty.
+    #[error("{message}")]
+    BadSize {
+        /// The setting, as its path in the settings (`alerts.total_limit_bytes`).
+        field: String,
+        /// What is wrong and what to write.
+        message: String,
+    },
 }
 
 /// The config, data dir and catalogue of one run of CacheWatch (a CLI command or the app).

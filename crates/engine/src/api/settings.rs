@@ -2,6 +2,7 @@
 //! live in the config file only (`[reclaim] older_than`, `[alerts]`), edited in place with
 //! `toml_edit` so the user's comments, key order and other sections survive.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -44,6 +45,83 @@ impl Settings {
     pub fn default_threshold(&self) -> Duration {
         Duration::from_secs(self.default_threshold_secs)
     }
+}
+
+/// The exact text of each size setting ([`crate::units::format_size`]: `50 MiB`; empty when
+/// off), keyed by its path in the settings (`alerts.total_limit_bytes`): what the window shows
+/// and lets the user edit, so a size reads back as the same number.
+pub fn size_texts(settings: &Settings) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Ok(v) = serde_json::to_value(settings) {
+        collect_sizes(&v, "", &mut out);
+    }
+    out
+}
+
+/// Every `*_bytes` value of `v` (a number or `null`) under `prefix`, as [`size_texts`] keys them.
+fn collect_sizes(v: &serde_json::Value, prefix: &str, out: &mut BTreeMap<String, String>) {
+    let Some(map) = v.as_object() else { return };
+    for (k, v) in map {
+        let path = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            serde_json::Value::Object(_) => collect_sizes(v, &path, out),
+            serde_json::Value::Number(n) if k.ends_with("_bytes") => {
+                let text = n
+                    .as_u64()
+                    .map(crate::units::format_size)
+                    .unwrap_or_default();
+                out.insert(path, text);
+            }
+            serde_json::Value::Null if k.ends_with("_bytes") => {
+                out.insert(path, String::new());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `settings` with each size of `texts` (path as [`size_texts`] keys it → the text as typed:
+/// `50 MiB`, `1.5 GiB`, a number of bytes; empty turns an optional size off) read by
+/// [`crate::units::parse_size`]. The window sends the sizes as typed; the engine reads them, one
+/// rule for the app and the config file.
+///
+/// # Errors
+/// [`ApiError::BadSize`] naming the first field whose text is not a size, that cannot be left
+/// empty, or that is no size setting.
+pub fn with_size_texts(
+    settings: &Settings,
+    texts: &BTreeMap<String, String>,
+) -> Result<Settings, ApiError> {
+    let bad = |field: &str, message: String| ApiError::BadSize {
+        field: field.to_owned(),
+        message,
+    };
+    let mut v = serde_json::to_value(settings).map_err(|e| bad("", e.to_string()))?;
+    for (field, text) in texts {
+        let pointer = format!("/{}", field.replace('.', "/"));
+        let slot = v
+            .pointer_mut(&pointer)
+            .filter(|_| field.ends_with("_bytes"))
+            .ok_or_else(|| bad(field, format!("{field:?} is not a size setting")))?;
+        let text = text.trim();
+        *slot = if text.is_empty() {
+            serde_json::Value::Null
+        } else {
+            let bytes = crate::units::parse_size(text).map_err(|e| bad(field, e.to_string()))?;
+            serde_json::Value::from(bytes)
+        };
+        if serde_json::from_value::<Settings>(v.clone()).is_err() {
+            return Err(bad(
+                field,
+                "it cannot be empty: write a size, e.g. \"20 GiB\" (0 turns it off)".to_owned(),
+            ));
+        }
+    }
+    serde_json::from_value(v).map_err(|e| bad("", e.to_string()))
 }
 
 /// The settings in the config file `path` as it is now (the defaults when it does not exist).
@@ -279,5 +357,47 @@ id = \"zz-mine\" # my rule
         let text = std::fs::read_to_string(&real).unwrap();
         assert!(text.contains("producer_growth_items = 42"), "{text}");
         assert!(text.contains("# my cachewatch config"), "{text}");
+    }
+
+    /// The window shows each size as its exact text and sends back what was typed; the engine
+    /// reads it (the window no longer asks once per field, nor formats sizes itself).
+    #[test]
+    fn sizes_go_to_the_window_as_text_and_come_back_read() {
+        let s = Settings::default();
+        let texts = size_texts(&s);
+        assert_eq!(
+            texts.get("alerts.free_disk_min_bytes").map(String::as_str),
+            Some("10 GiB")
+        );
+        assert_eq!(
+            texts.get("alerts.total_limit_bytes").map(String::as_str),
+            Some("")
+        );
+        assert_eq!(with_size_texts(&s, &texts).expect("reads back"), s);
+        let mut typed = texts.clone();
+        typed.insert("alerts.total_limit_bytes".into(), "50 MiB".into());
+        typed.insert("alerts.free_disk_min_bytes".into(), " 1.5 GiB ".into());
+        let read = with_size_texts(&s, &typed).expect("reads");
+        assert_eq!(read.alerts.total_limit_bytes, Some(50 << 20));
+        assert_eq!(read.alerts.free_disk_min_bytes, 3 << 29);
+        for (field, text, why) in [
+            (
+                "alerts.total_limit_bytes",
+                "50 parsecs",
+                "bad size \"50 parsecs\": unknown unit",
+            ),
+            ("alerts.free_disk_min_bytes", "", "it cannot be empty"),
+            ("alerts.cooldown_bytes", "1 GiB", "is not a size setting"),
+        ] {
+            let mut typed = texts.clone();
+            typed.insert(field.into(), text.into());
+            match with_size_texts(&s, &typed) {
+                Err(ApiError::BadSize { field: f, message }) => {
+                    assert_eq!(f, field);
+                    assert!(message.contains(why), "{message}");
+                }
+                other => panic!("{field} = {text:?}: {other:?}"),
+            }
+        }
     }
 }

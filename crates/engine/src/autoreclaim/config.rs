@@ -25,9 +25,9 @@ pub struct RuleConfig {
     #[serde(default)]
     pub when_items_over: Option<u64>,
     /// Run when the producers hold more allocated bytes than this.
-    #[serde(default, with = "crate::size_text::opt_bytes")]
+    #[serde(default, with = "crate::units::opt_bytes_text")]
     pub when_bytes_over: Option<u64>,
     /// Run when a watched volume's free bytes fall below this.
-    #[serde(default, with = "crate::size_text::opt_bytes")]
+    #[serde(default, with = "crate::units::opt_bytes_text")]
     pub when_free_below: Option<u64>,
 }

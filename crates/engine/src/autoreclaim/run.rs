@@ -185,7 +185,7 @@ fn begin(
         status: "done".into(),
         producers: rule.producers.clone(),
         older_than_secs: rule.older_than.as_secs(),
-        started_unix_secs: crate::history::unix_secs_u64(started),
+        started_unix_secs: crate::units::unix_secs(started),
         planned_items,
         kept,
         ..AutoRun::default()
@@ -214,7 +214,7 @@ fn tally(run: &mut AutoRun, d: &DeletedItem) {
 fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
     match audited {
         Ok(audited) => {
-            let r = audited.report;
+            let r = &audited.report;
             let attempted =
                 run.deleted_items + (r.kept.len() + r.already_gone.len() + r.errors.len()) as u64;
             if attempted < run.planned_items && r.errors.is_empty() {
@@ -225,10 +225,10 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
             }
             run.freed_bytes = r.freed_bytes;
             run.already_gone = r.already_gone.len() as u64;
-            let errors: Vec<_> = r.errors.iter().chain(&audited.audit_errors).collect();
-            run.errors = errors.len() as u64;
-            run.first_error = errors
-                .first()
+            run.errors = audited.errors().count() as u64;
+            run.first_error = audited
+                .errors()
+                .next()
                 .map(|e| format!("{}: {}", e.path.display(), e.message));
             if run.deleted_items == 0 && !r.errors.is_empty() && r.kept.is_empty() {
                 run.status = "failed".into();
@@ -244,7 +244,7 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
 
 /// Stamps the run's end and stores it in the history (a failed store is in its errors).
 fn record(run: &mut AutoRun, cx: &RunContext<'_>) {
-    run.finished_unix_secs = crate::history::unix_secs_u64((cx.now)());
+    run.finished_unix_secs = crate::units::unix_secs((cx.now)());
     let stored = cx
         .history
         .lock()

@@ -1,57 +1,15 @@
-//! The words of auto-reclaim: reason codes for the kept counts, the one-line announcement of a
+//! The words of auto-reclaim: the kept counts by reason code, the one-line announcement of a
 //! run, and the "freed nothing" note.
-
-use std::collections::BTreeMap;
-use std::time::Duration;
 
 use crate::catalogue::Catalogue;
 use crate::reclaim::{KeepReason, PlanSummary};
+use crate::units::{format_bytes, format_count, format_threshold};
+use std::collections::BTreeMap;
 
 use super::AutoRun;
 
-/// The kebab-case code of a keep reason, as the JSON of a kept item names it (`too-young`,
-/// `owner-alive`, `in-use`, `app-running`, ...).
-pub fn reason_code(r: &KeepReason) -> &'static str {
-    match r {
-        KeepReason::TooYoung { .. } => "too-young",
-        KeepReason::OwnerAlive { .. } => "owner-alive",
-        KeepReason::InUse { .. } => "in-use",
-        KeepReason::AppRunning { .. } => "app-running",
-        KeepReason::Never => "never",
-        KeepReason::Manual => "manual",
-        KeepReason::Structure => "structure",
-        KeepReason::Changed { .. } => "changed",
-        KeepReason::UnknownProducer => "unknown-producer",
-        KeepReason::HoldsRoot { .. } => "holds-root",
-        KeepReason::HoldsMount { .. } => "holds-mount",
-        KeepReason::HoldsProtected { .. } => "holds-protected",
-        KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
-        KeepReason::NewestVersion { .. } => "newest-version",
-        KeepReason::Unreadable { .. } => "unreadable",
-        KeepReason::NotDeletable { .. } => "not-deletable",
-    }
-}
-
-/// `3412` as `3,412`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `1h`, `2s`, `3d`: the threshold as a user wrote it.
-fn age(d: Duration) -> String {
-    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
-}
-
 /// The announcement of `runs` (one run, or the runs of one rule since the last announcement):
-/// `Reclaimed 1.2 GiB: 3,412 Metal binary archive harvests items older than 1h`. `None` when
+/// `Reclaimed 1.2 GiB: 3,412 Metal binary archive harvests items older than 1 h`. `None` when
 /// they deleted nothing.
 pub fn announcement(runs: &[AutoRun], catalogue: &Catalogue) -> Option<String> {
     let items: u64 = runs.iter().map(|r| r.deleted_items).sum();
@@ -65,11 +23,11 @@ pub fn announcement(runs: &[AutoRun], catalogue: &Catalogue) -> Option<String> {
         .iter()
         .map(|id| catalogue.rule(id).map_or(id.as_str(), |r| r.name.as_str()))
         .collect();
-    let older = age(Duration::from_secs(last.older_than_secs));
+    let older = format_threshold(last.older_than_secs);
     let mut text = format!(
         "Reclaimed {}: {} items of {} older than {older}",
-        crate::units::format_bytes(i128::from(bytes)),
-        thousands(items),
+        format_bytes(i128::from(bytes)),
+        format_count(items),
         names.join(", ")
     );
     if runs.len() > 1 {
@@ -106,16 +64,16 @@ pub(super) fn count_reasons<'a>(
 ) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for r in reasons {
-        *out.entry(reason_code(r).to_owned()).or_insert(0) += 1;
+        *out.entry(r.code().to_owned()).or_insert(0) += 1;
     }
     out
 }
 
-/// The kept items of a streamed plan's `summary`, by reason code (as [`reason_code`] names them).
+/// The kept items of a streamed plan's `summary`, by reason code ([`KeepReason::code`]).
 pub fn kept_by_code(summary: &PlanSummary) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     for g in summary.kept.values() {
-        *out.entry(reason_code(&g.example).to_owned()).or_insert(0) += g.items;
+        *out.entry(g.example.code().to_owned()).or_insert(0) += g.items;
     }
     out
 }
@@ -137,7 +95,7 @@ mod tests {
         let text = announcement(std::slice::from_ref(&run), &Catalogue::builtin());
         assert_eq!(
             text.as_deref(),
-            Some("Reclaimed 1.2 GiB: 3,412 items of Metal binary archive harvests older than 1h")
+            Some("Reclaimed 1.2 GiB: 3,412 items of Metal binary archive harvests older than 1 h")
         );
         let two = announcement(&[run.clone(), run], &Catalogue::builtin()).unwrap_or_default();
         assert!(two.starts_with("Reclaimed 2.4 GiB: 6,824 items"), "{two}");
@@ -158,7 +116,7 @@ mod tests {
         );
         run.deleted_items = 1;
         assert_eq!(nothing_freed(&run), None);
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(1_000_000), "1,000,000");
     }
 }

@@ -53,10 +53,7 @@ impl LoadedConfig {
                         ))
                     }
                     // A rule that can never delete anything is a mistake, not a no-op to run forever.
-                    Some(rule)
-                        if rule.reclaim == crate::catalogue::ReclaimMode::Never
-                            || rule.kind == crate::catalogue::ProducerKind::System =>
-                    {
+                    Some(rule) if !rule.reclaimable() => {
                         return Err(invalid(
                             id.span().start,
                             format!(

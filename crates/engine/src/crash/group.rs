@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CrashReport, ReportKind, Signatures};
 use crate::dto::AlertDto;
+use crate::units::unix_secs;
 
 /// The alert rule name of a crash loop.
 pub const CRASH_LOOP_RULE: &str = "crash-loop";
@@ -265,7 +266,7 @@ pub fn crash_loop_alert(
     let mut message = format!(
         "{} crashed {n} times in the last {} ({} reports in all, {}).",
         g.process,
-        humantime::format_duration(window),
+        crate::units::format_duration(window.as_secs()),
         g.count,
         g.signature
     );
@@ -285,17 +286,11 @@ pub fn crash_loop_alert(
         message.push_str(" What to do: ");
         message.push_str(&s.advice);
     }
-    AlertDto {
-        id: 0,
-        time_unix_secs: unix_secs(now),
-        rule: CRASH_LOOP_RULE.to_owned(),
-        producer: sig.and_then(|s| s.producer.clone()),
+    AlertDto::new(
+        unix_secs(now),
+        CRASH_LOOP_RULE,
+        sig.and_then(|s| s.producer.clone()),
         title,
         message,
-    }
-}
-
-/// Whole seconds since the Unix epoch (0 before it).
-pub fn unix_secs(t: SystemTime) -> u64 {
-    crate::units::unix_secs(t)
+    )
 }

@@ -46,11 +46,13 @@ impl History {
             .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| {
                 Ok(AlertDto {
                     id: r.get(0)?,
-                    time_unix_secs: from_sql_u64(r.get(1)?),
-                    rule: r.get(2)?,
-                    producer: r.get(3)?,
-                    title: r.get(4)?,
-                    message: r.get(5)?,
+                    ..AlertDto::new(
+                        from_sql_u64(r.get(1)?),
+                        r.get::<_, String>(2)?,
+                        r.get(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    )
                 })
             })
             .map_err(self.err("read alerts"))?;

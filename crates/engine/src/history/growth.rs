@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime};
 use rusqlite::{params, OptionalExtension};
 
 use super::{from_unix_secs, unix_secs, History, HistoryError, Series};
+use crate::reclaim::AuditOutcome;
 
 /// How a series changed between two of its samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -249,13 +250,19 @@ impl History {
             .conn
             .prepare_cached(
                 "SELECT COALESCE(SUM(allocated_bytes), 0), COUNT(*) FROM reclaims \
-                 WHERE outcome = 'deleted' AND time_unix_secs > ?1 AND time_unix_secs <= ?2 \
+                 WHERE outcome = ?4 AND time_unix_secs > ?1 AND time_unix_secs <= ?2 \
                  AND (?3 IS NULL OR producer = ?3)",
             )
             .and_then(|mut s| {
-                s.query_row(params![unix_secs(g.from), unix_secs(g.to), producer], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
+                s.query_row(
+                    params![
+                        unix_secs(g.from),
+                        unix_secs(g.to),
+                        producer,
+                        AuditOutcome::DELETED
+                    ],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
             })
             .map_err(self.err("read reclaims for growth"))?;
         g.bytes = g.bytes.saturating_add(bytes);

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 use rusqlite::params;
 
 use super::{from_sql_u64, from_unix_secs, unix_secs, History, HistoryError, Series};
+use crate::reclaim::AuditOutcome;
 
 impl History {
     /// The samples of `series` from the newest one at or before `since` (so the window is fully
@@ -54,15 +55,16 @@ impl History {
         let run = || -> rusqlite::Result<Vec<SystemTime>> {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT DISTINCT time_unix_secs FROM reclaims WHERE time_unix_secs > ?1 \
-                 AND time_unix_secs <= ?2 AND outcome IN ('deleted', ?3, ?4) \
+                 AND time_unix_secs <= ?2 AND outcome IN (?3, ?4, ?5) \
                  ORDER BY time_unix_secs",
             )?;
             let rows = stmt.query_map(
                 params![
                     unix_secs(from),
                     unix_secs(to),
-                    super::ATTEMPT,
-                    super::INTERRUPTED
+                    AuditOutcome::DELETED,
+                    AuditOutcome::ATTEMPT,
+                    AuditOutcome::INTERRUPTED
                 ],
                 |r| Ok(from_unix_secs(r.get(0)?)),
             )?;

@@ -13,14 +13,15 @@ use std::time::SystemTime;
 use rusqlite::params;
 
 use super::{from_sql_u64, from_unix_secs, to_sql_u64, unix_secs, History, HistoryError};
-use crate::reclaim::AuditRecord;
+use crate::reclaim::{AuditOutcome, AuditRecord};
 
-/// The outcome stored by [`History::begin_reclaims`] before the deletion is tried.
-pub const ATTEMPT: &str = "attempt";
+/// The outcome stored by [`History::begin_reclaims`] before the deletion is tried
+/// ([`AuditOutcome::Attempt`]).
+pub const ATTEMPT: &str = AuditOutcome::ATTEMPT;
 
 /// How [`History::reclaims`] reports a row still at [`ATTEMPT`]: the deletion may or may not have
-/// happened.
-pub const INTERRUPTED: &str = "interrupted";
+/// happened ([`AuditOutcome::Interrupted`]).
+pub const INTERRUPTED: &str = AuditOutcome::INTERRUPTED;
 
 impl History {
     /// Writes one row per record with outcome [`ATTEMPT`] (the records' own outcomes are ignored),
@@ -31,7 +32,7 @@ impl History {
     /// [`HistoryError`] naming this database when the insert fails; then nothing is recorded and
     /// the caller must not delete.
     pub fn begin_reclaims(&mut self, recs: &[AuditRecord]) -> Result<Vec<i64>, HistoryError> {
-        self.insert_reclaims(recs, Some(ATTEMPT))
+        self.insert_reclaims(recs, Some(&AuditOutcome::Attempt))
     }
 
     /// Sets the outcome of rows written by [`History::begin_reclaims`]: `(row id, outcome)` pairs,
@@ -40,7 +41,10 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming this database when the update fails; then no outcome is written
     /// (the rows stay `attempt` and read as [`INTERRUPTED`]).
-    pub fn finish_reclaims(&mut self, outcomes: &[(i64, String)]) -> Result<(), HistoryError> {
+    pub fn finish_reclaims(
+        &mut self,
+        outcomes: &[(i64, AuditOutcome)],
+    ) -> Result<(), HistoryError> {
         self.check_file()?;
         let path = self.path.clone();
         let err = |op| super::sql_err(&path, op);
@@ -53,7 +57,7 @@ impl History {
                 .prepare_cached("UPDATE reclaims SET outcome = ?2 WHERE id = ?1")
                 .map_err(err("prepare recording reclaim outcomes"))?;
             for (id, outcome) in outcomes {
-                stmt.execute(params![id, outcome])
+                stmt.execute(params![id, outcome.to_string()])
                     .map_err(err("record a reclaim outcome"))?;
             }
         }
@@ -84,7 +88,7 @@ impl History {
     fn insert_reclaims(
         &mut self,
         recs: &[AuditRecord],
-        outcome: Option<&str>,
+        outcome: Option<&AuditOutcome>,
     ) -> Result<Vec<i64>, HistoryError> {
         self.check_file()?;
         let path = self.path.clone();
@@ -108,7 +112,7 @@ impl History {
                     rec.path.as_os_str().as_encoded_bytes(),
                     rec.producer,
                     to_sql_u64(rec.allocated_bytes),
-                    outcome.unwrap_or(&rec.outcome),
+                    outcome.unwrap_or(&rec.outcome).to_string(),
                 ])
                 .map_err(err("record a reclaim"))?;
                 ids.push(tx.last_insert_rowid());
@@ -135,16 +139,16 @@ impl History {
             .query_map([unix_secs(since)], |row| {
                 let raw: Vec<u8> = row.get(1)?;
                 let outcome: String = row.get(4)?;
+                let outcome = match AuditOutcome::parse(&outcome) {
+                    AuditOutcome::Attempt => AuditOutcome::Interrupted,
+                    o => o,
+                };
                 Ok(AuditRecord {
                     time: from_unix_secs(row.get(0)?),
                     path: PathBuf::from(OsString::from_vec(raw)),
                     producer: row.get(2)?,
                     allocated_bytes: from_sql_u64(row.get(3)?),
-                    outcome: if outcome == ATTEMPT {
-                        INTERRUPTED.to_owned()
-                    } else {
-                        outcome
-                    },
+                    outcome,
                 })
             })
             .map_err(self.err("read reclaims"))?;
@@ -161,8 +165,8 @@ impl History {
         let secs: Option<i64> = self
             .conn
             .query_row(
-                "SELECT MAX(time_unix_secs) FROM reclaims WHERE producer = ?1 AND outcome = 'deleted'",
-                [producer],
+                "SELECT MAX(time_unix_secs) FROM reclaims WHERE producer = ?1 AND outcome = ?2",
+                [producer, AuditOutcome::DELETED],
                 |row| row.get(0),
             )
             .map_err(self.err("read the last reclaim"))?;

@@ -12,7 +12,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use super::{from_sql_u64, unix_secs, AutoRun, History, HistoryError, ProducerFreed, ATTEMPT};
+use super::{from_sql_u64, unix_secs, AutoRun, History, HistoryError, ProducerFreed};
+use crate::reclaim::AuditOutcome;
 
 /// Two audit rows further apart than this (seconds) belong to two reclaims.
 pub const RUN_GAP_SECS: u64 = 60;
@@ -55,8 +56,9 @@ pub struct AuditRow {
     pub producer: String,
     /// Allocated bytes of the item in the plan.
     pub allocated_bytes: u64,
-    /// `deleted`, `already-gone`, `skipped: REASON`, `error: MESSAGE` or `attempt`.
-    pub outcome: String,
+    /// What became of the item (as written: `deleted`, `already-gone`, `skipped: REASON`,
+    /// `error: MESSAGE` or `attempt`).
+    pub outcome: AuditOutcome,
 }
 
 /// The reclaims of `rows` (oldest first) and `autos`, oldest first: audit groups within an auto
@@ -117,30 +119,28 @@ fn from_audit(group: &[&AuditRow]) -> ReclaimRun {
         ..ReclaimRun::default()
     };
     for row in group {
-        let (word, rest) = match row.outcome.split_once(':') {
-            Some((w, r)) => (w, r.trim()),
-            None => (row.outcome.as_str(), ""),
-        };
-        match word {
-            "deleted" => {
+        match &row.outcome {
+            AuditOutcome::Deleted => {
                 run.deleted_items += 1;
                 run.freed_bytes += row.allocated_bytes;
                 let p = run.by_producer.entry(row.producer.clone()).or_default();
                 p.items += 1;
                 p.bytes += row.allocated_bytes;
             }
-            "already-gone" => run.already_gone += 1,
-            "skipped" => *run.kept.entry(rest.to_owned()).or_default() += 1,
-            _ => {
+            AuditOutcome::AlreadyGone => run.already_gone += 1,
+            AuditOutcome::Skipped(reason) => *run.kept.entry(reason.clone()).or_default() += 1,
+            other => {
                 run.errors += 1;
                 if run.first_error.is_none() {
-                    run.first_error = Some(if word == ATTEMPT {
+                    let interrupted =
+                        matches!(other, AuditOutcome::Attempt | AuditOutcome::Interrupted);
+                    run.first_error = Some(if interrupted {
                         format!(
                             "{}: interrupted (the app or the CLI stopped mid-reclaim)",
                             row.producer
                         )
                     } else {
-                        rest.to_owned()
+                        other.detail().to_owned()
                     });
                 }
             }
@@ -168,7 +168,7 @@ impl History {
                     time_unix_secs: from_sql_u64(row.get(0)?),
                     producer: row.get(1)?,
                     allocated_bytes: from_sql_u64(row.get(2)?),
-                    outcome: row.get(3)?,
+                    outcome: AuditOutcome::parse(&row.get::<_, String>(3)?),
                 })
             })
             .map_err(self.err("read reclaims"))?;
@@ -190,6 +190,7 @@ impl History {
 
 #[cfg(test)]
 mod tests {
+    use super::super::ATTEMPT;
     use super::*;
 
     fn row(t: u64, producer: &str, bytes: u64, outcome: &str) -> AuditRow {

@@ -347,7 +347,7 @@ impl Actor {
     /// a monitor with nothing to say still shows it runs (the snapshot's age stays under a
     /// minute and a tick), one that is stuck or gone does not.
     fn heartbeat(&mut self) {
-        let now = build::unix_secs(std::time::SystemTime::now());
+        let now = crate::units::unix_secs(std::time::SystemTime::now());
         self.snap_tx.send_if_modified(|s| {
             let due = now.abs_diff(s.live_at_unix_secs) >= super::HEARTBEAT.as_secs();
             if due {

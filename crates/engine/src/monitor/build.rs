@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
 use crate::inventory::Measure;
@@ -10,6 +10,7 @@ use crate::snapshot::{
     ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
     UnattributedGroupDto, WriterDto,
 };
+use crate::units::unix_secs;
 use crate::watch::state::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
 use super::analysis::Analysis;
@@ -46,11 +47,6 @@ pub fn volume_space(roots: &[RootState]) -> Vec<Option<VolumeSpace>> {
             }
         })
         .collect()
-}
-
-/// Unix seconds of `t` (0 before the epoch).
-pub fn unix_secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Seconds from the newest mtime in `measure` to `now` (0 when unknown or in the future).
@@ -193,6 +189,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 reclaim: rule
                     .map_or("manual", |r| reclaim_word(r.reclaim))
                     .to_owned(),
+                reclaimable: rule.is_some_and(crate::catalogue::Rule::reclaimable),
                 allocated_bytes: t.measure.allocated_bytes,
                 apparent_bytes: t.measure.apparent_bytes,
                 items: t.items,

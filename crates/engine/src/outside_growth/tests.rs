@@ -77,7 +77,7 @@ fn free_space_falling_42_gib_while_the_roots_grew_1_2_gib_is_said() {
     assert!(u.notable);
     assert_eq!(
         u.message(),
-        "Free space on / fell 42.0 GiB in 6h; the watched dirs grew 1.2 GiB: something outside \
+        "Free space on / fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something outside \
          them is growing (for example /private/tmp)."
     );
 }
@@ -123,6 +123,7 @@ fn thresholds_are_min_bytes_and_a_ratio_of_the_roots_growth() {
         unexplained_bytes: unexplained as i64,
         left_out_secs: 0,
         notable: false,
+        message: String::new(),
     };
     assert!(u(GIB, 0).is_notable(GIB, 1));
     assert!(!u(GIB - 1, 0).is_notable(GIB, 1));
@@ -158,7 +159,7 @@ fn a_reclaim_that_freed_less_than_it_removed_does_not_fake_growth_outside() {
         "not 23 GiB, and not hidden"
     );
     assert!(
-        u.message().contains("(1h with reclaims left out)"),
+        u.message().contains("(1 h with reclaims left out)"),
         "{}",
         u.message()
     );
@@ -262,6 +263,7 @@ fn the_unexplained_growth_alert_is_off_by_default_and_fires_once_per_cooldown_wh
         unexplained_bytes: (40 * GIB) as i64,
         left_out_secs: 0,
         notable: true,
+        message: String::new(),
     };
     let inputs = AlertInputs {
         groups: Vec::new(),
@@ -286,11 +288,38 @@ fn the_unexplained_growth_alert_is_off_by_default_and_fires_once_per_cooldown_wh
     assert_eq!(fired[0].rule.as_str(), "unexplained-growth");
     assert!(fired[0]
         .message
-        .starts_with("Free space on / fell 42.0 GiB in 6h;"));
+        .starts_with("Free space on / fell 42.0 GiB in 6 h;"));
     assert!(
         fired[0].message.ends_with("It grew 40.0 GiB."),
         "{}",
         fired[0].message
     );
     assert!(on.evaluate(&inputs, at(T0 + HOUR)).is_empty(), "cooldown");
+}
+
+/// The window showed this sentence from its own copy of the rule (ui/src/views/outside-growth.ts);
+/// it now shows the engine's `message` field, so the engine's sentence is held to the same texts.
+#[test]
+fn says_the_fall_the_span_and_what_the_watched_dirs_did() {
+    let u = |roots_growth_bytes: i64, left_out_secs: u64| Unexplained {
+        mount: "/".into(),
+        from_unix_secs: T0,
+        to_unix_secs: T0 + 6 * HOUR,
+        free_fall_bytes: (42 * GIB) as i64,
+        roots_growth_bytes,
+        unexplained_bytes: 0,
+        left_out_secs,
+        notable: true,
+        message: String::new(),
+    };
+    assert_eq!(
+        u(1_288_490_189, 0).message(),
+        "Free space on / fell 42.0 GiB in 6 h; the watched dirs grew 1.2 GiB: something outside \
+         them is growing (for example /private/tmp)."
+    );
+    assert_eq!(
+        u(-3 * GIB as i64, 5400).message(),
+        "Free space on / fell 42.0 GiB in 6 h (1 h 30 min with reclaims left out); the watched \
+         dirs shrank 3.0 GiB: something outside them is growing (for example /private/tmp)."
+    );
 }

@@ -84,7 +84,7 @@ fn thousands_of_small_dirs_fire_producer_growth_by_items_with_the_reclaim_comman
     assert_eq!(a.producer.as_deref(), Some("metal-gpuarchiver"));
     assert_eq!(
         a.message,
-        "Metal gpuarchiver grew 50.0 MiB and 6000 items in 1h (50.0 MiB/h); now 60.0 MiB in 6100 \
+        "Metal gpuarchiver grew 50.0 MiB and 6000 items in 1 h (50.0 MiB/h); now 60.0 MiB in 6100 \
          items. Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 1h. \
          Upstream: https://example.org/report/1"
     );
@@ -233,7 +233,7 @@ fn disk_full_eta_from_history_growth_fires_below_24_hours() {
     assert_eq!(fired[0].rule, AlertRule::DiskFullEta);
     assert_eq!(
         fired[0].message,
-        "At the recent growth rate the disk is full in 20h (20.0 GiB free). See what grew with \
+        "At the recent growth rate the disk is full in 20 h (20.0 GiB free). See what grew with \
          `cachewatch history --since 24h`."
     );
     // 30 GiB free: 30 h, above 24 h: silent.
@@ -262,28 +262,19 @@ fn total_limit_is_off_by_default_and_fires_when_set() {
     let fired = Alerter::new(config).evaluate(&inputs, t(START));
     assert_eq!(fired.len(), 1);
     assert_eq!(fired[0].rule, AlertRule::TotalLimit);
-    assert!(
-        fired[0].message.contains("500.0 GiB"),
-        "{}",
-        fired[0].message
-    );
-    assert!(
-        fired[0].message.contains("100.0 GiB"),
-        "{}",
-        fired[0].message
-    );
+    assert!(fired[0].message.contains("500 GiB"), "{}", fired[0].message);
+    assert!(fired[0].message.contains("100 GiB"), "{}", fired[0].message);
 }
 
 #[test]
 fn crash_loop_alerts_pass_through_and_do_not_take_a_cooldown_here() {
-    let crash = AlertDto {
-        id: 0,
-        time_unix_secs: START,
-        rule: "crash-loop".into(),
-        producer: None,
-        title: "KataGo keeps crashing".into(),
-        message: "katago crashed 6 times in the last 10m".into(),
-    };
+    let crash = AlertDto::new(
+        START,
+        "crash-loop",
+        None,
+        "KataGo keeps crashing",
+        "katago crashed 6 times in the last 10m",
+    );
     let inputs = AlertInputs {
         crash_alerts: vec![crash.clone()],
         ..AlertInputs::default()
@@ -340,7 +331,7 @@ fn byte_amounts_read_in_binary_units() {
     assert_eq!(format_bytes(1023), "1023 B");
     assert_eq!(format_bytes(1536), "1.5 KiB");
     assert_eq!(format_bytes(i128::from(3 * GIB)), "3.0 GiB");
-    assert_eq!(format_bytes(-(i128::from(50 * MIB))), "-50.0 MiB");
+    assert_eq!(format_bytes(-(i128::from(50 * MIB))), "\u{2212}50.0 MiB");
 }
 
 /// An unknown producer (a group of unattributed entries of one name shape) that grows past the

@@ -75,7 +75,7 @@ fn audit_rows(db: &Path) -> Vec<(PathBuf, String)> {
         .reclaims(SystemTime::UNIX_EPOCH)
         .unwrap()
         .into_iter()
-        .map(|r| (r.path, r.outcome))
+        .map(|r| (r.path, r.outcome.to_string()))
         .collect();
     rows.sort();
     rows

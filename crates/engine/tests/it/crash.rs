@@ -199,7 +199,7 @@ fn burst_of_20_reports_raises_one_crash_loop_alert_not_20() {
     assert_eq!(a.time_unix_secs, 1_773_482_400);
     assert!(
         a.message
-            .starts_with("coreai-worker crashed 20 times in the last 10m (20 reports in all"),
+            .starts_with("coreai-worker crashed 20 times in the last 10 min (20 reports in all"),
         "{}",
         a.message
     );

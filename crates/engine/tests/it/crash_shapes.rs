@@ -95,7 +95,7 @@ fn twenty_mixed_site_coreai_reports_are_one_crash_loop() {
     assert!(
         alerts[0]
             .message
-            .starts_with("worker crashed 20 times in the last 10m"),
+            .starts_with("worker crashed 20 times in the last 10 min"),
         "{}",
         alerts[0].message
     );
@@ -390,7 +390,7 @@ fn a_single_crash_is_not_called_repeated_but_a_loop_is() {
     assert_eq!(alerts[0].title, "A process keeps crashing: thumbnailer");
     assert!(alerts[0]
         .message
-        .starts_with("thumbnailer crashed 5 times in the last 10m"));
+        .starts_with("thumbnailer crashed 5 times in the last 10 min"));
 }
 
 fn mkfifo(path: &Path) {

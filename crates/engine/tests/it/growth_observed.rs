@@ -171,7 +171,7 @@ fn a_growth_alert_from_seconds_of_data_gives_no_hourly_rate() {
     assert_eq!(fired.len(), 1, "{fired:?}");
     assert!(
         fired[0].message.starts_with(
-            "Metal gpuarchiver grew 72.0 KiB and 9 items in 10s; now 1.8 MiB in 31 items."
+            "Metal gpuarchiver grew 72.0 KiB and 9 items in 10 s; now 1.8 MiB in 31 items."
         ),
         "{}",
         fired[0].message

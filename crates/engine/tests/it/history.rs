@@ -321,14 +321,8 @@ fn last_samples_and_alerts_survive_a_restart() {
     use cachewatch::snapshot::AlertDto;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("h.db");
-    let alert = |secs: u64, rule: &str| AlertDto {
-        id: 0,
-        time_unix_secs: secs,
-        rule: rule.into(),
-        producer: Some("katago-coreml".into()),
-        title: "t".into(),
-        message: "m".into(),
-    };
+    let alert =
+        |secs: u64, rule: &str| AlertDto::new(secs, rule, Some("katago-coreml".into()), "t", "m");
     {
         let mut h = History::open(&path).expect("open");
         three_hours_of_katago(&mut h);

@@ -202,7 +202,7 @@ fn steady_thread_climb_of_a_child_is_flagged_with_its_figures() {
     let msg = s.message();
     assert!(
         msg.contains(&format!(
-            "went from {} to {} threads (+12) in 6m over 13 samples",
+            "went from {} to {} threads (+12) in 6 min over 13 samples",
             first_threads,
             first_threads + 12
         )),
@@ -372,7 +372,7 @@ async fn monitor_alerts_a_thread_leak_once_with_the_proc_figures() {
             a.message
         );
         assert_eq!(leak_figures(&a.message), (base, now_threads, 5));
-        assert!(a.message.contains("(+5) in 2m 30s"), "{}", a.message);
+        assert!(a.message.contains("(+5) in 2 min 30 s"), "{}", a.message);
         // The same alert went out on the broadcast and into the snapshot's recent alerts.
         assert_eq!(alerts.try_recv().unwrap(), *a);
         assert_eq!(m.snapshot().alerts.first(), Some(a));

@@ -21,7 +21,7 @@ pub(super) fn preview() -> ReclaimPreview {
         kept: every_keep_reason()
             .into_iter()
             .map(|r| KeptGroupDto {
-                reason: reason_kind(&r),
+                reason: r.code().to_owned(),
                 items: 1,
                 examples: vec![kept(r)],
             })

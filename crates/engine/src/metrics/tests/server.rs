@@ -103,11 +103,7 @@ async fn alerts_sent_to_the_server_are_counted_per_rule() {
     let (srv, alerts) = server().await;
     let alert = AlertDto {
         id: 1,
-        time_unix_secs: 0,
-        rule: "free-disk".into(),
-        producer: None,
-        title: "t".into(),
-        message: "m".into(),
+        ..AlertDto::new(0, "free-disk", None, "t", "m")
     };
     alerts.send(alert.clone()).unwrap();
     alerts.send(alert).unwrap();

@@ -197,14 +197,13 @@ impl Actor {
         }
         if let Some(runs) = announce {
             if let Some(text) = autoreclaim::announcement(&runs, &self.opts.catalogue) {
-                let alert = AlertDto {
-                    id: 0,
-                    time_unix_secs: build::unix_secs(now),
-                    rule: "auto-reclaim".into(),
-                    producer: run.producers.first().cloned(),
-                    title: format!("Auto-reclaim: {}", run.rule),
-                    message: text,
-                };
+                let alert = AlertDto::new(
+                    crate::units::unix_secs(now),
+                    "auto-reclaim",
+                    run.producers.first().cloned(),
+                    format!("Auto-reclaim: {}", run.rule),
+                    text,
+                );
                 for a in self.recorder.store_alerts(vec![alert], now).await {
                     // No receiver is fine: nobody listens yet.
                     let _receivers = self.alert_tx.send(a).unwrap_or(0);

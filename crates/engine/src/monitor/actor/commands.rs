@@ -9,6 +9,7 @@ use tokio::sync::oneshot;
 
 use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS};
 use crate::reclaim::Policy;
+use crate::units::unix_secs;
 
 use super::super::analysis::plan_states;
 use super::super::debounce::MAX_DIRTY;
@@ -198,7 +199,7 @@ impl Actor {
         let now = self.opts.clock.now();
         let (result, deleted) = tokio::task::spawn_blocking(move || {
             let probe = crate::process::SystemProbe::snapshot();
-            let mut result = ReclaimResult::default();
+            let (mut deleted_items, mut first_deleted) = (0, Vec::new());
             let mut deleted = Deleted::default();
             let audited = crate::audit::execute_streamed_batches(
                 &plan,
@@ -210,27 +211,16 @@ impl Actor {
                 crate::reclaim::DEFAULT_BATCH_SIZE,
                 &mut |_, batch| {
                     for d in &batch.deleted {
-                        result.deleted_items += 1;
-                        if result.deleted.len() < RESULT_ITEMS {
-                            result.deleted.push(d.clone());
+                        deleted_items += 1;
+                        if first_deleted.len() < RESULT_ITEMS {
+                            first_deleted.push(d.clone());
                         }
                         deleted.push(&d.path);
                     }
                     std::ops::ControlFlow::Continue(())
                 },
             )?;
-            let report = audited.report;
-            result.freed_bytes = report.freed_bytes;
-            result.kept_items = report.kept.len() as u64;
-            result.kept = report.kept.into_iter().take(RESULT_ITEMS).collect();
-            result.already_gone_items = report.already_gone.len() as u64;
-            let errors: Vec<_> = report
-                .errors
-                .into_iter()
-                .chain(audited.audit_errors)
-                .collect();
-            result.error_count = errors.len() as u64;
-            result.errors = errors.into_iter().take(RESULT_ITEMS).collect();
+            let result = audited.into_result(deleted_items, first_deleted);
             Ok::<_, MonitorError>((result, deleted))
         })
         .await
@@ -283,12 +273,6 @@ impl Deleted {
             }
         }
     }
-}
-
-/// Whole seconds since the epoch (0 before it).
-fn unix_secs(t: std::time::SystemTime) -> u64 {
-    t.duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// Answers a command; a caller that went away is only logged.

@@ -3,7 +3,9 @@
 //! the items, and stays right as time passes.
 
 use std::collections::BTreeMap;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use crate::units::unix_secs;
 
 /// Items and bytes of a set of items.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -91,9 +93,4 @@ impl AgeHistogram {
         }
         out
     }
-}
-
-/// Whole seconds since the epoch (0 before it).
-fn unix_secs(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }

@@ -17,8 +17,7 @@ use crate::catalogue::Catalogue;
 use crate::dto::{KeptGroupDto, PreviewProducer, ReclaimPreview, KEPT_EXAMPLES, PREVIEW_ITEMS};
 use crate::process::ProcessProbe;
 use crate::reclaim::{
-    reason_kind, Decision, KeptItem, PlanPass, PlanSink, PlanSummary, PlannedItem, Policy,
-    StreamedPlan,
+    Decision, KeptItem, PlanPass, PlanSink, PlanSummary, PlannedItem, Policy, StreamedPlan,
 };
 use crate::watch::state::RootState;
 
@@ -45,8 +44,7 @@ pub(crate) fn plan_states(
     let id = plan.id()?;
     let preview = view.finish(
         id,
-        now.duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        crate::units::unix_secs(now),
         policy.older_than.as_secs(),
         &plan.summary,
     );
@@ -182,7 +180,10 @@ impl PreviewBuilder {
 
     /// Takes a kept item (one the plan counted).
     pub fn kept(&mut self, item: &KeptItem) {
-        let list = self.examples.entry(reason_kind(&item.reason)).or_default();
+        let list = self
+            .examples
+            .entry(item.reason.code().to_owned())
+            .or_default();
         if list.len() < KEPT_EXAMPLES && list.iter().all(|k| k.path != item.path) {
             list.push(item.clone());
         }

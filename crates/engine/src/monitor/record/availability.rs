@@ -125,14 +125,13 @@ impl Recorder {
             "history unavailable, running without it (samples, alerts log and auto-reclaim rules wait), opening it again in {secs}s: {e}"
         );
         if self.unavailable.is_none() {
-            self.raised.push(AlertDto {
-                id: 0,
-                time_unix_secs: crate::units::unix_secs(now),
-                rule: HISTORY_UNAVAILABLE_RULE.into(),
-                producer: None,
-                title: "History database unavailable".into(),
-                message: line.clone(),
-            });
+            self.raised.push(AlertDto::new(
+                crate::units::unix_secs(now),
+                HISTORY_UNAVAILABLE_RULE,
+                None,
+                "History database unavailable",
+                line.clone(),
+            ));
         }
         self.notices.set_passing(line.clone());
         self.unavailable = Some(line);

@@ -8,8 +8,9 @@ use crate::dto::AlertDto;
 use crate::history::{Growth, History, HistoryError, Sample, Series};
 use crate::watch::state::RootState;
 
-use super::super::build::{unix_secs, Totals};
+use super::super::build::Totals;
 use super::{GrowthFigures, RecordError, RECENT_ALERTS};
+use crate::units::unix_secs;
 
 const HOUR: Duration = Duration::from_secs(3600);
 const DAY: Duration = Duration::from_secs(24 * 3600);

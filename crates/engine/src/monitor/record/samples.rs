@@ -221,7 +221,12 @@ fn grew_line(
     let list: Vec<String> = grew
         .iter()
         .take(5)
-        .map(|(id, b, i)| format!("{id} +{} (+{i} items)", bytesize::ByteSize(*b as u64)))
+        .map(|(id, b, i)| {
+            format!(
+                "{id} +{} (+{i} items)",
+                crate::units::format_bytes((*b).into())
+            )
+        })
         .collect();
     let since = humantime::format_rfc3339_seconds(at);
     Some(format!(
