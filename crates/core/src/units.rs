@@ -158,7 +158,8 @@ mod tests {
         // 99.95 MiB is 104_805_171.2 B.
         assert_eq!(format_bytes(104_805_171), "99.9 MiB"); // 99.949999... MiB
         assert_eq!(format_bytes(104_805_172), "100 MiB"); // 99.950000... MiB
-                                                          // 231.1 MiB reads 231 MiB; 1023.5 MiB and up reads as the next unit.
+
+        // 231.1 MiB reads 231 MiB; 1023.5 MiB and up reads as the next unit.
         assert_eq!(format_bytes((231 << 20) + 104_858), "231 MiB");
         assert_eq!(format_bytes((1023 << 20) + (1 << 19) - 1), "1023 MiB"); // 1023.49999 MiB
         assert_eq!(format_bytes((1023 << 20) + (1 << 19)), "1.0 GiB"); // 1023.5 MiB

@@ -67,14 +67,12 @@
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
-//! - **Memory on a huge root.** The live inventory costs about 56 bytes per item
-//!   ([`state::RootState`]); on the 700k-dir seed tree the monitor rests at about 60 MiB after its
-//!   first scan (about 38 MiB the inventory, 15 MiB the process itself, the rest heap pages the
-//!   scan left partly used in malloc's arenas), up to 64 MiB during a poll, and peaks at about
-//!   79 MiB. Past the inotify
-//!   limit, notify's tables of the watches made before it (one path per watched dir, in two maps:
-//!   about 38 MiB at 190k dirs) are freed when the watcher is dropped, and their pages returned to
-//!   the OS as soon as notify's thread has removed the watches (about 8 s for 190k). macOS has no
+//! - **Memory on a huge root.** The live inventory costs a slot of integers per item plus its
+//!   interned name ([`state::RootState`]), never a path; the monitor's resident size after its
+//!   first scan and during polls is measured by `benches/bench.sh` (figures in
+//!   `docs/benchmarks.md`). Past the inotify limit, notify's tables of the watches made before it
+//!   (one path per watched dir, in two maps) are freed when the watcher is dropped, and their
+//!   pages returned to the OS as soon as notify's thread has removed the watches. macOS has no
 //!   such tables: FSEvents watches each root with one stream.
 //! - **Past the inotify limit, the watch walk is wasted.** notify walks and watches dirs until
 //!   `ENOSPC`, so on a 700k-dir tree the first scan starts after a walk of about 190k dirs (tens of
