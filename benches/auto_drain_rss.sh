@@ -1,5 +1,5 @@
 #!/bin/bash
-# auto_drain_rss.sh BIN SEED_TREE WORKDIR (issue 10): the monitor's resident size during an
+# auto_drain_rss.sh BIN SEED_TREE WORKDIR: the monitor's resident size during an
 # auto-reclaim drain. A fresh copy of SEED_TREE in WORKDIR (a drain deletes it), `BIN watch` with
 # one [[auto_reclaim]] rule for metal-gpuarchiver older_than 1h (every 1h: it runs once, after
 # the first scan), VmRSS sampled every 0.1 s into WORKDIR/rss.log, VmHWM read once the run is

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10's benchmark, in one run: the seed's scale (700k leaked Metal dirs) and a 1M-entry mixed
+# The scan, watch and reclaim benchmark, in one run: the seed's scale (700k leaked Metal dirs) and a 1M-entry mixed
 # tree, CacheWatch against diskus, pdu (parallel-disk-usage), du and gdu.
 #
 #   scan     each tool on each tree: one untimed warm-up run, then RUNS runs under /usr/bin/time,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# crash_flood_rss.sh BIN WORKDIR (issue 21): the peak resident size of `BIN crashes` over three
+# crash_flood_rss.sh BIN WORKDIR: the peak resident size of `BIN crashes` over three
 # crafted 8 MiB .ips reports of about 2.8 million `{}` frames each (just under the 8 MiB read cap),
 # then over one of them alone, and of `BIN watch` on that dir once its first scan is done (VmHWM
 # and VmRSS). Linux (/usr/bin/time -v, /proc).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark trees for benches/bench.sh (issue 10: the seed's scale).
+"""Benchmark trees for benches/bench.sh (the seed's scale).
 
   gen_tree.py seed DEST DIRS YOUNG
       DIRS Metal `gpuarchiver-XXXXXX` dirs of one file each (700, 3000 or 6000 bytes), half under

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""slowloris.py PORT [CONNS] [SCRAPES] (issue 21): how long a scrape of http://127.0.0.1:PORT/metrics
+"""slowloris.py PORT [CONNS] [SCRAPES]: how long a scrape of http://127.0.0.1:PORT/metrics
 takes while CONNS clients (default 200) hold connections with a request head that never ends,
 each re-opened as soon as the server closes it. Loopback only; every loop is bounded (at most 60 s
 of attack, each scrape waits at most 60 s). Prints each scrape's time."""

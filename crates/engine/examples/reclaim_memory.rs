@@ -1,4 +1,4 @@
-//! The monitor's memory while the app previews and executes a reclaim (issue 10), printed, not
+//! The monitor's memory while the app previews and executes a reclaim, printed, not
 //! asserted. Drives the engine API as the app does: spawn the monitor on a `cache` root, wait for
 //! the first scan, then `plan_reclaim` (every producer at the given threshold) and
 //! `execute_reclaim` of that plan. The peak (VmHWM) is reset before each step (`5` into

@@ -1,4 +1,4 @@
-//! Growth outside the watched roots (issue 11): when a volume's free space falls by much more than
+//! Growth outside the watched roots: when a volume's free space falls by much more than
 //! the watched roots on it grew over the same window, something outside them is growing (for
 //! example `/private/tmp`, or a system cache such as the ANE compiler's; producers.md, "Claude Code
 //! task output" and `ane-compiler-aned`).

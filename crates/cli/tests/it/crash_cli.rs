@@ -119,7 +119,7 @@ fn cachewatch_watch_prints_the_coreai_alert_once_and_crashes_lists_the_group() {
 
 /// `cachewatch crashes` on a reports dir of several shapes: crashes grouped, the other reports
 /// listed by kind, the exit code 0 (nothing unreadable), and a process name with terminal control
-/// codes printed escaped in the table (issue 8) but exact in the JSON.
+/// codes printed escaped in the table but exact in the JSON.
 #[test]
 fn crashes_lists_other_report_kinds_and_escapes_names_in_the_table() {
     use cachewatch_testkit::ips::fixture;

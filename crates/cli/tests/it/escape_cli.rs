@@ -1,4 +1,4 @@
-//! Regression (issue 8): a name with a newline or terminal control codes (`ESC[2K`, `CR`) printed
+//! Regression: a name with a newline or terminal control codes (`ESC[2K`, `CR`) printed
 //! a spoofed row in the human tables. Every human output escapes control characters; the JSON
 //! output keeps the name as it is (serde escapes it).
 

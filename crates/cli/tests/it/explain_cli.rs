@@ -80,7 +80,7 @@ fn explain_text(dir: &std::path::Path, roots: &[String], path: &std::path::Path)
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// Issue 25: a yarn wrapper dir whose mtime a backup restore reset read "created (from its name):
+/// A yarn wrapper dir whose mtime a backup restore reset read "created (from its name):
 /// 2023-11-14" in explain while reclaim said "too young: 0 s old, needs 86400 s". Explain now says
 /// the age, which clock decided it and why, with the floor in human units; an app-owned cache says
 /// its owner check, and a managed cache its tool's command.

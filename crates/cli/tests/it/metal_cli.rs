@@ -114,7 +114,7 @@ fn metal_tree(cache: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     (dirs, contents)
 }
 
-/// Issue 9 §4: `reclaim --producer metal-shader-cache --older-than 1d` deleted `com.apple.metal`
+/// Regression: `reclaim --producer metal-shader-cache --older-than 1d` deleted `com.apple.metal`
 /// and `com.apple.metalfe` themselves.
 #[test]
 fn metal_cache_dirs_survive_every_reclaim_and_their_contents_go() {
@@ -149,7 +149,7 @@ fn metal_cache_dirs_survive_every_reclaim_and_their_contents_go() {
     assert!(dirs.iter().all(|d| d.is_dir()), "a Metal dir was deleted");
 }
 
-/// Issue 12: the bare `com.apple.gpuarchiver` dir (its children claimed) was listed as unattributed.
+/// The bare `com.apple.gpuarchiver` dir (its children claimed) was listed as unattributed.
 #[test]
 fn a_bare_gpuarchiver_dir_is_attributed_not_unattributed() {
     let sb = Sandbox::new();

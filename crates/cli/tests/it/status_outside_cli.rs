@@ -1,5 +1,5 @@
-//! `cachewatch status` says when free space fell by much more than the watched dirs grew
-//! (issue 11), from the samples a monitor wrote to the history database.
+//! `cachewatch status` says when free space fell by much more than the watched dirs grew,
+//! from the samples a monitor wrote to the history database.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

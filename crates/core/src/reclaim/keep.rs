@@ -200,7 +200,7 @@ impl std::fmt::Display for KeepReason {
 }
 
 /// The keep rules [`plan`](super::plan) applies to an item it would otherwise delete, so that the
-/// dry run already shows what execute would keep (issue 12): the item holds a mount point
+/// dry run already shows what execute would keep: the item holds a mount point
 /// ([`KeepReason::HoldsMount`], from the OS's mount table, bind mounts of the same file system
 /// included), the scan could not read it or something inside it ([`KeepReason::Unreadable`]),
 /// or it is the newest clone of a running app ([`NewestCloneGuard`]). Execute still re-checks
@@ -288,7 +288,7 @@ fn first_under<'a>(sorted: &'a [PathBuf], dir: &Path) -> Option<&'a PathBuf> {
     sorted.get(at).filter(|p| p.starts_with(dir))
 }
 
-/// "Never the newest clone of a running app" (issue 11; crbug 340836884: Chromium clones its
+/// "Never the newest clone of a running app" (crbug 340836884: Chromium clones its
 /// bundle into `$X/<bundle-id>.code_sign_clone/code_sign_clone.XXXXXX` at every launch, and its
 /// helpers start from the newest clone while the app runs, not always holding a file in it yet).
 ///

@@ -1,4 +1,4 @@
-//! App-owned caches are kept while their app runs, even when their producer is named (issue 25:
+//! App-owned caches are kept while their app runs, even when their producer is named (regression:
 //! `reclaim --producer e5rt-bundlecache` deleted the live e5rt cache of a running app, which broke
 //! its OCR until restart). Each case is a real tree and a live stand-in process: a copy of `sleep`
 //! named after the app the item's path names. While it runs the plan keeps the item

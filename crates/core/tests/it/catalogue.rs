@@ -398,7 +398,7 @@ const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
     ),
 ];
 
-/// The producers of 2026's second half (issue 25), with their root kind, kind and reclaim mode.
+/// The producers of 2026's second half, with their root kind, kind and reclaim mode.
 const ADDITIONS_2026_H2: &[(&str, RootKind, ProducerKind, ReclaimMode)] = &[
     (
         "bun-sfe-native-extract",
@@ -1216,7 +1216,7 @@ structure = ["my-app/shards", "my-app/**"]
     assert_eq!(e.line(), 8, "{e}");
 }
 
-/// Issue 9 §4: the Metal rules claimed `com.apple.metal` and `com.apple.metalfe` themselves, so a
+/// The Metal rules claimed `com.apple.metal` and `com.apple.metalfe` themselves, so a
 /// reclaim deleted the dirs a sandboxed app cannot recreate (anthropics/claude-code#80472).
 #[test]
 fn metal_rules_claim_the_entries_inside_their_dirs_never_the_dirs() {

@@ -142,7 +142,7 @@ fn container_temp_dirs_are_found_and_unusable_ones_reported_by_path() {
     );
 }
 
-/// Issue 9 §5: a sandboxed host's `NSTemporaryDirectory()` is its container's `Data/tmp`, which
+/// A sandboxed host's `NSTemporaryDirectory()` is its container's `Data/tmp`, which
 /// nothing looked at, so its KataGo bundles stayed forever.
 #[test]
 fn a_sandboxed_hosts_katago_bundles_are_attributed_with_its_bundle_id_and_reclaimed() {

@@ -1,4 +1,4 @@
-//! "Never the newest clone of a running app" (issue 11), on a real tree of code-sign clones with a
+//! "Never the newest clone of a running app", on a real tree of code-sign clones with a
 //! fake process table: while a process of the app runs, its newest clone is kept with reason
 //! `newest-clone-of-running-app`; older ones, and every clone of an app that is not running, are
 //! planned; a clone with a file open in it is kept as in use.

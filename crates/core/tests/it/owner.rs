@@ -87,7 +87,7 @@ fn du_bytes(paths: &[PathBuf]) -> u64 {
     total.split_whitespace().next().unwrap().parse().unwrap()
 }
 
-/// Issue 9 §1: with `katago` engines running, every bundle was kept as `app-running`, because the
+/// With `katago` engines running, every bundle was kept as `app-running`, because the
 /// rule's processes guard was checked for items whose name carries a pid too.
 #[test]
 fn katago_orphans_are_reclaimed_while_other_engines_run() {

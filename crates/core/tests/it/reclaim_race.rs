@@ -1,4 +1,4 @@
-//! Issue 8, "reclaim that cannot be raced": swaps at the worst moment (through the executor's
+//! Swaps at the worst moment (through the executor's
 //! checkpoints), mounts inside items, files opened mid-reclaim, concurrent reclaims and roots given
 //! twice. Trees are real, in temp dirs; outside dirs hold same-named decoys that must survive.
 #![allow(clippy::unwrap_used)]
@@ -272,7 +272,7 @@ fn assert_kept_for_mount(r: &ReclaimReport, at: &Path) {
     );
 }
 
-/// Issue 12: a mount inside an item is seen by the plan already (the dry run shows it kept, as
+/// A mount inside an item is seen by the plan already (the dry run shows it kept, as
 /// execute would keep it), bind mounts of the same file system included.
 fn assert_planned_as_kept_for_mount(plan: &ReclaimPlan, at: &Path) {
     assert!(plan.items.is_empty(), "{:#?}", plan.items);

@@ -1,4 +1,4 @@
-//! Issue 8, "deletion follows a swapped ancestor", with a real attacker: a thread exchanges an
+//! Deletion never follows a swapped ancestor, with a real attacker: a thread exchanges an
 //! item's parent dir (or the root itself) with a symlink to an outside dir holding same-named
 //! entries, in a loop (`renameat2(RENAME_EXCHANGE)`), for the whole execute. Nothing outside may
 //! go, and every item reported deleted must really be gone from the root.
@@ -90,7 +90,7 @@ fn root_exchanged_with_symlink_in_a_loop_deletes_nothing_outside() {
     }
 }
 
-/// The closing figures of issue 8: the swap attack in a loop on `CACHEWATCH_BENCH_ITEMS` items
+/// A benchmark of the swap attack in a loop on `CACHEWATCH_BENCH_ITEMS` items
 /// (default 20,000) for `CACHEWATCH_BENCH_SECS` seconds (default 30), rounds alternating between
 /// exchanging the items' parent dir and the root itself; prints the outside entries lost (must be
 /// 0) and the cost of the per-batch open-file re-read. Run:

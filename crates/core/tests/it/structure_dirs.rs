@@ -1,4 +1,4 @@
-//! A producer's own dirs are not unattributed entries (issue 25: `scan` listed
+//! A producer's own dirs are not unattributed entries (`scan` listed
 //! `Library/Caches/Homebrew` and `C/clang` as UNATTRIBUTED 8 KiB entries, and `explain` said
 //! `com.apple.MetalPerformanceShadersGraph/mpsgraph-cache` was mpsgraph-scratch's while `scan`
 //! called its parent unattributed). The literal top-level dir of a deeper item glob is the

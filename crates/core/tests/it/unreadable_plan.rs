@@ -1,4 +1,4 @@
-//! Issue 12: an item the scan could not read whole (a subdir without permission) is planned as
+//! An item the scan could not read whole (a subdir without permission) is planned as
 //! kept with reason `unreadable` already in the dry run, so the preview equals what execute does:
 //! execute is given nothing for it and the item stays whole.
 //!

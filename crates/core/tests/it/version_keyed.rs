@@ -1,4 +1,4 @@
-//! Version-keyed caches never lose their newest version (issue 25: named at `--older-than 0s`, the
+//! Version-keyed caches never lose their newest version (named at `--older-than 0s`, the
 //! Cypress rule deleted the current `Cypress/14.5.1` along with the old versions), nor a version a
 //! running process uses. Real trees, the real process probe, sizes checked against `du`.
 

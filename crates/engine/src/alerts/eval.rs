@@ -273,7 +273,7 @@ impl Alerter {
         }
         let hour = Duration::from_secs(3600);
         // A rate only from at least an hour of data: minutes of a burst extrapolated to an hour
-        // read as a figure nobody observed (issue 12 §2).
+        // read as a figure nobody observed.
         let rate = g
             .bytes_per(hour)
             .filter(|_| g.span() >= hour)

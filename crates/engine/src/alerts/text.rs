@@ -78,7 +78,7 @@ pub fn for_app(message: &str) -> String {
 mod tests {
     use super::*;
 
-    /// Issue 12 §7: notifications told a GUI user to run `cachewatch reclaim …`.
+    /// Notifications told a GUI user to run `cachewatch reclaim …`.
     #[test]
     fn the_app_text_has_no_command_to_run() {
         let m = "Metal gpuarchiver grew 105.0 MiB and 40 items in 3m (2.0 GiB/h); now 1.1 GiB in \

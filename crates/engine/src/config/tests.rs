@@ -1,6 +1,6 @@
 use super::*;
 
-/// Regression (issue 8): `--config` at a FIFO hung waiting for a writer; it is refused.
+/// Regression: `--config` at a FIFO hung waiting for a writer; it is refused.
 #[test]
 fn config_at_a_fifo_is_refused_not_waited_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,7 +25,7 @@ fn config_at_a_fifo_is_refused_not_waited_on() {
     }
 }
 
-/// Regression (issue 8): `--config /dev/zero` read ~1 GiB and died out of memory.
+/// Regression: `--config /dev/zero` read ~1 GiB and died out of memory.
 #[test]
 fn config_at_dev_zero_is_refused_and_big_files_are_capped() {
     match load(Path::new("/dev/zero")) {
@@ -172,7 +172,7 @@ fn relative_root_paths_are_relative_to_the_config_file() {
     assert_eq!(loaded.config_relative(Path::new("/abs")), Path::new("/abs"));
 }
 
-/// Regression (issue 21): `every = "18446744073709551615s"` passed the check and panicked the
+/// Regression: `every = "18446744073709551615s"` passed the check and panicked the
 /// monitor task adding it to an instant; `every = "1ms"` was accepted though `0s` said "at least
 /// 1s" (80 runs in 20 s). Every duration and count is bounded, and the error says the range.
 #[test]

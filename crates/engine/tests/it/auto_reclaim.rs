@@ -326,7 +326,7 @@ async fn paused_monitor_runs_no_rule() {
     m.shutdown().await;
 }
 
-/// Issue 10: a drain plans from the monitor's compact state in chunks (set to 64 items here, so
+/// A drain plans from the monitor's compact state in chunks (set to 64 items here, so
 /// 325 claimed items span six chunks) and executes the spooled plan. Every old orphan goes, each
 /// with its audit row; the young and the owned ones stay, counted by reason; the run's figures
 /// are the hand count and `du` of what it deleted.
@@ -386,7 +386,7 @@ async fn a_drain_planned_over_several_chunks_deletes_every_old_item_and_counts_t
     assert_eq!(rows.len(), old.len(), "no row for an item not planned");
 }
 
-/// Regression (issue 21): 200 rules at `every = "1s"`: only the first two ever ran, each run
+/// Regression: 200 rules at `every = "1s"`: only the first two ever ran, each run
 /// taking long enough for rule 0 to be due again. Rules due at the same time take turns: with the
 /// clock a second on after every run (rule 0 always due again), every rule runs, and no rule runs
 /// twice before every other has run once. (24 rules: each run reads the process table twice,

@@ -123,7 +123,7 @@ fn truncated_report_is_unreadable_naming_path_and_cause() {
     }
 }
 
-/// Regression (issue 8, "every legacy report was ignored"): a JSON header of `bug_type` 109 over a
+/// Regression: a JSON header of `bug_type` 109 over a
 /// legacy text body was "unreadable (body is not JSON)"; it is a crash of `legacyd`.
 #[test]
 fn header_over_legacy_text_body_109_is_a_crash_not_unreadable() {

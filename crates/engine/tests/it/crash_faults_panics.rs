@@ -1,4 +1,4 @@
-//! Issue 25: `ExcUserFault_*.ips` reports marked `"is_simulated": 1` (macOS 26.6 writes one per
+//! `ExcUserFault_*.ips` reports marked `"is_simulated": 1` (macOS 26.6 writes one per
 //! `os_log_fault`, the process goes on running; duckduckgo/apple-browsers#6124) are listed as
 //! simulated faults and never make a crash loop; legacy panic text starting with
 //! `panic(cpu N caller 0x...)` is read as a kernel panic, not left unreadable.

@@ -27,7 +27,7 @@ fn watch_dir(dir: &Path) -> CrashWatch {
     )
 }
 
-/// Regression (issue 9): the capacity check traps with no message; its report was a generic
+/// Regression: the capacity check traps with no message; its report was a generic
 /// crash. It is the CoreAI cap, known by `_assertionFailure` directly over CoreAIRuntime frames.
 #[test]
 fn coreai_capacity_check_without_a_message_is_the_coreai_cap() {
@@ -57,7 +57,7 @@ fn a_swift_assertion_over_other_frames_is_not_the_coreai_cap() {
     assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(GENERIC));
 }
 
-/// Regression (issue 9): a worker's crash loop of 20 reports mixing the three trap sites became
+/// Regression: a worker's crash loop of 20 reports mixing the three trap sites became
 /// two groups (CoreAI cap and a generic "repeated-crash"). It is one group and one alert, and the
 /// explanation says how many times the model was reloaded (5 ANEServicesThread = 4 reloads).
 #[test]
@@ -102,7 +102,7 @@ fn twenty_mixed_site_coreai_reports_are_one_crash_loop() {
     assert!(alerts[0].message.contains("reloaded the model 4 times"));
 }
 
-/// Regression (issue 8): a valid JSON body followed by plain text (macOS 12) was unreadable.
+/// Regression: a valid JSON body followed by plain text (macOS 12) was unreadable.
 #[test]
 fn json_body_followed_by_text_is_read_and_the_text_ignored() {
     let r = read_report(&fixture("json_then_text.ips")).unwrap();
@@ -127,7 +127,7 @@ fn json_body_followed_by_text_is_read_and_the_text_ignored() {
     assert_eq!(sigs.classify(&r).map(|s| s.id.as_str()), Some(GENERIC));
 }
 
-/// Regression (issue 8): `.ips` files of other `bug_type`s were unreadable (a 288's `exception` is
+/// Regression: `.ips` files of other `bug_type`s were unreadable (a 288's `exception` is
 /// a string; 202 and 145 bodies are text; 211 is newline-delimited JSON). Each is read as its
 /// kind, with its process and time; none is a crash.
 #[test]
@@ -324,7 +324,7 @@ fn legacy_crash_text_report_is_read() {
     assert_eq!(r.threads_named("ANEServicesThread"), 3);
 }
 
-/// Regression (issue 8, "every legacy report was ignored"): a legacy `.crash` of a process is
+/// Regression: a legacy `.crash` of a process is
 /// grouped with that process's `.ips` reports of the same signature.
 #[test]
 fn legacy_crash_is_grouped_with_ips_of_the_same_process_and_signature() {
@@ -401,7 +401,7 @@ fn mkfifo(path: &Path) {
     assert!(status.success());
 }
 
-/// Regression (issue 8): a report swapped for a FIFO while `crashes` ran hung it (3 of 51 runs):
+/// Regression: a report swapped for a FIFO while `crashes` ran hung it (3 of 51 runs):
 /// the open blocked waiting for a writer. It is refused without waiting.
 #[test]
 fn fifo_report_is_refused_not_waited_on() {
@@ -429,9 +429,9 @@ fn fifo_report_is_refused_not_waited_on() {
     assert!(watch.groups().is_empty());
 }
 
-/// Regression (issue 8): a 5 MiB report of 150,000 frames on distinct images took 20 s: the
-/// image de-dup was quadratic. Correctness is asserted; the time is printed, not asserted. (Since
-/// issue 21 only the first `MAX_FRAMES` frames are kept; the others are read and dropped.)
+/// Regression: a 5 MiB report of 150,000 frames on distinct images took 20 s: the
+/// image de-dup was quadratic. Correctness is asserted; the time is printed, not asserted. (Only the
+/// first `MAX_FRAMES` frames are kept; the others are read and dropped.)
 #[test]
 fn report_of_150k_frames_on_distinct_images_is_parsed() {
     const N: usize = 150_000;
@@ -473,7 +473,7 @@ fn report_of_150k_frames_on_distinct_images_is_parsed() {
     assert_eq!(r.thread_images[277], "l277");
 }
 
-/// Regression (issue 21): three crafted 8 MiB reports of 2.7 million `{}` frames each made
+/// Regression: three crafted 8 MiB reports of 2.7 million `{}` frames each made
 /// `crashes` peak at 515 MB (every frame became a value). The parse keeps what it uses: the
 /// crashing thread's first `MAX_FRAMES` frames, at most `MAX_THREAD_NAMES` thread names and
 /// `MAX_MESSAGES` messages, whatever the file holds (the peak is measured in the report, not

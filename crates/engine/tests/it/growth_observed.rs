@@ -1,4 +1,4 @@
-//! Issue 12 §2: growth is said over the span actually observed, reclaims are kept out of it, and
+//! Growth is said over the span actually observed, reclaims are kept out of it, and
 //! the disk-full ETA is given only for a trend that held steady for at least an hour.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

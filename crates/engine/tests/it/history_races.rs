@@ -1,4 +1,4 @@
-//! Issue 8, "an audit you can trust": the history DB under concurrent first opens, and deleted
+//! The history DB under concurrent first opens, and deleted
 //! while in use.
 
 use std::sync::Barrier;

@@ -1,4 +1,4 @@
-//! Issue 12 §3: a missing root, a bad config or a data dir that cannot be made exited the app
+//! A missing root, a bad config or a data dir that cannot be made exited the app
 //! with one stderr line nobody sees at login. The monitor starts with what can run and the
 //! snapshot says what is wrong.
 

@@ -359,7 +359,7 @@ fn make_katago(root: &Path, pid: u32, thread: u32, ts: u64, len: usize) -> PathB
     d
 }
 
-/// Issue 9 §1: the monitor's orphan figure had its own owner check, without the plan's 2 s
+/// The monitor's orphan figure had its own owner check, without the plan's 2 s
 /// start-time slack (an owner whose whole-second start reads 1 s after the bundle's birth was an
 /// orphan to the figure and an owner to the plan) and without `pid_in_name`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -425,7 +425,7 @@ async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
     m.shutdown().await;
 }
 
-/// Issue 12 through the watcher: a bare `com.apple.gpuarchiver` created while the monitor runs is
+/// Through the watcher: a bare `com.apple.gpuarchiver` created while the monitor runs is
 /// attributed to its rule (the structure dir), as the first scan attributes it, never unattributed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bare_gpuarchiver_dir_created_while_watching_is_attributed() {
@@ -624,7 +624,7 @@ async fn a_link_planted_at_the_flush_markers_name_is_not_written_through() {
     );
 }
 
-/// Regression (issue 21): with the data dir on a full disk the monitor logged "running without
+/// Regression: with the data dir on a full disk the monitor logged "running without
 /// history", never opened the database again and skipped every auto-reclaim rule until it was
 /// restarted: the rules went quiet exactly when the disk was low. Here a file sits where the data
 /// dir should be: the database is tried again with backoff (on the manual clock), an alert and a
@@ -729,7 +729,7 @@ async fn an_unavailable_history_database_is_opened_again_and_the_rules_resume() 
     m.shutdown().await;
 }
 
-/// Regression (issue 21): the monitor task panicked (an instant overflow) while the process and
+/// Regression: the monitor task panicked (an instant overflow) while the process and
 /// `/metrics` stayed up serving its last snapshot as if it were live. Now the last snapshot says
 /// the monitor stopped and why, an alert fires, commands fail, `stopped()` resolves (the `watch`
 /// command exits non-zero on it) and `/metrics` says `cachewatch_monitor_up 0`.

@@ -1,4 +1,4 @@
-//! Issue 10 §3: the threshold control asked for a full plan at every move (700k items walked and
+//! The threshold control asked for a full plan at every move (700k items walked and
 //! sent each time). The monitor keeps per producer an age histogram of what a reclaim could take
 //! but for age; `estimate_reclaim` reads it without walking the items. With a fixed clock and
 //! items at known ages, its figures at several thresholds equal a hand count (du of the items

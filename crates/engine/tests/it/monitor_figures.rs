@@ -1,4 +1,4 @@
-//! Issue 12 §1: the reclaim figures follow the clock and the process table, not only file events.
+//! The reclaim figures follow the clock and the process table, not only file events.
 //! Items that cross the threshold as time passes, and an owner that exits, change the snapshot's
 //! reclaimable figures at the monitor's next tick, with no file event and no rescan.
 

@@ -1,4 +1,4 @@
-//! Issue 10 §1: the app's preview sent every planned item over IPC (700k rows of JSON) and the
+//! The app's preview sent every planned item over IPC (700k rows of JSON) and the
 //! monitor held the whole plan. The preview is now bounded: counts and sums of the whole plan, the
 //! largest items only; execute still deletes every planned item (and only those), audit rows
 //! first, and its result counts them all while listing the first few.

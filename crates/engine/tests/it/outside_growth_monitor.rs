@@ -1,5 +1,5 @@
 //! The monitor records its roots' volume free space with every history sample and publishes the
-//! growth outside the roots (issue 11) in the snapshot, on a real tree and a real history DB.
+//! growth outside the roots in the snapshot, on a real tree and a real history DB.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

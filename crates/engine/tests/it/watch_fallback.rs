@@ -1,5 +1,5 @@
 //! The fallbacks of the watcher for paths it cannot watch: one unreadable dir must not switch its
-//! whole root to polling (issue 12).
+//! whole root to polling.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

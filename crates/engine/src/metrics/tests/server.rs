@@ -163,7 +163,7 @@ async fn two_host_headers_are_a_400() {
     }
 }
 
-/// Regression (issue 21): 200 connections that never finish their request head held the 32 slots
+/// Regression: 200 connections that never finish their request head held the 32 slots
 /// 5 s each, so a scrape waited in the backlog 26 s (Prometheus gives up at 10 s). Now the oldest
 /// connection without a head makes room for a new one, and a scrape is answered within a second
 /// while 200 slow clients keep re-opening. The slow clients run on a runtime of their own (another
