@@ -93,21 +93,17 @@ impl Actor {
         let catalogue = self.opts.catalogue.clone();
         let started = Instant::now();
         let now = self.opts.clock.now();
-        let mut st = std::mem::replace(&mut self.roots[i], RootState::new(root.clone()));
+        let st = std::mem::replace(&mut self.roots[i], RootState::new(root.clone()));
         let progress = Arc::new(crate::scan::ScanProgress::new());
         let walked = progress.clone();
-        let job = tokio::task::spawn_blocking(move || {
-            let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                st.begin_load();
-                let root = st.root.clone();
-                let summary = load_scan(&mut st, |visit| {
-                    crate::scan::scan_root_each(&root, &*catalogue, &walked, visit)
-                });
-                st.finish_load(summary.total, summary.issues, now);
-            }));
-            // The scan's buffers are freed: return their pages to the OS.
-            crate::platform::release_free_memory();
-            (st, done)
+        // The scan's buffers are freed at its end: their pages go back to the OS.
+        let job = super::jobs::blocking(st, true, move |st| {
+            st.begin_load();
+            let root = st.root.clone();
+            let summary = load_scan(st, |visit| {
+                crate::scan::scan_root_each(&root, &*catalogue, &walked, visit)
+            });
+            st.finish_load(summary.total, summary.issues, now);
         });
         let res = self.await_scan(job, &progress).await;
         let failed = match res {
@@ -144,9 +140,10 @@ impl Actor {
     /// nothing here. The job's result.
     async fn await_scan<T>(
         &mut self,
-        mut job: tokio::task::JoinHandle<T>,
+        job: impl std::future::Future<Output = Result<T, tokio::task::JoinError>>,
         progress: &crate::scan::ScanProgress,
     ) -> Result<T, tokio::task::JoinError> {
+        tokio::pin!(job);
         let base = self.progress.entries_done;
         let mut tick = tokio::time::interval(PROGRESS_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
