@@ -164,6 +164,17 @@ pub fn dismiss_reclaim(ui: State<'_, UiStore>) -> Result<(), IpcError> {
     Ok(())
 }
 
+/// The window's first content is on screen: the shell logs how long that took since the open
+/// request (see `window::shown`).
+///
+/// # Errors
+/// None; the `Result` keeps the IPC shape uniform.
+#[tauri::command]
+pub fn window_shown<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
+    crate::window::shown(&app);
+    Ok(())
+}
+
 /// Pauses or resumes watching.
 ///
 /// # Errors

@@ -126,6 +126,11 @@ export async function dismissReclaim(): Promise<void> {
   await call('dismiss_reclaim');
 }
 
+/** `window_shown()`: the first content is on screen (the shell logs how long the open took). */
+export async function windowShown(): Promise<void> {
+  await call('window_shown');
+}
+
 /** Listens to `reclaim-job` (payload `ReclaimJob`): the reclaim the window started moved on. */
 export function onReclaimJob(handler: (job: ReclaimJob) => void): Promise<UnlistenFn> {
   return listen<ReclaimJob>('reclaim-job', (event) => handler(event.payload));

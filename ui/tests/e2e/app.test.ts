@@ -221,6 +221,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
       return null;
     },
     dismiss_reclaim: () => null,
+    window_shown: () => null,
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
       w.__settings = settings;
