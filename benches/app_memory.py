@@ -201,7 +201,8 @@ SHOWN = re.compile(r"window content shown after the open request ms=(\d+)")
 
 def shown_times(log):
     with open(log, errors="replace") as f:
-        return [int(m) for m in SHOWN.findall(f.read())]
+        text = re.sub(r"\x1b\[[0-9;]*m", "", f.read())  # tracing colours its fields
+    return [int(m) for m in SHOWN.findall(text)]
 
 
 def by_name(rows, prefix):

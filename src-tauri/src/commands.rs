@@ -164,14 +164,14 @@ pub fn dismiss_reclaim(ui: State<'_, UiStore>) -> Result<(), IpcError> {
     Ok(())
 }
 
-/// The window's first content is on screen: the shell logs how long that took since the open
-/// request (see `window::shown`).
+/// The window's first content is on screen, `page_ms` after the page's navigation started: the
+/// shell logs how long that took since the open request (see `window::shown`).
 ///
 /// # Errors
 /// None; the `Result` keeps the IPC shape uniform.
 #[tauri::command]
-pub fn window_shown<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
-    crate::window::shown(&app);
+pub fn window_shown<R: Runtime>(app: AppHandle<R>, page_ms: f64) -> Result<(), IpcError> {
+    crate::window::shown(&app, page_ms);
     Ok(())
 }
 

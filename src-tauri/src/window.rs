@@ -133,8 +133,11 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
     let w = match get(app) {
         Some(w) => w,
         None => {
-            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-            build(app)?
+            let t = Instant::now();
+            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+            let w = build(app)?;
+            tracing::debug!(ms = t.elapsed().as_millis() as u64, "window built");
+            w
         }
     };
     let under_tray = w.move_window_constrained(Position::TrayCenter).is_ok();
@@ -264,9 +267,10 @@ fn children_named(parent: u32, name: &str) -> Vec<i32> {
         .collect()
 }
 
-/// The page says its first content is on screen (`window_shown`): how long that took since the
-/// user asked for the window, logged (the app benchmark reads it), once per built window.
-pub fn shown<R: Runtime>(app: &AppHandle<R>) {
+/// The page says its first content is on screen (`window_shown`), `page_ms` after its navigation
+/// started: how long that took since the user asked for the window, logged (the app benchmark
+/// reads it), once per built window.
+pub fn shown<R: Runtime>(app: &AppHandle<R>, page_ms: f64) {
     let opened = windows(app)
         .opened_at
         .lock()
@@ -275,6 +279,7 @@ pub fn shown<R: Runtime>(app: &AppHandle<R>) {
     if let Some(t) = opened {
         tracing::info!(
             ms = t.elapsed().as_millis() as u64,
+            page_ms = page_ms.round() as u64,
             "window content shown after the open request"
         );
     }

@@ -354,7 +354,7 @@ function showFirst(snapshot: Snapshot, saved: UiState | null): void {
     if (saved.view.focus !== null) focusProducer(saved.view.focus);
   }
   // After the paint that follows this frame: the shell logs how long the open took.
-  requestAnimationFrame(() => setTimeout(() => void ipc.windowShown().catch(() => {}), 0));
+  requestAnimationFrame(() => setTimeout(() => void ipc.windowShown(performance.now()).catch(() => {}), 0));
 }
 
 async function start(): Promise<void> {
