@@ -81,10 +81,12 @@ def name(pid):
         return "?"
 
 
-def pss_kib(pid):
+def pss_kib(pid, field="Pss"):
+    """A field of /proc/PID/smaps_rollup, KiB: Pss, or its part Pss_Anon (heap, stacks) or
+    Pss_File (mapped files: the libraries' code and data, which the kernel can drop and read again)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
-            m = re.search(r"^Pss:\s+(\d+) kB", f.read(), re.M)
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
             return int(m.group(1)) if m else 0
     except OSError:
         return 0
@@ -124,9 +126,11 @@ def report(label, pid, table):
     total, rows = measure(pid)
     per = ", ".join(f"{n} {m:.0f}" for n, _, m in sorted(rows, key=lambda r: -r[2]))
     wk = webkit(pid)
-    print(f"{label}: total PSS {total:.1f} MiB ({per}); WebKit processes: "
-          f"{', '.join(n for n, _ in wk) if wk else 'none'}", flush=True)
-    table.append((label, total, rows, bool(wk)))
+    anon, file = pss_kib(pid, "Pss_Anon") / 1024, pss_kib(pid, "Pss_File") / 1024
+    print(f"{label}: total PSS {total:.1f} MiB ({per}; the app's own: {anon:.0f} anon, "
+          f"{file:.0f} file); WebKit processes: {', '.join(n for n, _ in wk) if wk else 'none'}",
+          flush=True)
+    table.append((label, total, rows, (anon, file)))
     return total
 
 
@@ -297,12 +301,13 @@ def run(a):
             except subprocess.TimeoutExpired:
                 app.kill()
             host.terminate()
-        print("\n| | total PSS | app | WebKitWebProcess | WebKitNetworkProcess |\n|---|---|---|---|---|")
-        for label, total, rows, _ in table:
+        print("\n| | total PSS | app (anon + file) | WebKitWebProcess | WebKitNetworkProcess |\n"
+              "|---|---|---|---|---|")
+        for label, total, rows, (anon, file) in table:
             own = sum(m for _, p, m in rows if p == rows[0][1])
             cell = lambda prefix: f"{by_name(rows, prefix):.0f}" if by_name(rows, prefix) else "-"
-            print(f"| {label} | {total:.0f} MiB | {own:.0f} | {cell('WebKitWebProces')} | "
-                  f"{cell('WebKitNetworkPr')} |")
+            print(f"| {label} | {total:.0f} MiB | {own:.0f} ({anon:.0f} + {file:.0f}) | "
+                  f"{cell('WebKitWebProces')} | {cell('WebKitNetworkPr')} |")
         print(f"\nCPU at rest over {a.rest_cpu} s: {rest_cpu:.2f}% of a core; web process, window "
               f"open and idle, over {a.idle_web} s: {web_cpu:.2f}%; open: click -> mapped median "
               f"{med(maps):.0f} ms, open request -> content shown median {med(shows)} ms "

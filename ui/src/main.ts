@@ -389,9 +389,12 @@ async function start(): Promise<void> {
 
 start().catch(showError);
 // "… ago" moves on with the clock, not only with snapshots: the alerts and crash groups again.
+// Nothing is drawn when no such time is on screen.
 setInterval(() => {
   const snapshot = ui.snapshot;
   if (!snapshot || document.hidden) return;
-  keepFocus(() => renderTimes(snapshot));
+  if (snapshot.crash_groups.length > 0 || snapshot.alerts.length > 0 || ui.received.length > 0) {
+    keepFocus(() => renderTimes(snapshot));
+  }
   panel.refreshTimes();
 }, AGO_TICK_MS);
