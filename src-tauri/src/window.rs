@@ -196,6 +196,9 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
                 && get(&main).is_none()
             {
                 end_network_process();
+                // What WebKit's UI side freed since the window's own `Destroyed` (the page's
+                // proxies go when its process has ended): back to the OS too.
+                cachewatch::platform::release_free_memory();
             }
         });
         if let Err(e) = ended {
