@@ -2,6 +2,7 @@
 """What the menu-bar app costs at rest and with its window open (Linux, under Xvfb).
 
   benches/app_memory.py APP CLI TREE [--cycles N] [--grace SECS] [--settle SECS] [--rest-cpu SECS]
+                        [--idle-web SECS] [--idle-settle SECS]
 
 APP: the app's release build (target/release/cachewatch-app); CLI: the CLI's (target/release/
 cachewatch), for the engine-alone figure; TREE: a seed tree (benches/gen_tree.py seed TREE N 800),
@@ -10,20 +11,27 @@ watched as the app's only root and never changed.
 Runs itself under `dbus-run-session -- xvfb-run` unless $DISPLAY and a session bus are there, with
 /work/shared/tools/tray-host.py (or $TRAY_HOST) as the tray host, so the app is the tray popover.
 The window is opened by clicking the tray menu's "Open CacheWatch" (dbusmenu, as a panel does) and
-closed by WM_DELETE_WINDOW (as a window manager's close button), both with tests-e2e/desktop.py.
+closed by WM_DELETE_WINDOW (as a window manager's close button), with tests-e2e/desktop.py's X
+calls made in this process.
 
-Prints, each as PSS summed over the app and all its descendants (/proc/PID/smaps_rollup), with
-the per-process figures:
+Prints every figure of issue 23's table, each PSS summed over the app and all its descendants
+(/proc/PID/smaps_rollup), with the per-process figures:
   - `cachewatch watch` alone on the tree, SETTLE s after its first scan;
   - the app at rest, window never opened, SETTLE s after its first scan, and its CPU over
     REST_CPU s (should be 0);
-  - window open (after the click; also how long until the window is mapped) and the web
-    process's CPU over 20 s of nothing changing;
+  - window open, IDLE_SETTLE s after it showed, and the web process's CPU over IDLE_WEB s of
+    nothing changing (should be under 1% of a core);
   - after the close plus the grace (GRACE s, passed to the app as CACHEWATCH_WINDOW_GRACE_SECS);
-  - after N more open/close cycles, each waiting out the grace (the webview destroyed each time).
+  - after N more open/close cycles, each waiting until no WebKit process is left (the webview is
+    destroyed after the grace, the network process a second later), and the change against the
+    first rest (should be within 5%);
+  - the open latency of every open: from the click to the window mapped (X), and from the open
+    request to the first paint with content (the page reports it; the app logs
+    "window content shown after the open request ms=N"), median and max.
 Whether any WebKit process is alive is said at each point.
 """
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -73,10 +81,12 @@ def name(pid):
         return "?"
 
 
-def pss_kib(pid):
+def pss_kib(pid, field="Pss"):
+    """A field of /proc/PID/smaps_rollup, KiB: Pss, or its part Pss_Anon (heap, stacks) or
+    Pss_File (mapped files: the libraries' code and data, which the kernel can drop and read again)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
-            m = re.search(r"^Pss:\s+(\d+) kB", f.read(), re.M)
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.M)
             return int(m.group(1)) if m else 0
     except OSError:
         return 0
@@ -116,9 +126,11 @@ def report(label, pid, table):
     total, rows = measure(pid)
     per = ", ".join(f"{n} {m:.0f}" for n, _, m in sorted(rows, key=lambda r: -r[2]))
     wk = webkit(pid)
-    print(f"{label}: total PSS {total:.1f} MiB ({per}); WebKit processes: "
-          f"{', '.join(n for n, _ in wk) if wk else 'none'}", flush=True)
-    table.append((label, total, rows, bool(wk)))
+    anon, file = pss_kib(pid, "Pss_Anon") / 1024, pss_kib(pid, "Pss_File") / 1024
+    print(f"{label}: total PSS {total:.1f} MiB ({per}; the app's own: {anon:.0f} anon, "
+          f"{file:.0f} file); WebKit processes: {', '.join(n for n, _ in wk) if wk else 'none'}",
+          flush=True)
+    table.append((label, total, rows, (anon, file)))
     return total
 
 
@@ -160,9 +172,51 @@ def engine_alone(cli, tree_dir, work, settle, table):
         p.wait()
 
 
+def load_desktop():
+    """tests-e2e/desktop.py as a module: X calls in this process, no interpreter start per probe."""
+    spec = importlib.util.spec_from_file_location("desktop", DESKTOP)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def menu_click(items, label):
+    """The gdbus command that clicks tray menu entry `label` (resolved once, before the timing)."""
+    with open(items) as f:
+        item = f.readline().strip()
+    i = item.index("/")
+    bus, path = item[:i], item[i:]
+    gdbus = lambda *args: subprocess.run(["gdbus", "call", "--session", *args], check=True,
+                                         capture_output=True, text=True).stdout
+    menu = re.search(r"objectpath '([^']+)'", gdbus(
+        "-d", bus, "-o", path, "-m", "org.freedesktop.DBus.Properties.Get",
+        "org.kde.StatusNotifierItem", "Menu")).group(1)
+    layout = gdbus("-d", bus, "-o", menu, "-m", "com.canonical.dbusmenu.GetLayout",
+                   "--", "0", "-1", '["label"]')
+    m = re.search(r"\((\d+), \{'label': <'" + re.escape(label) + "'>", layout)
+    if not m:
+        sys.exit(f"no menu entry {label!r} in {layout}")
+    return ["gdbus", "call", "--session", "-d", bus, "-o", menu, "-m",
+            "com.canonical.dbusmenu.Event", "--", m.group(1), "clicked", "<int32 0>", "0"]
+
+
+SHOWN = re.compile(r"window content shown after the open request ms=(\d+)")
+
+
+def shown_times(log):
+    with open(log, errors="replace") as f:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", f.read())  # tracing colours its fields
+    return [int(m) for m in SHOWN.findall(text)]
+
+
+def by_name(rows, prefix):
+    return sum(m for n, _, m in rows if n.startswith(prefix))
+
+
 def run(a):
     work = tempfile.mkdtemp(prefix="cachewatch-app-memory-")
     table = []
+    dt = load_desktop()
     try:
         engine_alone(a.cli, a.tree, work, a.settle, table)
         items = os.path.join(work, "tray-items")
@@ -180,43 +234,66 @@ def run(a):
             env["LANG"] = "en_US.UTF-8"  # WebKitGTK's JavaScriptCore rejects the locale "C"
         with open(log, "w") as out:
             app = subprocess.Popen([a.app], env=env, stdout=out, stderr=subprocess.STDOUT)
+        mapped = lambda: dt.mapped(TITLE)
+        latencies = []  # (click -> mapped ms, open request -> content shown ms)
+
+        def open_window():
+            n = len(shown_times(log))
+            t0 = time.time()
+            subprocess.run(click, check=True, capture_output=True)
+            wait_for("the window", mapped, 30)
+            t_map = 1000 * (time.time() - t0)
+            wait_for("the window's content", lambda: len(shown_times(log)) > n, 30)
+            latencies.append((t_map, shown_times(log)[-1]))
+
+        def close_window():
+            dt.close(TITLE)
+            wait_for("the window to close", lambda: not mapped(), 30)
+
         try:
             wait_for("the app's first scan", lambda: log_has(log, "first scan and figures done"), 3600)
             wait_for("the tray item", lambda: os.path.exists(items), 30)
             time.sleep(a.settle)
             if app.poll() is not None:
                 sys.exit(f"the app exited with status {app.returncode}; see {log}")
+            click = menu_click(items, "Open CacheWatch")
             rest = report("app at rest, window never opened", app.pid, table)
-            cpu = cpu_percent(lambda: tree(app.pid), a.rest_cpu)
-            print(f"  CPU at rest over {a.rest_cpu} s: {cpu:.2f}% of a core", flush=True)
+            rest_cpu = cpu_percent(lambda: tree(app.pid), a.rest_cpu)
+            print(f"  CPU at rest over {a.rest_cpu} s: {rest_cpu:.2f}% of a core", flush=True)
 
-            t0 = time.time()
-            desktop("click", items, "Open CacheWatch")
-            wait_for("the window", lambda: desktop("mapped", TITLE), 30)
-            print(f"  window mapped {1000 * (time.time() - t0):.0f} ms after the click", flush=True)
-            time.sleep(5)
+            open_window()
+            print(f"  window mapped {latencies[0][0]:.0f} ms after the click; content shown "
+                  f"{latencies[0][1]} ms after the open request (the app's log)", flush=True)
+            time.sleep(a.idle_settle)
             report("window open", app.pid, table)
             web = lambda: [p for n, p in webkit(app.pid) if n.startswith("WebKitWebProces")]
-            print(f"  web process CPU, window open, nothing changing, 20 s: "
-                  f"{cpu_percent(web, 20):.2f}% of a core", flush=True)
+            web_cpu = cpu_percent(web, a.idle_web)
+            print(f"  web process CPU, window open, nothing changing, {a.idle_web} s: "
+                  f"{web_cpu:.2f}% of a core", flush=True)
 
-            desktop("close", TITLE)
-            wait_for("the window to close", lambda: not desktop("mapped", TITLE), 30)
+            close_window()
             time.sleep(a.grace + 5)
             first_rest = report(f"closed, {a.grace} s grace + 5 s", app.pid, table)
 
             for i in range(a.cycles):
-                desktop("click", items, "Open CacheWatch")
-                wait_for("the window", lambda: desktop("mapped", TITLE), 30)
+                open_window()
                 time.sleep(1)
-                desktop("close", TITLE)
-                wait_for("the window to close", lambda: not desktop("mapped", TITLE), 30)
-                time.sleep(a.grace + 1.5)
+                close_window()
+                wait_for("no WebKit process", lambda: not webkit(app.pid), a.grace + 30)
+                if (i + 1) % 10 == 0:
+                    print(f"  {i + 1} cycles", flush=True)
             time.sleep(5)
             after = report(f"after {a.cycles} more open/close cycles", app.pid, table)
-            if first_rest:
-                print(f"  rest after the cycles vs the first rest: {100 * (after / first_rest - 1):+.1f}%")
+            change = 100 * (after / first_rest - 1) if first_rest else 0.0
+            print(f"  rest after the cycles vs the first rest: {change:+.1f}%")
             print(f"  rest (never opened) vs after a close: {rest:.1f} vs {first_rest:.1f} MiB")
+            maps = sorted(m for m, _ in latencies)
+            shows = sorted(s for _, s in latencies)
+            med = lambda v: v[len(v) // 2]
+            print(f"  open latency over {len(latencies)} opens: click -> mapped median "
+                  f"{med(maps):.0f} ms (max {maps[-1]:.0f}); open request -> content shown median "
+                  f"{med(shows)} ms (max {shows[-1]}); the first open: {latencies[0][0]:.0f} / "
+                  f"{latencies[0][1]} ms", flush=True)
         finally:
             app.terminate()
             try:
@@ -224,10 +301,17 @@ def run(a):
             except subprocess.TimeoutExpired:
                 app.kill()
             host.terminate()
-        print("\n| | total PSS MiB | per process (MiB) | WebKit alive |\n|---|---|---|---|")
-        for label, total, rows, wk in table:
-            per = ", ".join(f"{n} {m:.0f}" for n, _, m in sorted(rows, key=lambda r: -r[2]))
-            print(f"| {label} | {total:.0f} | {per} | {'yes' if wk else 'no'} |")
+        print("\n| | total PSS | app (anon + file) | WebKitWebProcess | WebKitNetworkProcess |\n"
+              "|---|---|---|---|---|")
+        for label, total, rows, (anon, file) in table:
+            own = sum(m for _, p, m in rows if p == rows[0][1])
+            cell = lambda prefix: f"{by_name(rows, prefix):.0f}" if by_name(rows, prefix) else "-"
+            print(f"| {label} | {total:.0f} MiB | {own:.0f} ({anon:.0f} + {file:.0f}) | "
+                  f"{cell('WebKitWebProces')} | {cell('WebKitNetworkPr')} |")
+        print(f"\nCPU at rest over {a.rest_cpu} s: {rest_cpu:.2f}% of a core; web process, window "
+              f"open and idle, over {a.idle_web} s: {web_cpu:.2f}%; open: click -> mapped median "
+              f"{med(maps):.0f} ms, open request -> content shown median {med(shows)} ms "
+              f"({len(latencies)} opens); rest after {a.cycles} cycles vs the first: {change:+.1f}%")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -237,10 +321,12 @@ def main():
     ap.add_argument("app")
     ap.add_argument("cli")
     ap.add_argument("tree")
-    ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--cycles", type=int, default=100)
     ap.add_argument("--grace", type=int, default=5)
     ap.add_argument("--settle", type=int, default=20)
     ap.add_argument("--rest-cpu", type=int, default=60)
+    ap.add_argument("--idle-web", type=int, default=60)
+    ap.add_argument("--idle-settle", type=int, default=10)
     a = ap.parse_args()
     a.app, a.cli, a.tree = (os.path.abspath(p) for p in (a.app, a.cli, a.tree))
     if not os.environ.get("DISPLAY") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):

@@ -17,7 +17,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync, rmSync, realpathSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync, rmSync, realpathSync, readdirSync, readFileSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -176,6 +176,12 @@ function descendants(pid) {
 }
 
 const webProcesses = () => descendants(fx.pid).filter((n) => n.startsWith('WebKitWebProces'));
+/**
+ * The web engine processes but the network process, which the app keeps while a WebDriver drives
+ * it (WebKit ends the automation session with it); the last test checks it goes too, undriven.
+ */
+const webkitProcesses = () =>
+  descendants(fx.pid).filter((n) => n.startsWith('WebKit') && n !== 'WebKitNetworkPr');
 
 /** Makes the window WebDriver talks to the one the app has now (a new one after each open). */
 async function attach() {
@@ -197,7 +203,7 @@ async function open() {
 async function closeAndWaitGone() {
   assert.ok(desktop('close', TITLE), 'the close request is sent');
   await until('the window off screen', () => !desktop('mapped', TITLE));
-  await until(`no WebKitWebProcess after the ${GRACE_SECS} s grace`, () => webProcesses().length === 0, {
+  await until(`no WebKit process after the ${GRACE_SECS} s grace`, () => webkitProcesses().length === 0, {
     tries: 100,
     everyMs: 200,
   });
@@ -244,8 +250,7 @@ before(async () => {
   });
   const port = await freePort();
   const nativePort = await freePort();
-  const env = {
-    ...process.env,
+  fx.env = {
     CACHEWATCH_ROOTS: `cache=${fx.cache}`,
     CACHEWATCH_DATA_DIR: fx.data,
     CACHEWATCH_CONFIG: join(fx.dir, 'config.toml'),
@@ -253,6 +258,7 @@ before(async () => {
     CACHEWATCH_LOG: 'warn',
     LANG: /^(C|POSIX)?(\..*)?$/.test(process.env.LANG ?? '') ? 'en_US.UTF-8' : process.env.LANG,
   };
+  const env = { ...process.env, ...fx.env };
   driver = spawn(
     process.env.TAURI_DRIVER ?? 'tauri-driver',
     ['--port', String(port), '--native-port', String(nativePort), '--native-driver', '/usr/bin/WebKitWebDriver'],
@@ -293,11 +299,10 @@ test('each window shows the engine totals, and no web process lives while it is 
   assert.ok(webProcesses().length > 0, `a web process while the window is open: ${descendants(fx.pid)}`);
   for (let round = 1; round <= 3; round++) {
     await closeAndWaitGone();
-    assert.deepEqual(
-      descendants(fx.pid).filter((n) => n.startsWith('WebKit') && n !== 'WebKitNetworkPr'),
-      [],
-      `round ${round}: no web engine process while closed`,
-    );
+    assert.deepEqual(webkitProcesses(), [], `round ${round}: no web engine process while closed`);
+    // and none comes back on its own
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(webkitProcesses(), [], `round ${round}: still none 1.5 s later`);
     // the engine goes on without a window: a new item while it is closed shows in the next one
     fx.young.push(archive(`gpuarchiver-closed${round}`, 1, 30000, false));
     await open();
@@ -322,7 +327,7 @@ test('the view and a reclaim outlive the window: closed while it runs, reopened,
   await session.click(confirm);
   assert.ok(desktop('close', TITLE));
   await until('the window off screen', () => !desktop('mapped', TITLE));
-  await until('no web process', () => webProcesses().length === 0, { tries: 100, everyMs: 200 });
+  await until('no web engine process', () => webkitProcesses().length === 0, { tries: 100, everyMs: 200 });
   for (const d of fx.old) await until(`${d} deleted`, () => !existsSync(d));
   for (const d of fx.young) assert.ok(existsSync(d), `${d} kept`);
 
@@ -348,4 +353,58 @@ test('the view and a reclaim outlive the window: closed while it runs, reopened,
   await session.click(await session.find('[data-key="dialog-done"]'));
   await until('the result forgotten once closed', async () => (await invoke('get_ui_state')).ok.reclaim.phase === 'idle');
   await assertContent('after the reclaim');
+});
+
+test('undriven, no web engine process at all lives while the window is closed, network process included', { skip: SKIP }, async () => {
+  // The WebDriver session ends the driven app; this one is launched as a user would, with its own
+  // tray host (the first one lists the gone app's item first).
+  await session.close();
+  session = null;
+  await until('the driven app gone', () => !existsSync(`/proc/${fx.pid}`), { tries: 100, everyMs: 100 }).catch(() => {
+    process.kill(fx.pid, 'SIGKILL');
+  });
+  host.kill('SIGTERM');
+  await until('the first tray host gone', () => host.exitCode !== null || host.signalCode !== null);
+  fx.items = join(fx.dir, 'tray-items-2');
+  host = spawn('/usr/bin/python3', [TRAY_HOST, fx.items], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const log = join(fx.dir, 'app.log');
+  const env = { ...process.env, ...fx.env, CACHEWATCH_LOG: 'info,notify=warn' };
+  delete env.TAURI_WEBVIEW_AUTOMATION;
+  const out = openSync(log, 'w');
+  let app;
+  await until('the tray host', () => {
+    try {
+      return /true/.test(
+        execFileSync('gdbus', ['call', '--session', '-d', 'org.freedesktop.DBus', '-o', '/org/freedesktop/DBus', '-m', 'org.freedesktop.DBus.NameHasOwner', 'org.kde.StatusNotifierWatcher'], { encoding: 'utf8' }),
+      );
+    } catch {
+      return false;
+    }
+  });
+  app = spawn(APP, ['--no-hide-on-blur'], { env, stdio: ['ignore', out, out] });
+  fx.pid = app.pid;
+  try {
+    await until('the tray item', () => existsSync(fx.items));
+    const shown = () => (readFileSync(log, 'utf8').match(/window content shown after the open request/g) ?? []).length;
+    for (let round = 1; round <= 3; round++) {
+      const before = shown();
+      assert.ok(desktop('click', fx.items, 'Open CacheWatch'), 'the tray menu entry clicks');
+      await until('the window on screen', () => desktop('mapped', TITLE));
+      await until(`round ${round}: the page's first content on screen (its window_shown call)`, () => shown() > before);
+      const open = descendants(fx.pid);
+      assert.ok(open.includes('WebKitWebProces') && open.includes('WebKitNetworkPr'), `round ${round}, open: ${open}`);
+      assert.ok(desktop('close', TITLE));
+      await until('the window off screen', () => !desktop('mapped', TITLE));
+      await until(`round ${round}: no WebKit process (web or network) after the grace`, () =>
+        descendants(fx.pid).every((n) => !n.startsWith('WebKit')), { tries: 100, everyMs: 200 });
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual(descendants(fx.pid).filter((n) => n.startsWith('WebKit')), [], `round ${round}: none comes back`);
+    }
+    assert.equal(app.exitCode, null, 'the app still runs');
+    assert.doesNotMatch(readFileSync(log, 'utf8'), /panicked/);
+  } finally {
+    app.kill('SIGTERM');
+    await until('the app gone', () => app.exitCode !== null || app.signalCode !== null).catch(() => app.kill('SIGKILL'));
+    fx.pid = null;
+  }
 });

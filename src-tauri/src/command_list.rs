@@ -18,4 +18,5 @@ command_list!(
     get_ui_state,
     set_ui_view,
     dismiss_reclaim,
+    window_shown,
 )

@@ -169,6 +169,17 @@ pub fn dismiss_reclaim(ui: State<'_, UiStore>) -> Result<(), IpcError> {
     Ok(())
 }
 
+/// The window's first content is on screen, `page_ms` after the page's navigation started: the
+/// shell logs how long that took since the open request (see `window::shown`).
+///
+/// # Errors
+/// None; the `Result` keeps the IPC shape uniform.
+#[tauri::command]
+pub fn window_shown<R: Runtime>(app: AppHandle<R>, page_ms: f64) -> Result<(), IpcError> {
+    crate::window::shown(&app, page_ms);
+    Ok(())
+}
+
 /// Pauses or resumes watching.
 ///
 /// # Errors

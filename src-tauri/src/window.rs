@@ -5,12 +5,17 @@
 //! window reads at load. Where no tray host exists it is a normal window, and closing it quits.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use cachewatch::monitor::MonitorHandle;
 
 use tauri::{
     AppHandle, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent,
 };
 use tauri_plugin_positioner::{Position, WindowExt};
+
+use crate::ui_state::UiStore;
 
 /// The label of the one window.
 pub const MAIN: &str = "main";
@@ -48,6 +53,8 @@ pub struct Windows {
     pub grace: Duration,
     /// Bumped by every show and hide: a pending destroy runs only if nothing happened since.
     generation: AtomicU64,
+    /// When the user last asked for the window, until the page says its content is shown.
+    opened_at: Mutex<Option<Instant>>,
 }
 
 /// Manages [`Windows`] on `app`: call once at start, before any window is opened.
@@ -56,6 +63,7 @@ pub fn manage<R: Runtime, M: Manager<R>>(app: &M, mode: Mode, grace: Duration) {
         mode,
         grace,
         generation: AtomicU64::new(0),
+        opened_at: Mutex::new(None),
     });
 }
 
@@ -76,11 +84,31 @@ pub fn get<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
     app.get_webview_window(MAIN)
 }
 
+/// The script a new page runs before its own: the snapshot and the `UiStore`'s state as they are
+/// now, as `window.__CACHEWATCH_INITIAL__ = {snapshot, ui}`, so its first paint has its content
+/// without waiting for a round trip (it asks again once it listens, for what changed since).
+/// Empty when the app manages no monitor (a test's).
+pub fn initial_script<R: Runtime>(app: &AppHandle<R>) -> String {
+    let Some(monitor) = app.try_state::<MonitorHandle>() else {
+        return String::new();
+    };
+    let ui = app
+        .try_state::<UiStore>()
+        .map(|s| s.get())
+        .unwrap_or_default();
+    let snapshot = monitor.snapshot();
+    let json = serde_json::json!({ "snapshot": &*snapshot, "ui": ui });
+    // JSON is a JavaScript expression; `</` and the line separators need no escape in a script
+    // that is not inside HTML.
+    format!("window.__CACHEWATCH_INITIAL__ = {json};")
+}
+
 /// Builds the window, hidden: a popover (no decorations, on top, not in the task bar) or a
 /// normal window, per [`Windows::mode`].
 fn build<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError> {
     let normal = windows(app).mode == Mode::Normal;
     WebviewWindowBuilder::new(app, MAIN, WebviewUrl::App("index.html".into()))
+        .initialization_script(initial_script(app))
         .title("CacheWatch")
         .inner_size(WIDTH, HEIGHT)
         .resizable(false)
@@ -100,10 +128,17 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError
 /// # Errors
 /// [`WindowError`] when the window cannot be built or the platform refuses an operation.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
-    windows(app).generation.fetch_add(1, Ordering::SeqCst);
+    let state = windows(app);
+    state.generation.fetch_add(1, Ordering::SeqCst);
     let w = match get(app) {
         Some(w) => w,
-        None => build(app)?,
+        None => {
+            let t = Instant::now();
+            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
+            let w = build(app)?;
+            tracing::debug!(ms = t.elapsed().as_millis() as u64, "window built");
+            w
+        }
     };
     let under_tray = w.move_window_constrained(Position::TrayCenter).is_ok();
     op("show", w.show())?;
@@ -149,8 +184,108 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         tracing::debug!("destroying the closed window");
         if let Err(e) = w.destroy() {
             tracing::warn!("cannot destroy the closed window: {e}");
+            return;
+        }
+        // The web process ends with its page; the network process would live until the app quits
+        // (see `end_network_process`). Give the page a moment to go, then end it, on the main
+        // thread, where a new window would be built: none can start in between.
+        tokio::time::sleep(NETWORK_PROCESS_DELAY).await;
+        let main = app.clone();
+        let ended = app.run_on_main_thread(move || {
+            if windows(&main).generation.load(Ordering::SeqCst) == generation
+                && get(&main).is_none()
+            {
+                end_network_process();
+                // What WebKit's UI side freed since the window's own `Destroyed` (the page's
+                // proxies go when its process has ended): back to the OS too.
+                cachewatch::platform::release_free_memory();
+            }
+        });
+        if let Err(e) = ended {
+            tracing::warn!("cannot end the web engine's network process: {e}");
         }
     });
+}
+
+/// How long after the window is destroyed its network process is ended.
+const NETWORK_PROCESS_DELAY: Duration = Duration::from_secs(1);
+
+/// Ends the web engine's network process once no webview is left (Linux).
+///
+/// WebKitGTK keeps a `WebKitNetworkProcess` (some 30 MiB) per web context until the app quits,
+/// webviews or not, and Tauri keeps its one web context for the app's life on Linux so that a new
+/// window reuses it (tauri-apps/tauri#14626, tauri-apps/wry#590); WebKitGTK has no call to end
+/// it. So the app ends it itself: a SIGTERM to its own child of that name. WebKit sees the
+/// process go as it sees a crash, and with no page to reload it only launches a new one with the
+/// next webview. Not while a WebDriver drives the app: WebKit ends the automation session with
+/// the network process. The child is ours and not reaped until GLib sees it exit, so its pid cannot
+/// name another process meanwhile.
+///
+/// On macOS WebKit ends its networking process itself once no web view uses it, and Tauri drops
+/// the web context with the last webview there: nothing to do.
+pub fn end_network_process() {
+    #[cfg(target_os = "linux")]
+    if automated() {
+        // A WebDriver session dies with the network process: keep it for the test's life.
+        tracing::debug!("driven by WebDriver: the web engine's network process is kept");
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    for pid in children_named(std::process::id(), "WebKitNetworkPr") {
+        if let Some(p) = rustix::process::Pid::from_raw(pid) {
+            match rustix::process::kill_process(p, rustix::process::Signal::TERM) {
+                Ok(()) => tracing::debug!(pid, "ended the web engine's network process"),
+                Err(e) => tracing::warn!(pid, "cannot end the web engine's network process: {e}"),
+            }
+        }
+    }
+}
+
+/// Whether a WebDriver drives the app (tauri-driver sets this for the app it launches, and Tauri
+/// then lets WebKit's automation into its web context).
+#[cfg(target_os = "linux")]
+fn automated() -> bool {
+    std::env::var("TAURI_WEBVIEW_AUTOMATION").as_deref() == Ok("true")
+}
+
+/// The pids of `parent`'s children whose name (`/proc/PID/comm`, 15 bytes at most) is `name`.
+#[cfg(target_os = "linux")]
+fn children_named(parent: u32, name: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // "pid (comm) state ppid ...": comm may hold spaces and parentheses
+            let Some(close) = stat.rfind(')') else {
+                return false;
+            };
+            let open = stat.find('(').unwrap_or(close);
+            let ppid = stat[close + 1..].split_whitespace().nth(1);
+            ppid == Some(&parent.to_string()) && &stat[open + 1..close] == name
+        })
+        .collect()
+}
+
+/// The page says its first content is on screen (`window_shown`), `page_ms` after its navigation
+/// started: how long that took since the user asked for the window, logged (the app benchmark
+/// reads it), once per built window.
+pub fn shown<R: Runtime>(app: &AppHandle<R>, page_ms: f64) {
+    let opened = windows(app)
+        .opened_at
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    if let Some(t) = opened {
+        tracing::info!(
+            ms = t.elapsed().as_millis() as u64,
+            page_ms = page_ms.round() as u64,
+            "window content shown after the open request"
+        );
+    }
 }
 
 /// Shows the window when it is not visible, hides it when it is (a left click on the tray icon).

@@ -121,6 +121,14 @@ export async function dismissReclaim(): Promise<void> {
   await call('dismiss_reclaim');
 }
 
+/**
+ * `window_shown({pageMs})`: the first content is on screen, `pageMs` after the page's navigation
+ * started (the shell logs how long the open took).
+ */
+export async function windowShown(pageMs: number): Promise<void> {
+  await call('window_shown', { pageMs });
+}
+
 /** Listens to `reclaim-job` (payload `ReclaimJob`): the reclaim the window started moved on. */
 export function onReclaimJob(handler: (job: ReclaimJob) => void): Promise<UnlistenFn> {
   return listen<ReclaimJob>('reclaim-job', (event) => handler(event.payload));

@@ -8,7 +8,7 @@ import { h, keepFocus, replaceChildren } from './dom';
 import * as ipc from './ipc';
 import { ReclaimController } from './reclaim-controller';
 import { mergeAlerts } from './sort';
-import type { AlertDto, Snapshot, UiError, UiView } from './types';
+import type { AlertDto, Snapshot, UiError, UiState, UiView } from './types';
 import type { ChartRange } from './views/chart';
 import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
@@ -62,6 +62,8 @@ const ui = {
   error: null as UiError | null,
   /** `performance.now()` when the snapshot came. */
   receivedAt: 0,
+  /** `shownKey` of the snapshot drawn last. */
+  shownKey: '',
 };
 
 /** How often "… ago" texts are brought up to date between snapshots. */
@@ -256,8 +258,22 @@ function nowSecs(): number {
   return ui.snapshot.taken_at_unix_secs + Math.max(0, Math.floor((performance.now() - ui.receivedAt) / 1000));
 }
 
+/**
+ * What a snapshot shows: all of it but `live_at_unix_secs`, which the engine's heartbeat moves
+ * every minute and the window does not show. A snapshot with the same key is not drawn again.
+ */
+function shownKey(snapshot: Snapshot): string {
+  return JSON.stringify({ ...snapshot, live_at_unix_secs: 0 });
+}
+
 function applySnapshot(snapshot: Snapshot): void {
   const first = ui.snapshot === null;
+  const key = shownKey(snapshot);
+  if (!first && key === ui.shownKey) {
+    ui.snapshot = snapshot;
+    return;
+  }
+  ui.shownKey = key;
   ui.snapshot = snapshot;
   ui.receivedAt = performance.now();
   // Alerts the snapshot already lists need not be kept twice.
@@ -273,11 +289,11 @@ function applySnapshot(snapshot: Snapshot): void {
   }
   // The engine's own reclaimable figures or the item counts changed: its age histograms changed
   // with them, so the estimate says the same as the rows.
-  const key = snapshot.producers
+  const reclaimable = snapshot.producers
     .map((p) => `${p.id}:${p.items}:${p.reclaimable_items}:${p.reclaimable_bytes}`)
     .join(',');
-  if (key !== ui.reclaimableKey) {
-    ui.reclaimableKey = key;
+  if (reclaimable !== ui.reclaimableKey) {
+    ui.reclaimableKey = reclaimable;
     estimateStale = true;
   }
   const autoKey = (snapshot.auto_reclaim?.reclaimed ?? []).map((r) => `${r.producer}:${r.items}`).join(',');
@@ -316,25 +332,16 @@ window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () 
   renderAll();
 });
 
-async function start(): Promise<void> {
-  panel.render(controller.state);
-  // Listen first, so no snapshot is missed between the first one and the listener.
-  await Promise.all([
-    ipc.onSnapshot(applySnapshot),
-    ipc.onAlert((alert) => {
-      ui.received.unshift(alert);
-      renderAll();
-    }),
-    ipc.onFocusProducer(focusProducer),
-    ipc.onReclaimJob((job) => controller.adopt(job)),
-  ]);
-  const [snapshot, saved] = await Promise.all([
-    ipc.getSnapshot(),
-    ipc.getUiState().catch((e: unknown) => {
-      console.warn('no view to restore', e);
-      return null;
-    }),
-  ]);
+/**
+ * What the shell put in the page before it loaded (`window.__CACHEWATCH_INITIAL__`, see
+ * `src-tauri/src/window.rs`): the snapshot and the view as they were when the window was built,
+ * so the first paint has its content with no round trip. Absent in a browser test.
+ */
+const initial = (window as { __CACHEWATCH_INITIAL__?: { snapshot: Snapshot; ui: UiState } })
+  .__CACHEWATCH_INITIAL__;
+
+/** Takes over what the previous window was doing (`saved`), then shows `snapshot`. */
+function showFirst(snapshot: Snapshot, saved: UiState | null): void {
   if (saved) {
     restoreView(saved.view);
     // An edit the previous window had not sent yet (closed within the debounce).
@@ -347,13 +354,48 @@ async function start(): Promise<void> {
     controller.adopt(saved.reclaim);
     if (saved.view.focus !== null) focusProducer(saved.view.focus);
   }
+  // After the paint that follows this frame: the shell logs how long the open took.
+  requestAnimationFrame(() => setTimeout(() => void ipc.windowShown(performance.now()).catch(() => {}), 0));
+}
+
+async function start(): Promise<void> {
+  panel.render(controller.state);
+  if (initial) showFirst(initial.snapshot, initial.ui);
+  // Listen first, so no snapshot is missed between the first one and the listener.
+  await Promise.all([
+    ipc.onSnapshot(applySnapshot),
+    ipc.onAlert((alert) => {
+      ui.received.unshift(alert);
+      renderAll();
+    }),
+    ipc.onFocusProducer(focusProducer),
+    ipc.onReclaimJob((job) => controller.adopt(job)),
+  ]);
+  if (initial) {
+    // What changed between the page's build and its listeners (drawn only when anything did).
+    const [snapshot, saved] = await Promise.all([ipc.getSnapshot(), ipc.getUiState().catch(() => null)]);
+    applySnapshot(snapshot);
+    if (saved && JSON.stringify(saved.reclaim) !== JSON.stringify(initial.ui.reclaim)) controller.adopt(saved.reclaim);
+    return;
+  }
+  const [snapshot, saved] = await Promise.all([
+    ipc.getSnapshot(),
+    ipc.getUiState().catch((e: unknown) => {
+      console.warn('no view to restore', e);
+      return null;
+    }),
+  ]);
+  showFirst(snapshot, saved);
 }
 
 start().catch(showError);
 // "… ago" moves on with the clock, not only with snapshots: the alerts and crash groups again.
+// Nothing is drawn when no such time is on screen.
 setInterval(() => {
   const snapshot = ui.snapshot;
   if (!snapshot || document.hidden) return;
-  keepFocus(() => renderTimes(snapshot));
+  if (snapshot.crash_groups.length > 0 || snapshot.alerts.length > 0 || ui.received.length > 0) {
+    keepFocus(() => renderTimes(snapshot));
+  }
   panel.refreshTimes();
 }, AGO_TICK_MS);

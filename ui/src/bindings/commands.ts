@@ -26,6 +26,7 @@ export const COMMANDS = [
   'get_ui_state',
   'set_ui_view',
   'dismiss_reclaim',
+  'window_shown',
 ] as const;
 
 /** The name of an IPC command. */
@@ -51,6 +52,7 @@ export type CommandSignatures = {
   get_ui_state: { args: Record<string, never>; result: UiState };
   set_ui_view: { args: { view: UiView }; result: null };
   dismiss_reclaim: { args: Record<string, never>; result: null };
+  window_shown: { args: { pageMs: number }; result: null };
 };
 
 /** The arguments of command `C`. */

@@ -219,6 +219,7 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
       return null;
     },
     dismiss_reclaim: () => null,
+    window_shown: () => null,
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
       // The engine reads each size as typed (api::settings::with_size_texts); a bad one names its field.
