@@ -14,7 +14,8 @@ The window is opened by clicking the tray menu's "Open CacheWatch" (dbusmenu, as
 closed by WM_DELETE_WINDOW (as a window manager's close button), with tests-e2e/desktop.py's X
 calls made in this process.
 
-Prints every figure of issue 23's table, each PSS summed over the app and all its descendants
+Prints every figure of the app's cost (README, docs/benchmarks.md), each PSS summed over the app
+and all its descendants
 (/proc/PID/smaps_rollup), with the per-process figures:
   - `cachewatch watch` alone on the tree, SETTLE s after its first scan;
   - the app at rest, window never opened, SETTLE s after its first scan, and its CPU over

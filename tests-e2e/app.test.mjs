@@ -332,7 +332,7 @@ test('the window shows the producer with the bytes du counts', async () => {
   await shot('window-light');
 });
 
-// Issue 12 §3: the first `--show` put the window's top-left at the screen centre, the Reclaim bar
+// The first `--show` put the window's top-left at the screen centre, the Reclaim bar
 // off-screen.
 test('the first window is wholly on the screen', async () => {
   const rect = await session.cmd('GET', '/window/rect');
@@ -449,7 +449,7 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   const summary = history[0].summary.data;
   const body = history[0].body.data;
   assert.ok(summary.includes(p.name), `the title names the producer: ${summary}`);
-  // Issue 12 §7: no command to run in the app's notification (the window offers the action).
+  // No command to run in the app's notification (the window offers the action).
   assert.ok(!body.includes('cachewatch reclaim'), `no CLI command in the body: ${body}`);
   const m = /grew .* and (\d+) items in .*; now .* in (\d+) items\./.exec(body);
   assert.ok(m, `the body gives the growth: ${body}`);
@@ -468,7 +468,7 @@ test('an alert reaches the notification daemon', { skip: NO_DUNST }, async () =>
   assert.ok(mine.message.startsWith(body.split(' Upstream:')[0]), `the window's alert is the same: ${mine.message}`);
 });
 
-// Issue 12: an alert card's button opens the reclaim estimate of its producer alone, and Reclaim
+// An alert card's button opens the reclaim estimate of its producer alone, and Reclaim
 // then plans, confirms and deletes exactly those items (count and bytes), nothing younger.
 test("an alert's Reclaim button deletes what its estimate and plan said", async () => {
   // An alert for the producer (the notification test provokes one; without dunst, do it here).
@@ -525,7 +525,7 @@ test("an alert's Reclaim button deletes what its estimate and plan said", async 
   await session.clickFresh('[data-key="dialog-done"]');
 });
 
-// Issue 12 §3: a missing root exited the app with one stderr line nobody sees at login.
+// A missing root exited the app with one stderr line nobody sees at login.
 test('an app started with a missing root watches the other and says so in the window', async () => {
   await session.close();
   session = null;

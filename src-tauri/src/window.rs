@@ -436,7 +436,7 @@ mod tests {
         height: 800,
     };
 
-    /// Issue 12 §3: the first `--show` put the window's top-left at the screen centre, the
+    /// The first `--show` put the window's top-left at the screen centre, the
     /// Reclaim bar off-screen.
     #[test]
     fn the_window_is_centred_and_wholly_on_screen() {

@@ -1,4 +1,4 @@
-// The growth-outside-the-roots card (issue 11): free space fell by much more than the watched
+// The growth-outside-the-roots card: free space fell by much more than the watched
 // dirs grew, so something outside them is growing. Shown in the banner, one line per volume the
 // engine marked `notable` (thresholds: `[alerts] unexplained_growth_*` in the config).
 import { h } from '../dom';

@@ -782,7 +782,7 @@ describe('the window', () => {
     }
   });
 
-  // Issue 12 §2: two minutes into a leak the window said "+31.6 GiB/day" and "full in 1 d 20 h".
+  // Two minutes into a leak the window said "+31.6 GiB/day" and "full in 1 d 20 h".
   it('says growth over the minutes observed and gives no ETA without a steady trend', async () => {
     const snap = fixtureSnapshot();
     snap.disk_full_eta_secs = null;
@@ -800,7 +800,7 @@ describe('the window', () => {
     await context.close();
   });
 
-  // Issue 12 §6: the confirm dialog gave counts only.
+  // The confirm dialog gave counts only.
   it('lists in the confirm dialog what goes, largest first with ages, what is kept and why', async () => {
     const { context, page } = await openApp();
     await page.locator('#reclaim').getByText('1 h', { exact: true }).click();
@@ -822,7 +822,7 @@ describe('the window', () => {
     await context.close();
   });
 
-  // Issue 12 §7: alerts told a GUI user to run `cachewatch reclaim …`.
+  // Alerts told a GUI user to run `cachewatch reclaim …`.
   it('offers the reclaim preview in the alert card instead of a command to run', async () => {
     const { context, page } = await openApp();
     const card = page.getByTestId('alert').first();
@@ -838,7 +838,7 @@ describe('the window', () => {
     await context.close();
   });
 
-  // Issue 12 §5: "… ago" froze between snapshots.
+  // "… ago" froze between snapshots.
   it('moves "… ago" on with the clock between snapshots', async () => {
     const { context, page } = await openApp('light', { clock: true });
     const time = page.getByTestId('alert').first().locator('time');
@@ -852,7 +852,7 @@ describe('the window', () => {
     await context.close();
   });
 
-  // Issue 12 §4: "Scanning 0/2" with a full bar next to "No roots watched" and "not filling".
+  // "Scanning 0/2" with a full bar next to "No roots watched" and "not filling".
   // The shell destroys the window a while after it closes: a new one takes over what the last
   // one was doing, from `get_ui_state`, at once.
   it('a new window restores the view and a reclaim still running, then shows its result', async () => {

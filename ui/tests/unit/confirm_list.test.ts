@@ -1,4 +1,4 @@
-// Issue 12 §6: the confirm dialog gave counts only. It lists what goes (largest first, with ages),
+// The confirm dialog gave counts only. It lists what goes (largest first, with ages),
 // what is kept and why, and says that deletion is permanent.
 import { describe, expect, it } from 'vitest';
 import { goingLines, keptLines } from '../../src/views/confirm-list';
@@ -48,7 +48,7 @@ describe('the items a reclaim deletes', () => {
     expect(goingLines(going(items)).rest).toBeNull();
   });
 
-  // Issue 10: the preview carries the largest 100 of 700k items; the rest is one line of counts.
+  // The preview carries the largest 100 of 700k items; the rest is one line of counts.
   it('sums the items the preview does not carry into the last line', () => {
     const largest = [item('/tmp/g/gpuarchiver-2', 150 * MIB, 5 * 86400), item('/tmp/g/gpuarchiver-3', 5 * MIB, 86400)];
     const plan = { largest, planned_items: 700_000, planned_bytes: 155 * MIB + 699_998 * MIB, planned_freeable_bytes: 155 * MIB + 699_998 * MIB };

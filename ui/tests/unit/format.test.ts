@@ -80,7 +80,7 @@ describe('formatEta', () => {
 });
 
 describe('observed growth, the ETA basis and counts', () => {
-  // Issue 12 §2: two minutes into a leak the row said "+31.6 GiB/day": say what was observed.
+  // Two minutes into a leak the row said "+31.6 GiB/day": say what was observed.
   it('says growth over the span observed, never per day', () => {
     // "no history" sat beside a sparkline that drew the history: say what is missing.
     expect(formatObservedGrowth(null)).toBe('growth not measured yet');
