@@ -343,11 +343,13 @@ impl RootState {
 
     /// The own entry of the dir at `dir` went from `old` to `now`: the change goes where that
     /// entry is counted. The root dir and a top-level dir with no item of its own (structure,
-    /// counted directly) are counted in the root total; a dir inside an unattributed top-level
-    /// item, in that item (and so in the total). A dir below a top-level entry that is no item
-    /// (yet) is counted nowhere: only its baseline moves, and the measure that makes that entry an
-    /// item counts the dir and sets the baseline. (Shifting the total there counted the change
-    /// twice once that measure came: a root 8 KiB over `du` after a dir's growth.)
+    /// counted directly) are counted in the root total; a dir inside a top-level item (an
+    /// unattributed one, or a structure dir that is its rule's item because it holds something
+    /// unclaimed), in that item, and so in the total, and a later measure of the item replaces it
+    /// whole. A dir below a top-level entry that is no item (yet) is counted nowhere: only its
+    /// baseline moves, and the measure that makes that entry an item counts the dir and sets the
+    /// baseline. (Shifting the total there counted the change twice once that measure came: a
+    /// root 8 KiB over `du` after a dir's growth.)
     fn move_dir_change(&mut self, dir: &Path, old: DirEntryStat, now: DirEntryStat) {
         let d_alloc = now.allocated_bytes as i64 - old.allocated_bytes as i64;
         let d_apparent = now.apparent_bytes as i64 - old.apparent_bytes as i64;
@@ -357,13 +359,12 @@ impl RootState {
             (Some(first), below) => {
                 let top = Path::new(first.as_os_str());
                 match self.item_at(top) {
-                    Some(mut item) if item.producer.is_none() => {
+                    Some(mut item) => {
                         // `set` moves the item's old sizes out of the root total and its new
                         // ones in.
                         shift(&mut item.measure, d_alloc, d_apparent);
                         self.set(top, Some(&item));
                     }
-                    Some(_) => {}
                     None if below.is_none() => shift(&mut self.total, d_alloc, d_apparent),
                     None => {}
                 }

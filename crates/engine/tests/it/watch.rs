@@ -532,3 +532,31 @@ async fn a_file_created_and_removed_in_a_scanned_structure_dir_keeps_its_archive
     assert_archives_and_total(&m, &canonical, &dirs, "x and y removed");
     m.shutdown().await;
 }
+
+/// A top-level `com.apple.gpuarchiver` holding something unclaimed is its rule's item; 590
+/// archives added in it grow its own entry (ext4: a block per ~150 names). The root total stays
+/// `du`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_structure_dir_that_is_an_item_grows_and_the_root_stays_at_du() {
+    let _serial = QUEUE_LIMIT.read().await;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let canonical = root.canonical.clone();
+    let top = canonical.join("com.apple.gpuarchiver");
+    std::fs::create_dir(&top).unwrap();
+    std::fs::write(top.join("stray.txt"), b"unclaimed").unwrap();
+    make_archives_in(&top, 10, "a");
+    let m = start(root);
+    m.flush().await.unwrap();
+    assert_eq!(m.snapshot().roots[0].allocated_bytes, du(&canonical));
+    make_archives_in(&top, 600, "b");
+    m.flush().await.unwrap();
+    let s = m.snapshot();
+    assert_eq!(
+        s.roots[0].allocated_bytes,
+        du(&canonical),
+        "root {:?}",
+        s.roots[0]
+    );
+    m.shutdown().await;
+}

@@ -308,6 +308,50 @@ fn a_nested_dir_growing_before_its_top_is_an_item_is_counted_once() {
     assert_eq!(st.total.allocated_bytes, r + j + own(&cag) + 4096);
 }
 
+/// A top-level `com.apple.gpuarchiver` holding something unclaimed is its rule's item (its measure
+/// holds its own entry); archives added in it grow that entry. The growth reaches the item and the
+/// total once, and a later measure of the item (its entry at the new size) does not count it
+/// twice. (With the growth kept out of a claimed top item the total fell behind `du`.)
+#[test]
+fn a_structure_dir_that_is_its_rules_item_carries_its_growth_once() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let mut st = RootState::new(root.clone());
+    let top = root.canonical.join("com.apple.gpuarchiver");
+    std::fs::create_dir(&top).unwrap();
+    std::fs::write(top.join("stray"), b"x").unwrap();
+    let a = top.join("gpuarchiver-a00000");
+    std::fs::create_dir(&a).unwrap();
+    let own = |p: &Path| std::fs::symlink_metadata(p).unwrap().blocks() * 512;
+    st.apply(
+        &top,
+        Some(item(&top, Some("metal-gpuarchiver"), own(&top) + 4096, 1)),
+    );
+    st.apply(&a, Some(item(&a, Some("metal-gpuarchiver"), 4096, 0)));
+    st.total.allocated_bytes += own(&root.canonical);
+    st.set_dir_stat(Path::new(""), DirEntryStat::of(&root.canonical));
+    st.set_dir_stat(Path::new("com.apple.gpuarchiver"), DirEntryStat::of(&top));
+    let (before, small) = (st.total.allocated_bytes, own(&top));
+    for i in 1..400 {
+        std::fs::create_dir(top.join(format!("gpuarchiver-a{i:05}"))).unwrap();
+    }
+    let grown = own(&top) - small;
+    assert!(grown > 0, "the dir grew");
+    let rel_a = root.relative(&a).unwrap().to_path_buf();
+    st.restat_ancestors(&rel_a);
+    assert_eq!(st.total.allocated_bytes, before + grown, "grown {grown}");
+    st.apply(
+        &top,
+        Some(item(&top, Some("metal-gpuarchiver"), own(&top) + 4096, 1)),
+    );
+    assert_eq!(
+        st.total.allocated_bytes,
+        before + grown,
+        "after the re-measure"
+    );
+}
+
 /// Names keep their bytes through the prefix table, its overflow (past 256 prefixes names are kept
 /// whole) and the compaction after many removals; each is found again by its path.
 #[test]
