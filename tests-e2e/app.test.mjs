@@ -10,18 +10,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync, rmSync, realpathSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, until } from './webdriver.mjs';
+import { freePort, archive as makeArchive, du, parseShown, assertShows } from './fixture.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
 const SHOTS = join(REPO, 'docs/screenshots');
 const PRODUCER = 'metal-gpuarchiver';
-const TWO_DAYS_AGO = Date.now() / 1000 - 2 * 86400;
 /** Items a producer must gain within the window to fire `producer-growth` (the test config's). */
 const GROWTH_ITEMS = 5;
 
@@ -42,49 +41,12 @@ const NO_DUNST = DUNST
   : 'dunst is not installed (apt-get install dunst)';
 
 const fx = {};
+/** One archive in this test's cache root (see `fixture.mjs`). */
+const archive = (name, files, size, old) => makeArchive(fx.cache, name, files, size, old);
 let driver;
 let driverBase;
 let session;
 let dunst;
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
-
-/** One gpuarchiver dir with `files` files of `size` bytes; old ones get mtimes two days back. */
-function archive(name, files, size, old) {
-  const dir = join(fx.cache, 'com.apple.gpuarchiver', name);
-  mkdirSync(dir, { recursive: true });
-  for (let f = 0; f < files; f++) {
-    const p = join(dir, `f${f}`);
-    writeFileSync(p, Buffer.alloc(size, 120));
-    if (old) utimesSync(p, TWO_DAYS_AGO, TWO_DAYS_AGO);
-  }
-  if (old) utimesSync(dir, TWO_DAYS_AGO, TWO_DAYS_AGO);
-  return dir;
-}
-
-/** Allocated bytes of `paths` as `du -s -c -B1` counts them. */
-function du(paths) {
-  const out = execFileSync('du', ['-s', '-c', '-B1', ...paths], { encoding: 'utf8' });
-  return Number(out.trim().split('\n').at(-1).split(/\s+/)[0]);
-}
-
-/** "12.3 KiB" → [low, high] bytes it can stand for at its display precision. */
-function parseShown(text) {
-  const m = /^([\d.]+) (B|KiB|MiB|GiB)$/.exec(text.trim());
-  assert.ok(m, `a byte text: ${JSON.stringify(text)}`);
-  const unit = 1024 ** ['B', 'KiB', 'MiB', 'GiB'].indexOf(m[2]);
-  const half = (m[1].includes('.') ? 0.05 : 0.5) * unit;
-  return [Number(m[1]) * unit - half, Number(m[1]) * unit + half];
-}
 
 /** The text of the first element matching `css`, or null. */
 const textOf = (css) => session.exec(`return document.querySelector(arguments[0])?.textContent ?? null;`, css);
@@ -100,12 +62,6 @@ function parseSummary(text) {
   const m = /^Deletes ([\d,]+) items? older than .*, freeing ([\d.]+ [KMG]?i?B)\.$/.exec(text ?? '');
   assert.ok(m, `a confirmation summary: ${JSON.stringify(text)}`);
   return [m[2], Number(m[1].replace(/,/g, ''))];
-}
-
-/** Asserts that a shown byte text stands for `bytes`. */
-function assertShows(text, bytes, what) {
-  const [lo, hi] = parseShown(text);
-  assert.ok(lo <= bytes && bytes <= hi, `${what} says ${text}, du says ${bytes} B`);
 }
 
 const rowBytes = () =>

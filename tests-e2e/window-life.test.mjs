@@ -17,12 +17,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, utimesSync, existsSync, rmSync, realpathSync, readdirSync, readFileSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, rmSync, realpathSync, readdirSync, readFileSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, until } from './webdriver.mjs';
+import { freePort, archive as makeArchive, du, assertShows } from './fixture.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
@@ -35,7 +35,6 @@ const DESKTOP = join(REPO, 'tests-e2e/desktop.py');
 const SHOTS = join(REPO, 'docs/screenshots');
 const PRODUCER = 'metal-gpuarchiver';
 const TITLE = 'CacheWatch';
-const TWO_DAYS_AGO = Date.now() / 1000 - 2 * 86400;
 /** How long a closed window is kept before it is destroyed, seconds (the app's default is 30). */
 const GRACE_SECS = 2;
 
@@ -46,32 +45,11 @@ const SKIP = !process.env.DBUS_SESSION_BUS_ADDRESS
     : false;
 
 const fx = {};
+/** One archive in this test's cache root (see `fixture.mjs`). */
+const archive = (name, files, size, old) => makeArchive(fx.cache, name, files, size, old);
 let driver;
 let host;
 let session;
-
-function freePort() {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
-
-function archive(name, files, size, old) {
-  const dir = join(fx.cache, 'com.apple.gpuarchiver', name);
-  mkdirSync(dir, { recursive: true });
-  for (let f = 0; f < files; f++) {
-    const p = join(dir, `f${f}`);
-    writeFileSync(p, Buffer.alloc(size, 120));
-    if (old) utimesSync(p, TWO_DAYS_AGO, TWO_DAYS_AGO);
-  }
-  if (old) utimesSync(dir, TWO_DAYS_AGO, TWO_DAYS_AGO);
-  return dir;
-}
 
 /**
  * A developer's tree beside the archives, of the shape whose first scan never ended: dirs of more
@@ -90,11 +68,6 @@ function nestedBigDirs(top) {
   big(join(chain, 'bottom'), 2);
 }
 
-function du(paths) {
-  const out = execFileSync('du', ['-s', '-c', '-B1', ...paths], { encoding: 'utf8' });
-  return Number(out.trim().split('\n').at(-1).split(/\s+/)[0]);
-}
-
 /** What `cachewatch scan --json` says of the fixture: [root bytes, producer items, producer bytes]. */
 function scanJson() {
   if (!existsSync(CLI)) {
@@ -104,20 +77,6 @@ function scanJson() {
   const out = JSON.parse(execFileSync(CLI, ['scan', '--json', '--root', `cache=${fx.cache}`], { encoding: 'utf8' }));
   const p = out.producers.find((x) => x.id === PRODUCER);
   return { root: out.roots[0].allocated_bytes, items: p.items, bytes: p.allocated_bytes, from: 'cachewatch scan --json' };
-}
-
-/** "12.3 KiB" → [low, high] bytes it can stand for at its display precision. */
-function parseShown(text) {
-  const m = /^([\d.]+) (B|KiB|MiB|GiB)$/.exec((text ?? '').trim());
-  assert.ok(m, `a byte text: ${JSON.stringify(text)}`);
-  const unit = 1024 ** ['B', 'KiB', 'MiB', 'GiB'].indexOf(m[2]);
-  const half = (m[1].includes('.') ? 0.05 : 0.5) * unit;
-  return [Number(m[1]) * unit - half, Number(m[1]) * unit + half];
-}
-
-function assertShows(text, bytes, what) {
-  const [lo, hi] = parseShown(text);
-  assert.ok(lo <= bytes && bytes <= hi, `${what} says ${text}, expected ${bytes} B`);
 }
 
 const textOf = (css) => session.exec(`return document.querySelector(arguments[0])?.textContent ?? null;`, css);
