@@ -261,10 +261,13 @@ pub(super) fn open_child(
 
 /// The most subdir fds [`walk_beneath`] holds open at once. Deeper, the fds of the levels nearest
 /// the item are closed and each is opened again, through `..` of the level below it, when the walk
-/// comes back to it: a chain of any depth is walked with a bounded number of fds (a process with
-/// 256 of them, macOS's default, meets a chain of 300 planted dirs) and without recursion (a chain
-/// of 100,000 dirs, possible with relative `mkdir`s, would overflow a stack).
-const MAX_HELD_FDS: usize = 32;
+/// comes back to it: a chain of any depth is walked with a bounded number of fds and without
+/// recursion (a chain of 100,000 dirs, possible with relative `mkdir`s, would overflow a stack).
+/// Execute walks one item per thread of its pool, so a process holds about 10 fds per thread for
+/// this whatever its items' depth (with 256 fds, macOS's default, and 16 threads: 160). Items are
+/// rarely deeper than 8 levels; deeper ones pay one `openat` and one `fstat` per level on the way
+/// back.
+const MAX_HELD_FDS: usize = 8;
 
 /// One dir of a [`walk_beneath`].
 struct Level {
