@@ -271,8 +271,8 @@ test('each window shows the engine totals, and no web process lives while it is 
 
 test('the view and a reclaim outlive the window: closed while it runs, reopened, the result is shown', { skip: SKIP }, async () => {
   // a producer's row open and the reclaim scoped to it
-  await session.click(await session.find(`[data-key="producer-${PRODUCER}"]`));
-  await session.click(await session.find('label:has([data-key="threshold-86400"])'));
+  await session.clickFresh(`[data-key="producer-${PRODUCER}"]`);
+  await session.clickFresh('label:has([data-key="threshold-86400"])');
   await until('the estimate of the old dirs', async () => {
     const t = await textOf('[data-testid="preview-frees"]');
     return t && new RegExp(`in ${fx.old.length} items$`).test(t);
@@ -280,10 +280,10 @@ test('the view and a reclaim outlive the window: closed while it runs, reopened,
   const viewBefore = (await invoke('get_ui_state')).ok.view;
   assert.equal(viewBefore.threshold_secs, 86400, 'the threshold is kept in the shell');
   const oldBytes = du(fx.old);
-  await session.click(await session.find('[data-key="reclaim"]'));
-  const confirm = await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
+  await session.clickFresh('[data-key="reclaim"]');
+  await until('the confirmation', () => session.find('[data-key="dialog-confirm"]'));
   // confirm and close at once: the run goes on in the engine, the window goes
-  await session.click(confirm);
+  await session.clickFresh('[data-key="dialog-confirm"]');
   assert.ok(desktop('close', TITLE));
   await until('the window off screen', () => !desktop('mapped', TITLE));
   await until('no web engine process', () => webkitProcesses().length === 0, { tries: 100, everyMs: 200 });
@@ -309,7 +309,7 @@ test('the view and a reclaim outlive the window: closed while it runs, reopened,
   assert.equal(history.runs[0].freed_bytes, state.reclaim.report.freed_bytes);
   mkdirSync(SHOTS, { recursive: true });
   writeFileSync(join(SHOTS, 'window-reopened-result.png'), await session.screenshotPng());
-  await session.click(await session.find('[data-key="dialog-done"]'));
+  await session.clickFresh('[data-key="dialog-done"]');
   await until('the result forgotten once closed', async () => (await invoke('get_ui_state')).ok.reclaim.phase === 'idle');
   await assertContent('after the reclaim');
 });
