@@ -29,6 +29,7 @@
 
 mod access;
 mod attempt;
+mod beneath;
 mod error;
 mod execute;
 mod keep;

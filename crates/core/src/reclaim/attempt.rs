@@ -157,7 +157,7 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
     }
     cx.reached(Checkpoint::BeforeDelete, item);
     if let Some(dir) = item_dir {
-        if let Err(e) = tree::remove_contents(dir, &item.path, &root.fence) {
+        if let Err(e) = super::beneath::remove_contents(dir, &item.path, &root.fence) {
             return Outcome::Failed(e);
         }
     }

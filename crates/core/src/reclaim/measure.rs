@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::SystemTime;
 
-use super::tree::{open_child, walk_beneath, ChildDir, Step};
+use super::beneath::{walk_beneath, Step};
+use super::tree::{open_child, ChildDir};
 use super::{DeletedItem, ReclaimError};
 use crate::platform::{EntryStat, FileKind, MountId};
 
