@@ -55,15 +55,23 @@ pub struct Windows {
     generation: AtomicU64,
     /// When the user last asked for the window, until the page says its content is shown.
     opened_at: Mutex<Option<Instant>>,
+    /// The thread [`manage`] was called on: the main one, where windows are built.
+    main_thread: std::thread::ThreadId,
+    /// The web engine's network processes the app ended, until a new window was built after
+    /// they were gone (see [`end_network_process`]).
+    ended: Mutex<Ended>,
 }
 
-/// Manages [`Windows`] on `app`: call once at start, before any window is opened.
+/// Manages [`Windows`] on `app`: call once at start, on the main thread, before any window is
+/// opened.
 pub fn manage<R: Runtime, M: Manager<R>>(app: &M, mode: Mode, grace: Duration) {
     app.manage(Windows {
         mode,
         grace,
         generation: AtomicU64::new(0),
         opened_at: Mutex::new(None),
+        main_thread: std::thread::current().id(),
+        ended: Mutex::new(Ended::default()),
     });
 }
 
@@ -120,21 +128,85 @@ fn build<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError
         .map_err(WindowError::Build)
 }
 
+/// Has the window's web view draw on the CPU (Linux): call first thing in `main`, before any
+/// other thread exists (it sets an environment variable).
+///
+/// WebKitGTK composites with OpenGL by default; where there is no GPU (a virtual machine, a CI
+/// runner, Xvfb) that is Mesa's software rasterizer, whose GL context costs the web process some
+/// 65 MiB and most of a core for seconds after each open. A 380 x 560 popover of text draws as
+/// fast on the CPU. WebKitGTK reads `WEBKIT_DISABLE_COMPOSITING_MODE` when it makes a web view;
+/// its setting (`hardware-acceleration-policy`) cannot serve: Tauri offers no hook before the page
+/// loads, and set after, the page never paints. A value the user set is kept.
+pub fn draw_without_gpu() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
+        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    }
+}
+
 /// Shows the window, building it when it does not exist, and focuses it: under the tray icon
 /// when its position is known (after the first tray event, see
 /// `tauri_plugin_positioner::on_tray_event`), else centred on the screen. A pending destroy is
-/// cancelled.
+/// cancelled at once; the window itself is shown on the main thread (a notification click or a
+/// second launch calls this from another thread), where the destroy and the end of the network
+/// process run too, so each happens wholly before or wholly after it.
 ///
 /// # Errors
-/// [`WindowError`] when the window cannot be built or the platform refuses an operation.
+/// [`WindowError`] when the window cannot be built or the platform refuses an operation. Called
+/// from another thread, only when the main thread cannot be reached: what then fails there is
+/// logged.
 pub fn show<R: Runtime>(app: &AppHandle<R>) -> Result<(), WindowError> {
     let state = windows(app);
     state.generation.fetch_add(1, Ordering::SeqCst);
+    let requested = Instant::now();
+    if std::thread::current().id() == state.main_thread {
+        return show_on_main_thread(app, requested);
+    }
+    let a = app.clone();
+    op(
+        "reach the main thread to show",
+        app.run_on_main_thread(move || {
+            if let Err(e) = show_on_main_thread(&a, requested) {
+                tracing::warn!("{e}");
+            }
+        }),
+    )
+}
+
+/// [`show`]'s work, on the main thread. A window is not built while a network process the app
+/// ended may still be going (WebKit would hand the new page a connection to it): the build waits,
+/// off the main thread, until it is gone.
+fn show_on_main_thread<R: Runtime>(
+    app: &AppHandle<R>,
+    requested: Instant,
+) -> Result<(), WindowError> {
+    let state = windows(app);
     let w = match get(app) {
         Some(w) => w,
         None => {
+            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(requested);
+            if let Some(wait) = state
+                .ended
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take_unsettled()
+            {
+                let app = app.clone();
+                tauri::async_runtime::spawn_blocking(move || {
+                    wait.until_gone();
+                    let main = app.clone();
+                    let shown = app.run_on_main_thread(move || {
+                        if let Err(e) = show_on_main_thread(&main, requested) {
+                            tracing::warn!("{e}");
+                        }
+                    });
+                    if let Err(e) = shown {
+                        tracing::warn!("cannot reach the main thread to show the window: {e}");
+                    }
+                });
+                return Ok(());
+            }
             let t = Instant::now();
-            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(t);
             let w = build(app)?;
             tracing::debug!(ms = t.elapsed().as_millis() as u64, "window built");
             w
@@ -195,7 +267,12 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
             if windows(&main).generation.load(Ordering::SeqCst) == generation
                 && get(&main).is_none()
             {
-                end_network_process();
+                let ended = end_network_process();
+                windows(&main)
+                    .ended
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .add(ended);
                 // What WebKit's UI side freed since the window's own `Destroyed` (the page's
                 // proxies go when its process has ended): back to the OS too.
                 cachewatch::platform::release_free_memory();
@@ -210,34 +287,127 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
 /// How long after the window is destroyed its network process is ended.
 const NETWORK_PROCESS_DELAY: Duration = Duration::from_secs(1);
 
-/// Ends the web engine's network process once no webview is left (Linux).
+/// Ends the web engine's network process once no webview is left (Linux), and returns what was
+/// ended, to wait for before the next window is built.
 ///
 /// WebKitGTK keeps a `WebKitNetworkProcess` (some 30 MiB) per web context until the app quits,
 /// webviews or not, and Tauri keeps its one web context for the app's life on Linux so that a new
 /// window reuses it (tauri-apps/tauri#14626, tauri-apps/wry#590); WebKitGTK has no call to end
-/// it. So the app ends it itself: a SIGTERM to its own child of that name. WebKit sees the
-/// process go as it sees a crash, and with no page to reload it only launches a new one with the
-/// next webview. Not while a WebDriver drives the app: WebKit ends the automation session with
-/// the network process. The child is ours and not reaped until GLib sees it exit, so its pid cannot
-/// name another process meanwhile.
+/// it. So the app ends it itself: a SIGTERM to its own child of that name, through a pidfd (the
+/// child is ours and not reaped until GLib sees it exit, so the pid names it until then). WebKit
+/// sees the process go as it sees a crash, and with no page to reload it only launches a new one
+/// with the next webview. Not while a WebDriver drives the app: WebKit ends the automation session
+/// with the network process.
 ///
 /// On macOS WebKit ends its networking process itself once no web view uses it, and Tauri drops
 /// the web context with the last webview there: nothing to do.
-pub fn end_network_process() {
+pub fn end_network_process() -> Ended {
     #[cfg(target_os = "linux")]
-    if automated() {
-        // A WebDriver session dies with the network process: keep it for the test's life.
-        tracing::debug!("driven by WebDriver: the web engine's network process is kept");
-        return;
-    }
-    #[cfg(target_os = "linux")]
-    for pid in children_named(std::process::id(), "WebKitNetworkPr") {
-        if let Some(p) = rustix::process::Pid::from_raw(pid) {
-            match rustix::process::kill_process(p, rustix::process::Signal::TERM) {
-                Ok(()) => tracing::debug!(pid, "ended the web engine's network process"),
+    {
+        let mut ended = Ended::default();
+        if automated() {
+            // A WebDriver session dies with the network process: keep it for the test's life.
+            tracing::debug!("driven by WebDriver: the web engine's network process is kept");
+            return ended;
+        }
+        use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags, Signal};
+        for pid in children_named(std::process::id(), "WebKitNetworkPr") {
+            let Some(p) = Pid::from_raw(pid) else {
+                continue;
+            };
+            let sent = pidfd_open(p, PidfdFlags::empty())
+                .and_then(|fd| pidfd_send_signal(&fd, Signal::TERM).map(|()| fd));
+            match sent {
+                Ok(fd) => {
+                    tracing::debug!(pid, "ended the web engine's network process");
+                    ended.pidfds.push(fd);
+                    ended.at = Some(Instant::now());
+                }
                 Err(e) => tracing::warn!(pid, "cannot end the web engine's network process: {e}"),
             }
         }
+        ended
+    }
+    #[cfg(not(target_os = "linux"))]
+    Ended::default()
+}
+
+/// Network processes the app ended ([`end_network_process`]): a new window is built only once
+/// they are gone and WebKit's main loop had [`Ended::SETTLE`] to see them go.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// One pidfd per ended process (Linux): readable once it has exited.
+    #[cfg(target_os = "linux")]
+    pidfds: Vec<std::os::fd::OwnedFd>,
+    /// When the last one was sent its signal.
+    at: Option<Instant>,
+}
+
+impl Ended {
+    /// How long after a process is gone a window may be built: WebKit learns of the exit from
+    /// its connection to the process, on the main loop.
+    const SETTLE: Duration = Duration::from_millis(100);
+    /// The longest wait for an ended process to exit.
+    const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+    fn add(&mut self, other: Ended) {
+        #[cfg(target_os = "linux")]
+        self.pidfds.extend(other.pidfds);
+        self.at = other.at.or(self.at);
+    }
+
+    /// What a build must still wait for, taken out (`None` when every ended process is gone and
+    /// settled: the common case, a window opened long after the last one closed).
+    fn take_unsettled(&mut self) -> Option<Ended> {
+        let settled = match self.at.map(|at| at.elapsed()) {
+            None => true,
+            Some(since) if since >= Self::SETTLE + Self::EXIT_WAIT => true,
+            Some(since) => since >= Self::SETTLE && self.all_gone(None),
+        };
+        let taken = std::mem::take(self);
+        (!settled).then_some(taken)
+    }
+
+    /// Whether every process has exited, waiting up to `timeout` (none: do not wait).
+    fn all_gone(&self, timeout: Option<Duration>) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::event::{poll, PollFd, PollFlags, Timespec};
+            let deadline = timeout.map(|t| Instant::now() + t);
+            for fd in &self.pidfds {
+                loop {
+                    let left = deadline.map_or(Duration::ZERO, |d| {
+                        d.saturating_duration_since(Instant::now())
+                    });
+                    let ts = Timespec::try_from(left).unwrap_or(Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 0,
+                    });
+                    let mut fds = [PollFd::new(fd, PollFlags::IN)];
+                    match poll(&mut fds, Some(&ts)) {
+                        Ok(0) => return false,
+                        Ok(_) => break,
+                        Err(rustix::io::Errno::INTR) => continue,
+                        Err(_) => break, // nothing to wait on
+                    }
+                }
+            }
+            true
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = timeout;
+            true
+        }
+    }
+
+    /// Blocks (on a blocking-pool thread, never the main one) until every ended process has
+    /// exited, at most [`Ended::EXIT_WAIT`], then until [`Ended::SETTLE`] has passed since.
+    fn until_gone(self) {
+        if !self.all_gone(Some(Self::EXIT_WAIT)) {
+            tracing::warn!("an ended network process is still running; building the window anyway");
+        }
+        std::thread::sleep(Self::SETTLE);
     }
 }
 
@@ -463,6 +633,49 @@ mod tests {
                 width: 380,
                 height: 500
             }
+        );
+    }
+
+    /// A window built while the network process the app ended was still exiting got a page
+    /// connected to the dying process: the build now waits until it is gone.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_ended_network_process_is_waited_for_before_a_window_is_built() {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            Ended::default().take_unsettled().is_none(),
+            "nothing ended, nothing to wait for"
+        );
+
+        // A child of ours named as WebKit's network process (comm is the file name, cut to 15
+        // bytes), which would live 60 s.
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("WebKitNetworkProcess");
+        std::fs::copy("/bin/sleep", &exe).unwrap();
+        let mut child = std::process::Command::new(&exe).arg("60").spawn().unwrap();
+        let pid = child.id() as i32;
+        // `spawn` returns once the exec is done, so /proc names the child already.
+        assert!(children_named(std::process::id(), "WebKitNetworkPr").contains(&pid));
+
+        let mut ended = Ended::default();
+        ended.add(end_network_process());
+        let wait = ended
+            .take_unsettled()
+            .expect("just ended: a build must wait");
+        assert!(ended.take_unsettled().is_none(), "taken out once");
+        let t = Instant::now();
+        wait.until_gone();
+        assert!(
+            t.elapsed() >= Ended::SETTLE,
+            "the settle time is waited too"
+        );
+        let status = child
+            .try_wait()
+            .unwrap()
+            .expect("gone by the time the build may start");
+        assert_eq!(
+            status.signal(),
+            Some(rustix::process::Signal::TERM.as_raw())
         );
     }
 
