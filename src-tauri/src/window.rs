@@ -189,7 +189,7 @@ fn show_on_main_thread<R: Runtime>(
                 .ended
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .take_unsettled()
+                .unsettled()
             {
                 let app = app.clone();
                 tauri::async_runtime::spawn_blocking(move || {
@@ -356,16 +356,30 @@ impl Ended {
         self.at = other.at.or(self.at);
     }
 
-    /// What a build must still wait for, taken out (`None` when every ended process is gone and
-    /// settled: the common case, a window opened long after the last one closed).
-    fn take_unsettled(&mut self) -> Option<Ended> {
+    /// What a build must still wait for (`None` when every ended process is gone and settled:
+    /// the common case, a window opened long after the last one closed; they are then
+    /// forgotten). Each caller gets its own copy to wait on, so a second open during the wait
+    /// waits too.
+    fn unsettled(&mut self) -> Option<Ended> {
         let settled = match self.at.map(|at| at.elapsed()) {
             None => true,
             Some(since) if since >= Self::SETTLE + Self::EXIT_WAIT => true,
             Some(since) => since >= Self::SETTLE && self.all_gone(None),
         };
-        let taken = std::mem::take(self);
-        (!settled).then_some(taken)
+        if settled {
+            *self = Ended::default();
+            return None;
+        }
+        Some(Ended {
+            // A pidfd that cannot be duplicated (no fd left) is not waited for.
+            #[cfg(target_os = "linux")]
+            pidfds: self
+                .pidfds
+                .iter()
+                .filter_map(|fd| fd.try_clone().ok())
+                .collect(),
+            at: self.at,
+        })
     }
 
     /// Whether every process has exited, waiting up to `timeout` (none: do not wait).
@@ -643,7 +657,7 @@ mod tests {
     fn an_ended_network_process_is_waited_for_before_a_window_is_built() {
         use std::os::unix::process::ExitStatusExt;
         assert!(
-            Ended::default().take_unsettled().is_none(),
+            Ended::default().unsettled().is_none(),
             "nothing ended, nothing to wait for"
         );
 
@@ -659,10 +673,10 @@ mod tests {
 
         let mut ended = Ended::default();
         ended.add(end_network_process());
-        let wait = ended
-            .take_unsettled()
-            .expect("just ended: a build must wait");
-        assert!(ended.take_unsettled().is_none(), "taken out once");
+        let wait = ended.unsettled().expect("just ended: a build must wait");
+        let second = ended
+            .unsettled()
+            .expect("a second open meanwhile waits too");
         let t = Instant::now();
         wait.until_gone();
         assert!(
@@ -677,6 +691,9 @@ mod tests {
             status.signal(),
             Some(rustix::process::Signal::TERM.as_raw())
         );
+        second.until_gone();
+        assert!(ended.unsettled().is_none(), "gone and settled: forgotten");
+        assert!(ended.at.is_none() && ended.pidfds.is_empty());
     }
 
     #[test]
