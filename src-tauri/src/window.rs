@@ -115,8 +115,10 @@ pub fn initial_script<R: Runtime>(app: &AppHandle<R>) -> String {
 /// normal window, per [`Windows::mode`].
 fn build<R: Runtime>(app: &AppHandle<R>) -> Result<WebviewWindow<R>, WindowError> {
     let normal = windows(app).mode == Mode::Normal;
+    let script = initial_script(app);
+    tracing::debug!(bytes = script.len(), "the page's initial script");
     WebviewWindowBuilder::new(app, MAIN, WebviewUrl::App("index.html".into()))
-        .initialization_script(initial_script(app))
+        .initialization_script(script)
         .title("CacheWatch")
         .inner_size(WIDTH, HEIGHT)
         .resizable(false)
