@@ -55,7 +55,9 @@ impl Actor {
         }
     }
 
-    /// Runs `f` over root `i`'s state on the blocking pool ([`blocking`]); the state is put back.
+    /// Runs `f` over root `i`'s state on the blocking pool ([`blocking`]), then returns the pages
+    /// it freed to the OS (its one caller, a poll, lists and stats every dir of the root, every
+    /// minute); the state is put back.
     /// When the job could not run to its end, the root is left empty (the caller rescans it) and
     /// the join error is returned.
     pub(super) async fn with_root<T: Send + 'static>(
@@ -65,7 +67,7 @@ impl Actor {
     ) -> Result<std::thread::Result<T>, JoinError> {
         let empty = RootState::new(self.roots[i].root.clone());
         let st = std::mem::replace(&mut self.roots[i], empty);
-        let (st, out) = blocking(st, false, f).await?;
+        let (st, out) = blocking(st, true, f).await?;
         self.roots[i] = st;
         Ok(out)
     }
