@@ -68,7 +68,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: &MonitorHandle) {
     let mut snapshots = monitor.subscribe();
     let a = app.clone();
     tauri::async_runtime::spawn(async move {
-        let mut growing = false;
+        let mut shown = crate::tray::Shown::default();
         loop {
             let snap = snapshots.borrow_and_update().clone();
             // No window, nothing to serialize: a new one fetches the snapshot at load.
@@ -77,7 +77,7 @@ pub fn start<R: Runtime>(app: &AppHandle<R>, monitor: &MonitorHandle) {
                     tracing::warn!("cannot emit a snapshot: {e}");
                 }
             }
-            growing = crate::tray::update(&a, &snap, growing);
+            crate::tray::update(&a, &snap, &mut shown);
             if snapshots.changed().await.is_err() {
                 tracing::info!("the monitor stopped; no more snapshots");
                 break;

@@ -194,30 +194,52 @@ pub fn tooltip(s: &Snapshot) -> String {
     )
 }
 
-/// Brings the icon, its title, its tooltip and the pause item in line with `s`.
-pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, growing_before: bool) -> bool {
-    let growing = is_growing(s);
+/// What the tray shows now: [`update`] changes only what differs from it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Shown {
+    growing: bool,
+    title: String,
+    tooltip: String,
+    pause: &'static str,
+}
+
+/// Brings the icon, its title, its tooltip and the pause item in line with `s`, touching only
+/// what changed since `shown` (then updated): a snapshot comes with every poll and heartbeat, and
+/// each label set on Linux goes through the indicator and its exported menu again.
+pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, shown: &mut Shown) {
+    let now = Shown {
+        growing: is_growing(s),
+        title: title(s),
+        tooltip: tooltip(s),
+        pause: pause_label(s.state),
+    };
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
-        if growing != growing_before {
-            let r = crate::tray_icon::icon(growing)
+        if now.growing != shown.growing {
+            let r = crate::tray_icon::icon(now.growing)
                 .and_then(|(i, template)| tray.set_icon_with_as_template(Some(i), template));
             if let Err(e) = r {
                 tracing::warn!("cannot change the tray icon: {e}");
             }
         }
-        if let Err(e) = tray
-            .set_title(Some(title(s)))
-            .and_then(|()| tray.set_tooltip(Some(tooltip(s))))
-        {
-            tracing::warn!("cannot set the tray title: {e}");
+        if now.title != shown.title {
+            if let Err(e) = tray.set_title(Some(&now.title)) {
+                tracing::warn!("cannot set the tray title: {e}");
+            }
+        }
+        if now.tooltip != shown.tooltip {
+            if let Err(e) = tray.set_tooltip(Some(&now.tooltip)) {
+                tracing::warn!("cannot set the tray tooltip: {e}");
+            }
         }
     }
-    if let Some(menu) = app.try_state::<TrayMenu<R>>() {
-        if let Err(e) = menu.pause.set_text(pause_label(s.state)) {
-            tracing::warn!("cannot relabel the pause item: {e}");
+    if now.pause != shown.pause {
+        if let Some(menu) = app.try_state::<TrayMenu<R>>() {
+            if let Err(e) = menu.pause.set_text(now.pause) {
+                tracing::warn!("cannot relabel the pause item: {e}");
+            }
         }
     }
-    growing
+    *shown = now;
 }
 
 /// Sets the check mark of "Open at login".
