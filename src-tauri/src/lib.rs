@@ -17,6 +17,7 @@ pub mod tray;
 pub mod tray_host;
 pub mod tray_icon;
 pub mod ui_state;
+pub mod web_engine;
 pub mod window;
 
 pub use error::IpcError;

@@ -29,7 +29,7 @@ pub enum StartError {
 /// # Errors
 /// [`StartError`] when the options, the config, the data dir, the monitor or Tauri fail.
 pub fn run() -> Result<(), StartError> {
-    crate::window::draw_without_gpu();
+    crate::web_engine::draw_without_gpu();
     init_tracing();
     let opts = LaunchOptions::from_args(std::env::args()).unwrap_or_else(|e| e.exit());
     let mode = crate::window::Mode::choose(crate::tray_host::present(), opts.hide_on_blur());
