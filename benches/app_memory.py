@@ -3,7 +3,7 @@
 
   benches/app_memory.py APP CLI TREE [--cycles N] [--grace SECS] [--settle SECS] [--rest-cpu SECS]
                         [--idle-web SECS] [--idle-settle SECS] [--drift SECS]
-                        [--keep-log PATH]
+                        [--keep-log PATH] [--mappings N]
 
 APP: the app's release build (target/release/cachewatch-app); CLI: the CLI's (target/release/
 cachewatch), for the engine-alone figure; TREE: a seed tree (benches/gen_tree.py seed TREE N 800),
@@ -92,6 +92,30 @@ def pss_kib(pid, field="Pss"):
             return int(m.group(1)) if m else 0
     except OSError:
         return 0
+
+
+def mappings(pid):
+    """PSS KiB per mapped file (anonymous mappings under "[anon]") of one process, from
+    /proc/PID/smaps."""
+    out, cur = {}, None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                head = line.split(None, 5)
+                if "-" in head[0] and not head[0].endswith(":"):
+                    cur = head[5].strip() if len(head) > 5 else "[anon]"
+                elif head[0] == "Pss:":
+                    out[cur] = out.get(cur, 0) + int(head[1])
+    except OSError:
+        pass
+    return out
+
+
+def grown(before, after, top):
+    """The `top` mappings whose PSS grew most between two `mappings` readings, as text."""
+    rows = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in set(before) | set(after)),
+                  reverse=True)[:top]
+    return "\n".join(f"    {d / 1024:+7.1f} MiB  {k}" for d, k in rows if d)
 
 
 def cpu_ticks(pid):
@@ -261,6 +285,7 @@ def run(a):
                 sys.exit(f"the app exited with status {app.returncode}; see {log}")
             click = menu_click(items, "Open CacheWatch")
             rest = report("app at rest, window never opened", app.pid, table)
+            maps_at_rest = mappings(app.pid)
             rest_cpu = cpu_percent(lambda: tree(app.pid), a.rest_cpu)
             print(f"  CPU at rest over {a.rest_cpu} s: {rest_cpu:.2f}% of a core", flush=True)
 
@@ -278,6 +303,9 @@ def run(a):
             close_window()
             time.sleep(a.grace + 5)
             first_rest = report(f"closed, {a.grace} s grace + 5 s", app.pid, table)
+            if a.mappings:
+                print(f"  the app's mappings that grew most since the rest before any open:\n"
+                      f"{grown(maps_at_rest, mappings(app.pid), a.mappings)}", flush=True)
             if a.drift:
                 # What the engine alone adds at rest meanwhile (a root it must poll rescans it
                 # every 60 s): to tell it from what the cycles add.
@@ -348,6 +376,9 @@ def main():
     ap.add_argument("--drift", type=int, default=0, metavar="SECS",
                     help="after the first rest, wait SECS and report the rest again")
     ap.add_argument("--keep-log", metavar="PATH", help="copy the app's log there at the end")
+    ap.add_argument("--mappings", type=int, default=0, metavar="N",
+                    help="after the first close, print the N mappings of the app process whose "
+                         "PSS grew most since the rest before any open")
     a = ap.parse_args()
     a.app, a.cli, a.tree = (os.path.abspath(p) for p in (a.app, a.cli, a.tree))
     if not os.environ.get("DISPLAY") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):

@@ -14,6 +14,7 @@ mod disks;
 mod drains;
 mod error;
 mod measure;
+mod pace;
 mod process_alerts;
 mod record;
 
@@ -40,12 +41,15 @@ pub use measure::set_after_measure_hook;
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Default interval between history samples.
 pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(300);
-/// Interval between polls of a root that cannot be watched by events (Linux past the inotify
-/// limit; see [`crate::watch`]), and between tries to watch again a path whose watch failed.
+/// Least interval between polls of a root that cannot be watched by events (Linux past the inotify
+/// limit; see [`crate::watch`]), and between tries to watch again a path whose watch failed. A root
+/// whose poll costs more than 1% of it is polled less often ([`POLL_COST_RATIO`]).
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
-/// Every this many polls of a polling root is a full rescan (a poll sees items' top entries, not
-/// changes deeper inside an item).
+/// A polling root is rescanned in full at most every this many poll intervals (a poll sees items'
+/// top entries, not changes deeper inside an item), or less often when the rescan costs more than
+/// 0.5% of the time ([`FULL_COST_RATIO`]).
 pub const POLL_FULL_EVERY: u32 = 10;
+pub use pace::{FULL_COST_RATIO, POLL_COST_RATIO};
 /// How long [`MonitorHandle::flush`] waits for its marker events before giving up.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(20);
 /// While nothing changes, the snapshot's `live_at_unix_secs` is still refreshed this often: a

@@ -9,8 +9,11 @@
 //! the root falls back to polling ([`crate::dto::WatchMode::Polling`]): every
 //! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each item's top entry and each dir between
 //! the root and the items, lists only the dirs whose mtime moved and re-measures only the items
-//! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]th
-//! poll, and each [`crate::monitor::MonitorHandle::flush`], is a full rescan instead. macOS has no
+//! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]
+//! intervals, and at each [`crate::monitor::MonitorHandle::flush`], a full rescan instead. A root
+//! whose poll or rescan is costly is paced by that cost (at most 1% of the time for polls, 0.5% of
+//! the wall time for rescans: [`crate::monitor::POLL_COST_RATIO`],
+//! [`crate::monitor::FULL_COST_RATIO`]): at 700,000 items a poll every 3 minutes or so. macOS has no
 //! such limit (FSEvents watches a tree with one stream), so there a root polls only when its
 //! stream cannot be made at all.
 //!
@@ -65,7 +68,8 @@
 //! - **Polling sees top entries, not contents.** A poll compares each item's top entry with the
 //!   item's newest mtime, so a file rewritten in place inside an item dir (or a change in a subdir
 //!   of an item) shows up only at the next full rescan (every
-//!   [`crate::monitor::POLL_FULL_EVERY`] polls, or a flush). A poll costs one `lstat` per item and
+//!   [`crate::monitor::POLL_FULL_EVERY`] poll intervals, or 200 times the last rescan's cost when
+//!   longer, or a flush). A poll costs one `lstat` per item and
 //!   per dir (the monitor logs each poll's count and time).
 //! - **Memory on a huge root.** The live inventory costs a slot of integers per item plus its
 //!   interned name ([`state::RootState`]), never a path; the monitor's resident size after its

@@ -30,6 +30,7 @@ use crate::watch::{RootWatcher, WatchMsg};
 use super::analysis::Analysis;
 use super::debounce::Debounce;
 use super::drains::{AutoMsg, AutoState};
+use super::pace::Pace;
 use super::process_alerts::ProcWatch;
 use super::record::Recorder;
 use super::{build, Command, MonitorOptions};
@@ -43,11 +44,9 @@ pub(super) struct Actor {
     opts: MonitorOptions,
     roots: Vec<RootState>,
     watchers: Vec<Option<RootWatcher>>,
-    /// When each root was last scanned or polled (polling roots, and the unwatched paths of
-    /// evented roots, are polled every [`super::POLL_INTERVAL`]).
-    last_poll: Vec<Instant>,
-    /// Polls of each root so far (every [`super::POLL_FULL_EVERY`]th is a full rescan).
-    polls: Vec<u32>,
+    /// When each root was last scanned or polled, and what that cost: the pace of the polls of
+    /// polling roots and of the unwatched paths of evented roots.
+    pace: Vec<Pace>,
     ev_tx: mpsc::UnboundedSender<WatchMsg>,
     snap_tx: watch::Sender<Arc<Snapshot>>,
     alert_tx: broadcast::Sender<AlertDto>,
@@ -100,8 +99,7 @@ impl Actor {
             procs,
             roots,
             watchers: (0..n).map(|_| None).collect(),
-            last_poll: vec![Instant::now(); n],
-            polls: vec![0; n],
+            pace: vec![Pace::new(Instant::now()); n],
             ev_tx,
             snap_tx,
             alert_tx,

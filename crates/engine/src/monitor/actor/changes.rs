@@ -6,9 +6,9 @@
 //!   asks for no more often than [`MIN_RESCAN_GAP`] per root;
 //! - roots (and paths) that are not watched by events ([`Actor::poll_root`],
 //!   [`Actor::retry_unwatched`]): the poll of a polling root, which re-measures only what moved
-//!   ([`RootState::poll_dirs`](crate::watch::state::RootState::poll_dirs)) and rescans in full
-//!   every [`POLL_FULL_EVERY`]th time, and the paths of an evented root whose watch failed, tried
-//!   again every [`POLL_INTERVAL`];
+//!   ([`RootState::poll_dirs`](crate::watch::state::RootState::poll_dirs)) and now and then rescans
+//!   in full, each paced by its cost ([`super::super::pace`]), and the paths of an evented root
+//!   whose watch failed, tried again every [`POLL_INTERVAL`];
 //! - [`MonitorHandle::flush`](super::super::MonitorHandle::flush) ([`Actor::start_flush`]): a
 //!   marker file written into each evented root, answered once every marker's event came back
 //!   (everything before it has then arrived) and the dirty items are re-measured, or with a
@@ -29,7 +29,7 @@ use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;
-use super::super::{MonitorError, FLUSH_TIMEOUT, POLL_FULL_EVERY, POLL_INTERVAL};
+use super::super::{MonitorError, FLUSH_TIMEOUT, POLL_INTERVAL};
 use super::Actor;
 
 // --- Watch events in -----------------------------------------------------------------------------
@@ -40,8 +40,7 @@ const ROOT_CHANGED: &str = "root changed";
 
 impl Actor {
     /// Watches root `i` by events (the paths below it that cannot be watched are listed in its
-    /// state and polled), or falls back to polling it every [`POLL_INTERVAL`] and says why in the
-    /// snapshot.
+    /// state and polled), or falls back to polling it and says why in the snapshot.
     pub(super) fn start_watcher(&mut self, i: usize) {
         let root = self.roots[i].root.clone();
         match RootWatcher::start(i, &root, self.ev_tx.clone()) {
@@ -52,7 +51,7 @@ impl Actor {
                 self.roots[i].unwatched = unwatched.into_iter().map(|u| u.path).collect();
             }
             Err(e) => {
-                tracing::warn!(root = %root.canonical.display(), error = %e, "cannot watch root; polling it every {}s", POLL_INTERVAL.as_secs());
+                tracing::warn!(root = %root.canonical.display(), error = %e, "cannot watch root; polling it instead");
                 self.watchers[i] = None;
                 self.roots[i].mode = WatchMode::Polling;
                 self.roots[i].watch_error = Some(e.to_string());
@@ -77,12 +76,13 @@ impl Actor {
             Ok(ev) => ev,
             Err(e) => {
                 if is_watch_limit(&e) {
-                    tracing::warn!(root = %self.roots[i].root.canonical.display(), error = %e, "out of file watches; polling this root every {}s instead", POLL_INTERVAL.as_secs());
+                    tracing::warn!(root = %self.roots[i].root.canonical.display(), error = %e, "out of file watches; polling this root instead");
                     self.watchers[i] = None;
                     self.roots[i].mode = WatchMode::Polling;
                     self.roots[i].watch_error = Some(format!(
-                        "the OS limit on file watches was reached ({e}); polling every {}s. \
-                         On Linux raise /proc/sys/fs/inotify/max_user_watches",
+                        "the OS limit on file watches was reached ({e}); polling every {}s, less \
+                         often when a poll costs more than 1% of that. On Linux raise \
+                         /proc/sys/fs/inotify/max_user_watches",
                         POLL_INTERVAL.as_secs()
                     ));
                 } else {
@@ -210,7 +210,7 @@ impl Actor {
                 self.mark_gone(i);
                 continue;
             }
-            let since = self.last_poll[i].elapsed();
+            let since = self.pace[i].last.elapsed();
             if dirty.rescan && !now_please && since < MIN_RESCAN_GAP {
                 let due = Instant::now() + (MIN_RESCAN_GAP - since);
                 self.debounce.defer(i, dirty, due);
@@ -238,7 +238,7 @@ impl Actor {
     pub(super) async fn poll_due(&mut self) -> bool {
         let mut changed = false;
         for i in 0..self.roots.len() {
-            if self.paused || self.last_poll[i].elapsed() < POLL_INTERVAL || self.roots[i].gone {
+            if self.paused || !self.pace[i].poll_due(Instant::now()) || self.roots[i].gone {
                 continue;
             }
             match self.roots[i].mode {
@@ -256,11 +256,10 @@ impl Actor {
     }
 
     /// One poll of polling root `i`: the items whose top entry moved and the new entries of the
-    /// dirs whose mtime moved are re-measured, as if events had named them; every
-    /// [`POLL_FULL_EVERY`]th poll is a full rescan.
+    /// dirs whose mtime moved are re-measured, as if events had named them; when a full rescan is
+    /// due ([`super::super::pace`]), the poll is one.
     pub(super) async fn poll_root(&mut self, i: usize) {
-        self.polls[i] += 1;
-        if self.polls[i] % POLL_FULL_EVERY == 0 {
+        if self.pace[i].full_due(Instant::now()) {
             self.rescan_root(i).await;
             return;
         }
@@ -270,7 +269,7 @@ impl Actor {
             Ok(report) => report.ok(),
             Err(_) => None,
         };
-        self.last_poll[i] = Instant::now();
+        self.pace[i].polled(Instant::now(), started.elapsed());
         let Some(report) = report else {
             tracing::error!(root = %root.canonical.display(), "poll failed; rescanning the root");
             self.rescan_root(i).await;
@@ -291,6 +290,7 @@ impl Actor {
             listed = report.listed,
             changed,
             ms = started.elapsed().as_millis() as u64,
+            next_in_secs = self.pace[i].poll_interval().as_secs(),
             "polled root"
         );
     }
@@ -298,7 +298,7 @@ impl Actor {
     /// Tries again to watch the unwatched paths of evented root `i`; a path that can be watched now
     /// has its item re-measured. True when one could.
     pub(super) async fn retry_unwatched(&mut self, i: usize) -> bool {
-        self.last_poll[i] = Instant::now();
+        self.pace[i].last = Instant::now();
         let Some(w) = self.watchers[i].as_mut() else {
             return false;
         };

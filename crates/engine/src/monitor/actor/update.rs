@@ -115,7 +115,7 @@ impl Actor {
         };
         match failed {
             None => {
-                self.last_poll[i] = Instant::now();
+                self.pace[i].scanned(Instant::now(), started.elapsed());
                 tracing::info!(
                     root = %self.roots[i].root.canonical.display(),
                     items = self.roots[i].item_count(),

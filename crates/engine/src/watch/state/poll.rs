@@ -5,8 +5,8 @@
 //! of each such dir whose mtime moved (no listing of an item's contents, no re-measure of an item
 //! that did not change). What it cannot see: a change deeper inside an item that leaves the item's
 //! top entry alone (a file rewritten in place in an item dir, a change in a subdir of an item);
-//! polling roots are therefore also rescanned in full every
-//! [`crate::monitor::POLL_FULL_EVERY`] polls.
+//! polling roots are therefore also rescanned in full now and then (every
+//! [`crate::monitor::POLL_FULL_EVERY`] poll intervals, longer for a costly root).
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
