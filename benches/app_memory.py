@@ -286,6 +286,9 @@ def run(a):
             click = menu_click(items, "Open CacheWatch")
             rest = report("app at rest, window never opened", app.pid, table)
             maps_at_rest = mappings(app.pid)
+            if a.mappings:
+                print(f"  the app's largest mappings at rest:\n"
+                      f"{grown({}, maps_at_rest, a.mappings)}", flush=True)
             rest_cpu = cpu_percent(lambda: tree(app.pid), a.rest_cpu)
             print(f"  CPU at rest over {a.rest_cpu} s: {rest_cpu:.2f}% of a core", flush=True)
 

@@ -1,6 +1,7 @@
 //! The window's web engine (WebKitGTK on Linux, WKWebView on macOS) as the app manages it
-//! around the window's life: drawn without a GL compositor, and its network process ended once no
-//! window is left, with what a new window must wait for before it is built.
+//! around the window's life: drawn without a GL compositor, its network process ended once no
+//! window is left (with what a new window must wait for before it is built), and the engine's
+//! code pages that showing a window brought into the app let go of once it is gone.
 
 use std::time::{Duration, Instant};
 
@@ -63,6 +64,112 @@ pub fn end_network_process() -> Ended {
     }
     #[cfg(not(target_os = "linux"))]
     Ended::default()
+}
+
+/// The libraries of WebKit's UI side, which the app links: loaded at start, never unloaded.
+#[cfg(target_os = "linux")]
+const ENGINE_LIBS: [&str; 2] = ["libwebkit2gtk-4.1.so", "libjavascriptcoregtk-4.1.so"];
+
+/// Lets go of the pages of the web engine's code that showing a window faulted into the app
+/// (Linux), once no window is left; returns their bytes (resident before).
+///
+/// Building and drawing a web view runs WebKit's UI side in the app process: some 25 MiB of
+/// `libwebkit2gtk` and `libjavascriptcoregtk` code that stays mapped, and counted in the app's
+/// resident size, after the window is gone (in PSS too, once the web process that shared it has
+/// ended). Those pages are the files' own: the app drops them from its page tables
+/// (`MADV_DONTNEED`), the kernel keeps them in its page cache while it has room, and the next
+/// window faults them back in from there without reading the disk.
+///
+/// On macOS WebKit lives in the shared cache, whose clean pages Activity Monitor's memory figure
+/// does not count: nothing to do.
+pub fn release_engine_code() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        drop_code_pages(&ENGINE_LIBS)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// Drops from this process's page tables the resident pages of the read-only mappings of the
+/// libraries whose file name starts with one of `libs` and that hold no page of their own (no
+/// copy-on-write copy: `Anonymous: 0 kB`). Bytes dropped (their `Rss` before).
+///
+/// Only for libraries the binary links: a library that could be unloaded could see its address
+/// range mapped to something else between the read of `smaps` and the `madvise`.
+#[cfg(target_os = "linux")]
+fn drop_code_pages(libs: &[&str]) -> u64 {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return 0;
+    };
+    let mut dropped = 0;
+    for vma in mappings(&smaps) {
+        let name = vma.path.rsplit('/').next().unwrap_or("");
+        let ours = libs.iter().any(|l| name.starts_with(l));
+        if !ours || vma.writable || vma.anonymous_kib != 0 || vma.rss_kib == 0 {
+            continue;
+        }
+        // SAFETY: the range is a read-only private mapping of a linked library (never unmapped
+        // while the process runs), and every page in it is the file's (none copied on write):
+        // dropped, each page comes back from the file at its next use, unchanged.
+        let res = unsafe {
+            rustix::mm::madvise(
+                vma.start as *mut std::ffi::c_void,
+                vma.end - vma.start,
+                rustix::mm::Advice::LinuxDontNeed,
+            )
+        };
+        match res {
+            Ok(()) => dropped += vma.rss_kib * 1024,
+            Err(e) => tracing::debug!(path = vma.path, "cannot drop code pages: {e}"),
+        }
+    }
+    dropped
+}
+
+/// One mapping of `/proc/self/smaps`.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+struct Vma<'a> {
+    start: usize,
+    end: usize,
+    writable: bool,
+    path: &'a str,
+    rss_kib: u64,
+    anonymous_kib: u64,
+}
+
+/// The mappings of an `smaps` text: a header line per mapping
+/// (`start-end perms offset dev inode [path]`), then its `Field: N kB` lines.
+#[cfg(target_os = "linux")]
+fn mappings(smaps: &str) -> Vec<Vma<'_>> {
+    let mut out: Vec<Vma<'_>> = Vec::new();
+    for line in smaps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let Some(first) = fields.next() else { continue };
+        if let Some((a, b)) = first.split_once('-') {
+            let (Ok(start), Ok(end)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+            else {
+                continue;
+            };
+            let writable = fields.next().is_some_and(|p| p.as_bytes().get(1) == Some(&b'w'));
+            // offset, dev, inode, then the path (which may hold spaces)
+            let path = line
+                .splitn(6, |c: char| c.is_ascii_whitespace())
+                .nth(5)
+                .map_or("", str::trim);
+            out.push(Vma { start, end, writable, path, rss_kib: 0, anonymous_kib: 0 });
+            continue;
+        }
+        let Some(vma) = out.last_mut() else { continue };
+        let kib = || fields.clone().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        match first {
+            "Rss:" => vma.rss_kib = kib(),
+            "Anonymous:" => vma.anonymous_kib = kib(),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Network processes the app ended ([`end_network_process`]): a new window is built only once
@@ -190,6 +297,56 @@ fn children_named(parent: u32, name: &str) -> Vec<i32> {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+
+    /// Resident KiB of the read-only mappings of the file named `lib` in this process, read from
+    /// `/proc/self/smaps` line by line (not through `mappings`).
+    fn resident_code_kib(lib: &str) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let (mut total, mut counting) = (0, false);
+        for line in smaps.lines() {
+            let first = line.split(' ').next().unwrap_or("");
+            let header = first.contains('-')
+                && first.chars().all(|c| c == '-' || c.is_ascii_hexdigit());
+            if header {
+                let perms = line.split(' ').nth(1).unwrap_or("");
+                counting = line.ends_with(&format!("/{lib}")) && !perms.contains('w');
+            } else if counting && line.starts_with("Rss:") {
+                total += line[4..].trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+            }
+        }
+        total
+    }
+
+    /// After a window is gone the app lets go of the web engine's code pages; the code still
+    /// runs afterwards, its pages coming back at their next use. Tried on the C library, which
+    /// every test runs and the binary links.
+    #[test]
+    fn dropped_code_pages_leave_the_resident_set_and_come_back_on_use() {
+        let libc = std::fs::read_to_string("/proc/self/maps")
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.rsplit('/').next())
+            .find(|n| n.starts_with("libc.so"))
+            .expect("a C library mapped")
+            .to_owned();
+        let before = resident_code_kib(&libc);
+        assert!(before > 0, "{libc}'s code is resident while it runs");
+        let dropped = drop_code_pages(&[&libc]);
+        assert!(dropped > 0, "some of {before} KiB dropped");
+        assert!(
+            dropped <= before * 1024,
+            "no more than was resident: {dropped} B of {before} KiB"
+        );
+        // Code of the C library runs again (allocation, formatting, a read), and is right.
+        let text: Vec<String> = (0..10_000).map(|i| format!("{i:05}")).collect();
+        assert_eq!(text[9_999], "09999");
+        let after = resident_code_kib(&libc);
+        assert!(
+            after < before,
+            "resident {after} KiB after, {before} KiB before: what ran since came back, not all"
+        );
+        assert_eq!(drop_code_pages(&["no-such-library.so"]), 0);
+    }
 
     /// A window built while the network process the app ended was still exiting got a page
     /// connected to the dying process: the build now waits until it is gone.

@@ -266,12 +266,23 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         });
         if let Err(e) = ended {
             tracing::warn!("cannot end the web engine's network process: {e}");
+            return;
+        }
+        // WebKit's UI side still runs a little once its processes are gone (it learns of their
+        // exit on the main loop); after that its code is not needed until the next window.
+        tokio::time::sleep(ENGINE_CODE_DELAY).await;
+        if windows(&app).generation.load(Ordering::SeqCst) == generation && get(&app).is_none() {
+            let bytes = crate::web_engine::release_engine_code();
+            tracing::debug!(bytes, "let go of the web engine's code pages");
         }
     });
 }
 
 /// How long after the window is destroyed its network process is ended.
 const NETWORK_PROCESS_DELAY: Duration = Duration::from_secs(1);
+/// How long after that the web engine's code pages are let go of
+/// ([`crate::web_engine::release_engine_code`]).
+const ENGINE_CODE_DELAY: Duration = Duration::from_secs(2);
 
 /// The page says its first content is on screen (`window_shown`), `page_ms` after its navigation
 /// started: how long that took since the user asked for the window, logged (the app benchmark
