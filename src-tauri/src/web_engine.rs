@@ -5,19 +5,28 @@
 
 use std::time::{Duration, Instant};
 
-/// Has the window's web view draw on the CPU (Linux): call first thing in `main`, before any
-/// other thread exists (it sets an environment variable).
+/// Has the window's web view draw on the CPU, and GTK not load a GL driver (Linux): call first
+/// thing in `main`, before any other thread exists (it sets environment variables).
 ///
 /// WebKitGTK composites with OpenGL by default; where there is no GPU (a virtual machine, a CI
 /// runner, Xvfb) that is Mesa's software rasterizer, whose GL context costs the web process some
 /// 65 MiB and most of a core for seconds after each open. A 380 x 560 popover of text draws as
 /// fast on the CPU. WebKitGTK reads `WEBKIT_DISABLE_COMPOSITING_MODE` when it makes a web view;
 /// its setting (`hardware-acceleration-policy`) cannot serve: Tauri offers no hook before the page
-/// loads, and set after, the page never paints. A value the user set is kept.
+/// loads, and set after, the page never paints.
+///
+/// GTK 3 asks GLX, when it opens the display, which visuals suit GL, and that loads the GL driver
+/// (Mesa's, with LLVM): some 30 MiB in the app from its start, for windows that never draw with
+/// GL. `GDK_GL=disable` keeps GTK from it. A value the user set is kept, for either variable.
 pub fn draw_without_gpu() {
     #[cfg(target_os = "linux")]
-    if std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE").is_none() {
-        std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+    for (var, value) in [
+        ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+        ("GDK_GL", "disable"),
+    ] {
+        if std::env::var_os(var).is_none() {
+            std::env::set_var(var, value);
+        }
     }
 }
 
@@ -70,48 +79,59 @@ pub fn end_network_process() -> Ended {
 #[cfg(target_os = "linux")]
 const ENGINE_LIBS: [&str; 2] = ["libwebkit2gtk-4.1.so", "libjavascriptcoregtk-4.1.so"];
 
+/// The GL driver that WebKit's UI side loads when it first makes a web view (to learn the
+/// display's buffer formats, once for the process's life: its display is never closed, so the
+/// driver is never unloaded): Mesa's `<name>_dri.so` and the LLVM it links.
+#[cfg(target_os = "linux")]
+fn is_gl_driver(name: &str) -> bool {
+    name.ends_with("_dri.so") || name.starts_with("libLLVM")
+}
+
 /// Lets go of the pages of the web engine's code that showing a window faulted into the app
-/// (Linux), once no window is left; returns their bytes (resident before).
+/// (Linux), once no window is left; returns their bytes (resident before). On the main thread,
+/// where WebKit and GTK run: nothing can unload the GL driver meanwhile.
 ///
 /// Building and drawing a web view runs WebKit's UI side in the app process: some 25 MiB of
-/// `libwebkit2gtk` and `libjavascriptcoregtk` code that stays mapped, and counted in the app's
-/// resident size, after the window is gone (in PSS too, once the web process that shared it has
+/// `libwebkit2gtk` and `libjavascriptcoregtk` code, and the GL driver its first web view loads
+/// (Mesa with LLVM: some 35 MiB of code run once), that stay mapped, and counted in the app's
+/// resident size, after the window is gone (in PSS too, once the web process that shared them has
 /// ended). Those pages are the files' own: the app drops them from its page tables
 /// (`MADV_DONTNEED`), the kernel keeps them in its page cache while it has room, and the next
-/// window faults them back in from there without reading the disk.
+/// window faults back in from there, without reading the disk, what it runs again.
 ///
 /// On macOS WebKit lives in the shared cache, whose clean pages Activity Monitor's memory figure
 /// does not count: nothing to do.
 pub fn release_engine_code() -> u64 {
     #[cfg(target_os = "linux")]
     {
-        drop_code_pages(&ENGINE_LIBS)
+        drop_code_pages(|name| {
+            ENGINE_LIBS.iter().any(|l| name.starts_with(l)) || is_gl_driver(name)
+        })
     }
     #[cfg(not(target_os = "linux"))]
     0
 }
 
 /// Drops from this process's page tables the resident pages of the read-only mappings of the
-/// libraries whose file name starts with one of `libs` and that hold no page of their own (no
-/// copy-on-write copy: `Anonymous: 0 kB`). Bytes dropped (their `Rss` before).
+/// libraries whose file name `which` accepts and that hold no page of their own (no copy-on-write
+/// copy: `Anonymous: 0 kB`). Bytes dropped (their `Rss` before).
 ///
-/// Only for libraries the binary links: a library that could be unloaded could see its address
-/// range mapped to something else between the read of `smaps` and the `madvise`.
+/// Only for libraries that stay loaded: one unloaded meanwhile could see its address range mapped
+/// to something else between the read of `smaps` and the `madvise`.
 #[cfg(target_os = "linux")]
-fn drop_code_pages(libs: &[&str]) -> u64 {
+fn drop_code_pages(which: impl Fn(&str) -> bool) -> u64 {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return 0;
     };
     let mut dropped = 0;
     for vma in mappings(&smaps) {
         let name = vma.path.rsplit('/').next().unwrap_or("");
-        let ours = libs.iter().any(|l| name.starts_with(l));
-        if !ours || vma.writable || vma.anonymous_kib != 0 || vma.rss_kib == 0 {
+        if !which(name) || vma.writable || vma.anonymous_kib != 0 || vma.rss_kib == 0 {
             continue;
         }
-        // SAFETY: the range is a read-only private mapping of a linked library (never unmapped
-        // while the process runs), and every page in it is the file's (none copied on write):
-        // dropped, each page comes back from the file at its next use, unchanged.
+        // SAFETY: the range is a read-only private mapping of a library that stays loaded (the
+        // caller's promise), and every page in it is the file's (none copied on write): dropped,
+        // each page comes back from the file at its next use, unchanged.
         let res = unsafe {
             rustix::mm::madvise(
                 vma.start as *mut std::ffi::c_void,
@@ -152,17 +172,32 @@ fn mappings(smaps: &str) -> Vec<Vma<'_>> {
             else {
                 continue;
             };
-            let writable = fields.next().is_some_and(|p| p.as_bytes().get(1) == Some(&b'w'));
+            let writable = fields
+                .next()
+                .is_some_and(|p| p.as_bytes().get(1) == Some(&b'w'));
             // offset, dev, inode, then the path (which may hold spaces)
             let path = line
                 .splitn(6, |c: char| c.is_ascii_whitespace())
                 .nth(5)
                 .map_or("", str::trim);
-            out.push(Vma { start, end, writable, path, rss_kib: 0, anonymous_kib: 0 });
+            out.push(Vma {
+                start,
+                end,
+                writable,
+                path,
+                rss_kib: 0,
+                anonymous_kib: 0,
+            });
             continue;
         }
         let Some(vma) = out.last_mut() else { continue };
-        let kib = || fields.clone().next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let kib = || {
+            fields
+                .clone()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
         match first {
             "Rss:" => vma.rss_kib = kib(),
             "Anonymous:" => vma.anonymous_kib = kib(),
@@ -305,13 +340,17 @@ mod tests {
         let (mut total, mut counting) = (0, false);
         for line in smaps.lines() {
             let first = line.split(' ').next().unwrap_or("");
-            let header = first.contains('-')
-                && first.chars().all(|c| c == '-' || c.is_ascii_hexdigit());
+            let header =
+                first.contains('-') && first.chars().all(|c| c == '-' || c.is_ascii_hexdigit());
             if header {
                 let perms = line.split(' ').nth(1).unwrap_or("");
                 counting = line.ends_with(&format!("/{lib}")) && !perms.contains('w');
             } else if counting && line.starts_with("Rss:") {
-                total += line[4..].trim().trim_end_matches(" kB").parse::<u64>().unwrap();
+                total += line[4..]
+                    .trim()
+                    .trim_end_matches(" kB")
+                    .parse::<u64>()
+                    .unwrap();
             }
         }
         total
@@ -331,7 +370,7 @@ mod tests {
             .to_owned();
         let before = resident_code_kib(&libc);
         assert!(before > 0, "{libc}'s code is resident while it runs");
-        let dropped = drop_code_pages(&[&libc]);
+        let dropped = drop_code_pages(|name| name == libc);
         assert!(dropped > 0, "some of {before} KiB dropped");
         assert!(
             dropped <= before * 1024,
@@ -345,7 +384,7 @@ mod tests {
             after < before,
             "resident {after} KiB after, {before} KiB before: what ran since came back, not all"
         );
-        assert_eq!(drop_code_pages(&["no-such-library.so"]), 0);
+        assert_eq!(drop_code_pages(|name| name == "no-such-library.so"), 0);
     }
 
     /// A window built while the network process the app ended was still exiting got a page

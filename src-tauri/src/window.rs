@@ -271,9 +271,17 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         // WebKit's UI side still runs a little once its processes are gone (it learns of their
         // exit on the main loop); after that its code is not needed until the next window.
         tokio::time::sleep(ENGINE_CODE_DELAY).await;
-        if windows(&app).generation.load(Ordering::SeqCst) == generation && get(&app).is_none() {
-            let bytes = crate::web_engine::release_engine_code();
-            tracing::debug!(bytes, "let go of the web engine's code pages");
+        let main = app.clone();
+        let released = app.run_on_main_thread(move || {
+            if windows(&main).generation.load(Ordering::SeqCst) == generation
+                && get(&main).is_none()
+            {
+                let bytes = crate::web_engine::release_engine_code();
+                tracing::debug!(bytes, "let go of the web engine's code pages");
+            }
+        });
+        if let Err(e) = released {
+            tracing::warn!("cannot let go of the web engine's code pages: {e}");
         }
     });
 }
