@@ -336,7 +336,7 @@ mod tests {
     /// Resident KiB of the read-only mappings of the file named `lib` in this process, read from
     /// `/proc/self/smaps` line by line (not through `mappings`).
     fn resident_code_kib(lib: &str) -> u64 {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
         let (mut total, mut counting) = (0, false);
         for line in smaps.lines() {
             let first = line.split(' ').next().unwrap_or("");
@@ -350,7 +350,7 @@ mod tests {
                     .trim()
                     .trim_end_matches(" kB")
                     .parse::<u64>()
-                    .unwrap();
+                    .expect("an Rss line: a number of kB");
             }
         }
         total
