@@ -245,45 +245,53 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
             return;
         }
         // The web process ends with its page; the network process would live until the app quits
-        // (see `crate::web_engine::end_network_process`). Give the page a moment to go, then end it, on the main
-        // thread, where a new window would be built: none can start in between.
+        // (see `crate::web_engine::end_network_process`). Give the page a moment to go, then end
+        // it, on the main thread, where a new window would be built: none can start in between.
         tokio::time::sleep(NETWORK_PROCESS_DELAY).await;
-        let main = app.clone();
-        let ended = app.run_on_main_thread(move || {
-            if windows(&main).generation.load(Ordering::SeqCst) == generation
-                && get(&main).is_none()
-            {
-                let ended = crate::web_engine::end_network_process();
-                windows(&main)
-                    .ended
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .add(ended);
-                // What WebKit's UI side freed since the window's own `Destroyed` (the page's
-                // proxies go when its process has ended): back to the OS too.
-                cachewatch::platform::release_free_memory();
-            }
+        let ended = on_main_while_closed(&app, generation, "end the network process", |app| {
+            let ended = crate::web_engine::end_network_process();
+            windows(app)
+                .ended
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(ended);
+            // What WebKit's UI side freed since the window's own `Destroyed` (the page's proxies
+            // go when its process has ended): back to the OS too.
+            cachewatch::platform::release_free_memory();
         });
-        if let Err(e) = ended {
-            tracing::warn!("cannot end the web engine's network process: {e}");
+        if !ended {
             return;
         }
         // WebKit's UI side still runs a little once its processes are gone (it learns of their
         // exit on the main loop); after that its code is not needed until the next window.
         tokio::time::sleep(ENGINE_CODE_DELAY).await;
-        let main = app.clone();
-        let released = app.run_on_main_thread(move || {
-            if windows(&main).generation.load(Ordering::SeqCst) == generation
-                && get(&main).is_none()
-            {
-                let bytes = crate::web_engine::release_engine_code();
-                tracing::debug!(bytes, "let go of the web engine's code pages");
-            }
+        on_main_while_closed(&app, generation, "let go of the engine's code", |_| {
+            let bytes = crate::web_engine::release_engine_code();
+            tracing::debug!(bytes, "let go of the web engine's code pages");
         });
-        if let Err(e) = released {
-            tracing::warn!("cannot let go of the web engine's code pages: {e}");
+    });
+}
+
+/// Runs `f` on the main thread, where windows are built, if no show or hide came since
+/// `generation` and no window exists then. False (logged, as failing to `what`) when the main
+/// thread cannot be reached.
+fn on_main_while_closed<R: Runtime>(
+    app: &AppHandle<R>,
+    generation: u64,
+    what: &'static str,
+    f: impl FnOnce(&AppHandle<R>) + Send + 'static,
+) -> bool {
+    let main = app.clone();
+    let res = app.run_on_main_thread(move || {
+        if windows(&main).generation.load(Ordering::SeqCst) == generation && get(&main).is_none() {
+            f(&main);
         }
     });
+    if let Err(e) = res {
+        tracing::warn!("cannot {what}: {e}");
+        return false;
+    }
+    true
 }
 
 /// How long after the window is destroyed its network process is ended.

@@ -4,10 +4,10 @@
 //!
 //! A poll of a root of 700,000 items re-stats every one of them (1.8 s here); a full rescan walks
 //! them all (15-60 s). At a fixed 60 s that is 3% of a core for the polls and more for the rescans,
-//! all day, on a machine where nothing changes. So each kind of work is paced by its own last cost:
-//! the next poll waits at least [`POLL_COST_RATIO`] times what the last poll took (at most 1% of the
-//! time), the next full rescan at least [`FULL_COST_RATIO`] times what the last one took (a scan
-//! walks on several threads; at most 0.5% of the wall time). A small root keeps the fixed
+//! all day, on a machine where nothing changes. So each kind of work is paced by its own last
+//! cost: the next poll waits at least [`POLL_COST_RATIO`] times what the last poll took (at most
+//! 1% of the time), the next full rescan at least [`FULL_COST_RATIO`] times what the last one took
+//! (a scan walks on several threads; at most 0.5% of the wall time). A small root keeps the fixed
 //! intervals; a big one is looked at less often, and the snapshot's watch error says so.
 
 use std::time::Duration;
