@@ -464,4 +464,4 @@ fn root_kind_words_are_serdes() {
 }
 
 /// Sample DTOs: every field filled in once, every enum variant, optional fields both ways.
-mod samples;
+pub(crate) mod samples;

@@ -204,42 +204,44 @@ pub struct Shown {
 }
 
 /// Brings the icon, its title, its tooltip and the pause item in line with `s`, touching only
-/// what changed since `shown` (then updated): a snapshot comes with every poll and heartbeat, and
-/// each label set on Linux goes through the indicator and its exported menu again.
+/// what differs from `shown`: a snapshot comes with every poll and heartbeat, and each label set
+/// on Linux goes through the indicator and its exported menu again. `shown` records only what was
+/// set: what failed (or had no tray yet) is tried again with the next snapshot.
 pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, shown: &mut Shown) {
-    let now = Shown {
-        growing: is_growing(s),
-        title: title(s),
-        tooltip: tooltip(s),
-        pause: pause_label(s.state),
-    };
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
-        if now.growing != shown.growing {
-            let r = crate::tray_icon::icon(now.growing)
+        let growing = is_growing(s);
+        if growing != shown.growing {
+            let r = crate::tray_icon::icon(growing)
                 .and_then(|(i, template)| tray.set_icon_with_as_template(Some(i), template));
-            if let Err(e) = r {
-                tracing::warn!("cannot change the tray icon: {e}");
+            match r {
+                Ok(()) => shown.growing = growing,
+                Err(e) => tracing::warn!("cannot change the tray icon: {e}"),
             }
         }
-        if now.title != shown.title {
-            if let Err(e) = tray.set_title(Some(&now.title)) {
-                tracing::warn!("cannot set the tray title: {e}");
+        let title = title(s);
+        if title != shown.title {
+            match tray.set_title(Some(&title)) {
+                Ok(()) => shown.title = title,
+                Err(e) => tracing::warn!("cannot set the tray title: {e}"),
             }
         }
-        if now.tooltip != shown.tooltip {
-            if let Err(e) = tray.set_tooltip(Some(&now.tooltip)) {
-                tracing::warn!("cannot set the tray tooltip: {e}");
+        let tooltip = tooltip(s);
+        if tooltip != shown.tooltip {
+            match tray.set_tooltip(Some(&tooltip)) {
+                Ok(()) => shown.tooltip = tooltip,
+                Err(e) => tracing::warn!("cannot set the tray tooltip: {e}"),
             }
         }
     }
-    if now.pause != shown.pause {
+    let pause = pause_label(s.state);
+    if pause != shown.pause {
         if let Some(menu) = app.try_state::<TrayMenu<R>>() {
-            if let Err(e) = menu.pause.set_text(now.pause) {
-                tracing::warn!("cannot relabel the pause item: {e}");
+            match menu.pause.set_text(pause) {
+                Ok(()) => shown.pause = pause,
+                Err(e) => tracing::warn!("cannot relabel the pause item: {e}"),
             }
         }
     }
-    *shown = now;
 }
 
 /// Sets the check mark of "Open at login".
@@ -267,5 +269,17 @@ mod tests {
         assert_eq!(action_of(""), None);
         assert_eq!(action_of("nope"), None);
         assert_eq!(MENU.last().and_then(|r| r.action), Some(Action::Quit));
+    }
+
+    /// With no tray and no menu (none built yet), nothing is recorded as shown, so the next
+    /// snapshot sets everything once they exist.
+    #[test]
+    fn what_was_not_set_is_not_recorded_as_shown() {
+        let app = tauri::test::mock_app();
+        let s = crate::bindings::samples::snapshot();
+        assert!(!title(&s).is_empty());
+        let mut shown = Shown::default();
+        update(app.handle(), &s, &mut shown);
+        assert_eq!(shown, Shown::default());
     }
 }
