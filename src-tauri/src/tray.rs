@@ -201,6 +201,27 @@ pub struct Shown {
     title: String,
     tooltip: String,
     pause: &'static str,
+    /// The failures logged as warnings: the same failure again, at a later snapshot, is logged
+    /// at debug level (snapshots come several a second while a scan runs).
+    warned: std::collections::BTreeSet<String>,
+}
+
+impl Shown {
+    /// The most distinct failures remembered; past it the memory starts over.
+    const WARNED_MAX: usize = 16;
+
+    fn failed(&mut self, what: &str, e: impl std::fmt::Display) {
+        let msg = format!("cannot {what}: {e}");
+        if self.warned.contains(&msg) {
+            tracing::debug!("{msg}");
+            return;
+        }
+        tracing::warn!("{msg}");
+        if self.warned.len() >= Self::WARNED_MAX {
+            self.warned.clear();
+        }
+        self.warned.insert(msg);
+    }
 }
 
 /// Brings the icon, its title, its tooltip and the pause item in line with `s`, touching only
@@ -215,21 +236,21 @@ pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, shown: &mut Shown) {
                 .and_then(|(i, template)| tray.set_icon_with_as_template(Some(i), template));
             match r {
                 Ok(()) => shown.growing = growing,
-                Err(e) => tracing::warn!("cannot change the tray icon: {e}"),
+                Err(e) => shown.failed("change the tray icon", e),
             }
         }
         let title = title(s);
         if title != shown.title {
             match tray.set_title(Some(&title)) {
                 Ok(()) => shown.title = title,
-                Err(e) => tracing::warn!("cannot set the tray title: {e}"),
+                Err(e) => shown.failed("set the tray title", e),
             }
         }
         let tooltip = tooltip(s);
         if tooltip != shown.tooltip {
             match tray.set_tooltip(Some(&tooltip)) {
                 Ok(()) => shown.tooltip = tooltip,
-                Err(e) => tracing::warn!("cannot set the tray tooltip: {e}"),
+                Err(e) => shown.failed("set the tray tooltip", e),
             }
         }
     }
@@ -238,7 +259,7 @@ pub fn update<R: Runtime>(app: &AppHandle<R>, s: &Snapshot, shown: &mut Shown) {
         if let Some(menu) = app.try_state::<TrayMenu<R>>() {
             match menu.pause.set_text(pause) {
                 Ok(()) => shown.pause = pause,
-                Err(e) => tracing::warn!("cannot relabel the pause item: {e}"),
+                Err(e) => shown.failed("relabel the pause item", e),
             }
         }
     }
@@ -281,5 +302,24 @@ mod tests {
         let mut shown = Shown::default();
         update(app.handle(), &s, &mut shown);
         assert_eq!(shown, Shown::default());
+    }
+
+    /// Each failure is warned of once, however often it repeats, and two failing together do not
+    /// take turns at warning.
+    #[test]
+    fn a_repeated_failure_is_warned_of_once() {
+        let mut shown = Shown::default();
+        for _ in 0..3 {
+            shown.failed("set the tray title", "no indicator");
+            shown.failed("set the tray tooltip", "no indicator");
+        }
+        let warned: Vec<&str> = shown.warned.iter().map(String::as_str).collect();
+        assert_eq!(
+            warned,
+            [
+                "cannot set the tray title: no indicator",
+                "cannot set the tray tooltip: no indicator"
+            ]
+        );
     }
 }
