@@ -73,6 +73,13 @@ impl Pace {
         self.poll_cost = cost;
     }
 
+    /// The root was looked at `now` without a cost to learn from (a scan that failed, a retry of
+    /// its unwatched paths): the next poll waits a poll interval from now. `last_full` stays, so a
+    /// failed scan is tried again as a full rescan.
+    pub fn tried(&mut self, now: Instant) {
+        self.last = now;
+    }
+
     /// A full scan that took `cost` ended at `now`.
     pub fn scanned(&mut self, now: Instant, cost: Duration) {
         self.last = now;

@@ -298,7 +298,7 @@ impl Actor {
     /// Tries again to watch the unwatched paths of evented root `i`; a path that can be watched now
     /// has its item re-measured. True when one could.
     pub(super) async fn retry_unwatched(&mut self, i: usize) -> bool {
-        self.pace[i].last = Instant::now();
+        self.pace[i].tried(Instant::now());
         let Some(w) = self.watchers[i].as_mut() else {
             return false;
         };

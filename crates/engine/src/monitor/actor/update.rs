@@ -126,7 +126,7 @@ impl Actor {
             }
             Some(e) => {
                 // Tried again as a full rescan at the next poll, not at every tick.
-                self.pace[i].last = Instant::now();
+                self.pace[i].tried(Instant::now());
                 tracing::error!(root = %self.roots[i].root.canonical.display(), error = %e, "scan of root failed");
                 self.roots[i].clear();
                 self.recorder
