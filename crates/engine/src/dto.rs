@@ -51,9 +51,10 @@ pub struct ScanProgress {
 pub enum WatchMode {
     /// Live file-system events (FSEvents, inotify).
     Events,
-    /// Polled every 60 s: each item's top entry and each dir between the root and its items
-    /// re-stat'ed, only what moved re-measured, a full rescan every tenth poll (Linux ran out of
-    /// inotify watches; macOS FSEvents has no such limit).
+    /// Polled every 60 s: each dir between the root and its items and each item written in the
+    /// last hour re-stat'ed (every item at a sweep: each poll on a small root, every half hour at
+    /// 700,000 items), only what moved re-measured, a full rescan every tenth poll or less often
+    /// (Linux ran out of inotify watches; macOS FSEvents has no such limit).
     Polling,
     /// Not watched (an error; see `watch_error`).
     Off,

@@ -45,11 +45,14 @@ pub const DEFAULT_SAMPLE_INTERVAL: Duration = Duration::from_secs(300);
 /// limit; see [`crate::watch`]), and between tries to watch again a path whose watch failed. A root
 /// whose poll costs more than 1% of it is polled less often ([`POLL_COST_RATIO`]).
 pub const POLL_INTERVAL: Duration = Duration::from_secs(60);
+/// A poll re-stats the items written within this long (their newest mtime); the others only at a
+/// sweep, when that costs more than 0.1% of the time since the last one ([`SWEEP_COST_RATIO`]).
+pub const POLL_RECENT: Duration = Duration::from_secs(3_600);
 /// A polling root is rescanned in full at most every this many poll intervals (a poll sees items'
 /// top entries, not changes deeper inside an item), or less often when the rescan costs more than
 /// 0.5% of the time ([`FULL_COST_RATIO`]).
 pub const POLL_FULL_EVERY: u32 = 10;
-pub use pace::{FULL_COST_RATIO, POLL_COST_RATIO};
+pub use pace::{FULL_COST_RATIO, POLL_COST_RATIO, SWEEP_COST_RATIO};
 /// How long [`MonitorHandle::flush`] waits for its marker events before giving up.
 pub const FLUSH_TIMEOUT: Duration = Duration::from_secs(20);
 /// While nothing changes, the snapshot's `live_at_unix_secs` is still refreshed this often: a

@@ -7,15 +7,16 @@
 //! When the OS cannot watch a root with events (Linux out of inotify watches: `ENOSPC`; or out of
 //! inotify instances: `EMFILE` from `inotify_init`, `/proc/sys/fs/inotify/max_user_instances`),
 //! the root falls back to polling ([`crate::dto::WatchMode::Polling`]): every
-//! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each item's top entry and each dir between
-//! the root and the items, lists only the dirs whose mtime moved and re-measures only the items
-//! that changed ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`]
-//! intervals, and at each [`crate::monitor::MonitorHandle::flush`], a full rescan instead. A root
-//! whose poll or rescan is costly is paced by that cost (at most 1% of the time for polls, 0.5% of
-//! the wall time for rescans: [`crate::monitor::POLL_COST_RATIO`],
-//! [`crate::monitor::FULL_COST_RATIO`]): at 700,000 items a poll every 3 minutes or so. macOS has no
-//! such limit (FSEvents watches a tree with one stream), so there a root polls only when its
-//! stream cannot be made at all.
+//! [`crate::monitor::POLL_INTERVAL`] a poll re-stats each dir between the root and the items and
+//! the top entry of each item written within [`crate::monitor::POLL_RECENT`] (of every item at a
+//! sweep), lists only the dirs whose mtime moved and re-measures only the items that changed
+//! ([`state::RootState::poll_dirs`]); every [`crate::monitor::POLL_FULL_EVERY`] intervals, and at
+//! each [`crate::monitor::MonitorHandle::flush`], a full rescan instead. Each kind of work is paced
+//! by its cost (at most 1% of the time for polls, 0.1% for sweeps, 0.5% of the wall time for
+//! rescans: [`crate::monitor::POLL_COST_RATIO`], [`crate::monitor::SWEEP_COST_RATIO`],
+//! [`crate::monitor::FULL_COST_RATIO`]): at 700,000 old items a poll every minute costs a few
+//! `lstat`s, a sweep (1.8 s) runs every half hour or so. macOS has no such limit (FSEvents watches
+//! a tree with one stream), so there a root polls only when its stream cannot be made at all.
 //!
 //! A path whose own watch fails for another reason (an unreadable dir: inotify needs read
 //! permission) does not switch its root to polling: the rest of the root stays watched by events
@@ -69,8 +70,9 @@
 //!   item's newest mtime, so a file rewritten in place inside an item dir (or a change in a subdir
 //!   of an item) shows up only at the next full rescan (every
 //!   [`crate::monitor::POLL_FULL_EVERY`] poll intervals, or 200 times the last rescan's cost when
-//!   longer, or a flush). A poll costs one `lstat` per item and
-//!   per dir (the monitor logs each poll's count and time).
+//!   longer, or a flush); and a file added to an item not written within
+//!   [`crate::monitor::POLL_RECENT`] shows at the next sweep. A poll costs one `lstat` per dir and
+//!   per recent item, a sweep one per item (the monitor logs each sweep's count and time).
 //! - **Memory on a huge root.** The live inventory costs a slot of integers per item plus its
 //!   interned name ([`state::RootState`]), never a path; the monitor's resident size after its
 //!   first scan and during polls is measured by `benches/bench.sh` (figures in

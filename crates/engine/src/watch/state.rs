@@ -43,7 +43,7 @@ mod structure;
 use groups::{shift, sub};
 pub use groups::{DirEntryStat, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
 use pages::Slots;
-pub use poll::PollReport;
+pub use poll::{PollReport, PollScope};
 use slot::Extra;
 use store::{Names, ROOT_DIR};
 

@@ -26,10 +26,11 @@ use tokio::time::Instant;
 
 use crate::dto::WatchMode;
 use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
+use crate::watch::state::PollScope;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;
-use super::super::{MonitorError, FLUSH_TIMEOUT, POLL_INTERVAL};
+use super::super::{MonitorError, FLUSH_TIMEOUT, POLL_INTERVAL, POLL_RECENT};
 use super::Actor;
 
 // --- Watch events in -----------------------------------------------------------------------------
@@ -242,10 +243,7 @@ impl Actor {
                 continue;
             }
             match self.roots[i].mode {
-                WatchMode::Polling => {
-                    self.poll_root(i).await;
-                    changed = true;
-                }
+                WatchMode::Polling => changed |= self.poll_root(i).await,
                 WatchMode::Events if !self.roots[i].unwatched.is_empty() => {
                     changed |= self.retry_unwatched(i).await;
                 }
@@ -257,42 +255,69 @@ impl Actor {
 
     /// One poll of polling root `i`: the items whose top entry moved and the new entries of the
     /// dirs whose mtime moved are re-measured, as if events had named them; when a full rescan is
-    /// due ([`super::super::pace`]), the poll is one.
-    pub(super) async fn poll_root(&mut self, i: usize) {
+    /// due ([`super::super::pace`]), the poll is one. The poll re-stats every item when a sweep is
+    /// due, else only those written within [`POLL_RECENT`]. True when something was re-measured.
+    pub(super) async fn poll_root(&mut self, i: usize) -> bool {
         if self.pace[i].full_due(Instant::now()) {
             self.rescan_root(i).await;
-            return;
+            return true;
         }
         let root = self.roots[i].root.clone();
+        let sweep = self.pace[i].sweep_due(Instant::now());
+        let scope = if sweep {
+            PollScope::Every
+        } else {
+            // A clock before 1970 + an hour: every item is recent.
+            let now = self.opts.clock.now();
+            now.checked_sub(POLL_RECENT)
+                .map_or(PollScope::Every, PollScope::WrittenSince)
+        };
         let started = Instant::now();
-        let report = match self.with_root(i, |st| st.poll_dirs()).await {
+        let report = match self.with_root(i, move |st| st.poll_dirs(scope)).await {
             Ok(report) => report.ok(),
             Err(_) => None,
         };
-        self.pace[i].polled(Instant::now(), started.elapsed());
+        self.pace[i].polled(Instant::now(), started.elapsed(), sweep);
         let Some(report) = report else {
             tracing::error!(root = %root.canonical.display(), "poll failed; rescanning the root");
             self.rescan_root(i).await;
-            return;
+            return true;
         };
         let changed = report.changed.len();
         for path in &report.changed {
             self.file_path(i, path, true);
         }
         let dirty = self.debounce.take(i);
-        if !dirty.is_empty() {
+        let remeasured = !dirty.is_empty();
+        if remeasured {
             self.remeasure(i, dirty).await;
             self.analysis_stale = true;
         }
-        tracing::info!(
-            root = %root.canonical.display(),
-            stats = report.stats,
-            listed = report.listed,
-            changed,
-            ms = started.elapsed().as_millis() as u64,
-            next_in_secs = self.pace[i].poll_interval().as_secs(),
-            "polled root"
-        );
+        // A sweep, or a poll that found something, is worth a line; a quiet poll of the recent
+        // items, once a minute, is not.
+        if sweep || changed > 0 {
+            tracing::info!(
+                root = %root.canonical.display(),
+                sweep,
+                stats = report.stats,
+                skipped = report.skipped,
+                listed = report.listed,
+                changed,
+                ms = started.elapsed().as_millis() as u64,
+                next_in_secs = self.pace[i].poll_interval().as_secs(),
+                next_sweep_in_secs = self.pace[i].sweep_interval().as_secs(),
+                "polled root"
+            );
+        } else {
+            tracing::debug!(
+                root = %root.canonical.display(),
+                stats = report.stats,
+                skipped = report.skipped,
+                ms = started.elapsed().as_millis() as u64,
+                "polled the root's recent items; nothing moved"
+            );
+        }
+        remeasured
     }
 
     /// Tries again to watch the unwatched paths of evented root `i`; a path that can be watched now

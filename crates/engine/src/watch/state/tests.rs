@@ -141,7 +141,7 @@ fn a_poll_reports_only_what_moved() {
     let mut st = RootState::new(root.clone());
     st.load_scan(crate::scan::scan_root(&root, &catalogue), SystemTime::now());
     assert_eq!(st.item_count(), 5, "{:?}", st.items()); // 4 archives + com.example.runner
-    let quiet = st.poll_dirs();
+    let quiet = st.poll_dirs(PollScope::Every);
     assert_eq!(quiet.changed, Vec::<PathBuf>::new());
     // Items and the dirs between the root and them (root, com.example.runner, gpuarchiver dir).
     assert_eq!(quiet.stats, 5 + 3);
@@ -150,7 +150,7 @@ fn a_poll_reports_only_what_moved() {
     std::fs::write(gpu.join("gpuarchiver-a/more"), b"x").unwrap();
     std::fs::remove_dir_all(gpu.join("gpuarchiver-b")).unwrap();
     std::fs::create_dir(gpu.join("gpuarchiver-e")).unwrap();
-    let mut got = st.poll_dirs().changed;
+    let mut got = st.poll_dirs(PollScope::Every).changed;
     got.sort();
     let want: Vec<PathBuf> = ["a", "b", "e"]
         .iter()
@@ -158,9 +158,81 @@ fn a_poll_reports_only_what_moved() {
         .collect();
     assert_eq!(got, want);
     // The dir's new mtime is the baseline now: only the items that still differ come back.
-    let mut again = st.poll_dirs().changed;
+    let mut again = st.poll_dirs(PollScope::Every).changed;
     again.sort();
     assert_eq!(again, want[..2].to_vec());
+}
+
+/// A poll of the recent items re-stats the dirs and the items written within the cutoff, not the
+/// old ones: a file added to an old item waits for the sweep. An item missing from the listing of
+/// its dir (removed) is reported, old or not; a new entry is found either way; the items of a dir
+/// that is gone are all re-stat'ed.
+#[test]
+fn a_poll_of_recent_items_leaves_old_ones_to_the_sweep_but_finds_removals() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(RootKind::Cache, dir.path()).unwrap();
+    let gpu = root.canonical.join("com.apple.gpuarchiver");
+    std::fs::create_dir_all(&gpu).unwrap();
+    let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_577_836_800);
+    let archive = |n: &str| gpu.join(format!("gpuarchiver-{n}"));
+    for n in ["a", "b", "c", "d", "e"] {
+        std::fs::create_dir(archive(n)).unwrap();
+        std::fs::write(archive(n).join("PersistentState"), n.repeat(5000)).unwrap();
+        if ["a", "b", "c"].contains(&n) {
+            set_mtime(&archive(n).join("PersistentState"), old);
+            set_mtime(&archive(n), old);
+        }
+    }
+    for d in [&gpu, &root.canonical] {
+        set_mtime(d, old);
+    }
+    let catalogue = crate::catalogue::Catalogue::builtin();
+    let mut st = RootState::new(root.clone());
+    st.load_scan(crate::scan::scan_root(&root, &catalogue), SystemTime::now());
+    assert_eq!(st.item_count(), 5, "{:?}", st.items());
+    let recent = PollScope::WrittenSince(SystemTime::now() - std::time::Duration::from_secs(3600));
+    let sorted = |mut v: Vec<PathBuf>| {
+        v.sort();
+        v
+    };
+
+    let quiet = st.poll_dirs(recent);
+    assert_eq!(quiet.changed, Vec::<PathBuf>::new());
+    // The root and the gpuarchiver dir, and d and e; a, b and c are left out.
+    assert_eq!((quiet.stats, quiet.skipped, quiet.listed), (2 + 2, 3, 0));
+
+    // A file added into old `a` and into recent `d`: only `d` is seen until a sweep.
+    std::fs::write(archive("a").join("more"), b"x").unwrap();
+    std::fs::write(archive("d").join("more"), b"x").unwrap();
+    assert_eq!(st.poll_dirs(recent).changed, vec![archive("d")]);
+    let swept = st.poll_dirs(PollScope::Every);
+    assert_eq!(sorted(swept.changed), vec![archive("a"), archive("d")]);
+    assert_eq!((swept.stats, swept.skipped), (2 + 5, 0));
+
+    // A new item: its dir is listed, every known item is in it, the old ones stay left out.
+    std::fs::create_dir(archive("f")).unwrap();
+    let found = st.poll_dirs(recent);
+    assert_eq!(sorted(found.changed), vec![archive("d"), archive("f")]);
+    assert_eq!((found.listed, found.skipped), (1, 3));
+
+    // An old item removed: the listing misses it, so it is reported without an `lstat`; the
+    // other old items stay left out.
+    std::fs::remove_dir_all(archive("b")).unwrap();
+    let lost = st.poll_dirs(recent);
+    assert_eq!(
+        sorted(lost.changed),
+        // `f` is still unknown to the state (nobody re-measured it here).
+        vec![archive("b"), archive("d"), archive("f")]
+    );
+    assert_eq!((lost.stats, lost.listed, lost.skipped), (2 + 2, 1, 2));
+
+    // The dir itself gone: every item in it is re-stat'ed (and fails), old or not.
+    std::fs::remove_dir_all(&gpu).unwrap();
+    let gone = st.poll_dirs(recent);
+    let mut want: Vec<PathBuf> = ["a", "b", "c", "d", "e"].map(archive).to_vec();
+    want.push(gpu.clone());
+    assert_eq!(sorted(gone.changed), sorted(want));
+    assert_eq!(gone.skipped, 0);
 }
 
 /// What does not fit in a slot (freeable below allocated, another device, a `ts` capture, a time
