@@ -16,6 +16,7 @@ mod commands;
 mod jobs;
 mod update;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -235,10 +236,26 @@ impl Actor {
             self.opts.clock.now(),
         );
         if due && !self.paused && self.state != MonitorState::Scanning {
-            let before = self.analysis.clone();
-            self.refresh_analysis().await;
-            if self.analysis != before {
-                self.publish();
+            let crossed = self
+                .analysis
+                .next_crossing
+                .is_some_and(|t| self.opts.clock.now() >= t);
+            let roots: Vec<PathBuf> = self
+                .roots
+                .iter()
+                .map(|r| r.root.canonical.clone())
+                .collect();
+            let guards = self.analysis.guards.clone();
+            if !self.analysis_stale && !crossed && guards_hold(guards, roots).await {
+                // Due only to follow the process table, and it answers as before: the figures
+                // stand. The next look is paced as if they had been computed now.
+                self.analysis_at = Some(Instant::now());
+            } else {
+                let before = self.analysis.clone();
+                self.refresh_analysis().await;
+                if self.analysis != before {
+                    self.publish();
+                }
             }
         }
         self.reopen_history_if_due().await;
@@ -394,4 +411,25 @@ impl Actor {
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }
+}
+
+/// True when the process and mount tables, read now off the async threads, answer what the last
+/// computation of the figures asked (`inputs`) as they did then
+/// ([`super::analysis::GuardInputs::still_hold`]); false when there is no such computation.
+async fn guards_hold(inputs: Option<super::analysis::GuardInputs>, roots: Vec<PathBuf>) -> bool {
+    let Some(inputs) = inputs else {
+        return false;
+    };
+    let started = Instant::now();
+    let held = tokio::task::spawn_blocking(move || {
+        inputs.still_hold(&crate::process::SystemProbe::new(), &roots)
+    })
+    .await
+    .unwrap_or(false);
+    tracing::debug!(
+        held,
+        ms = started.elapsed().as_millis() as u64,
+        "checked the process table against the figures' guards"
+    );
+    held
 }

@@ -8,6 +8,7 @@
 //! at zero is one a reclaim takes once it is old enough, so the figures at the current threshold
 //! and at any other are read from its age.
 
+mod guards;
 mod histogram;
 mod plans;
 
@@ -23,6 +24,7 @@ use crate::roots::RootKind;
 use crate::shapes::{self, ShapeGroup, Writer};
 use crate::watch::state::RootState;
 
+pub use guards::GuardInputs;
 pub use histogram::{AgeHistogram, Take};
 pub(crate) use plans::{plan_states, spool_states};
 
@@ -57,6 +59,10 @@ pub struct Analysis {
     /// The unattributed entries grouped by name shape, with their writers (largest first, at
     /// most [`GROUPS_SHOWN`]).
     pub groups: Vec<GroupFigures>,
+    /// What the computation asked the process table (and the open files and mounts under the
+    /// roots): while these answers hold, the inventory is unchanged and no item crossed the
+    /// threshold, a new computation gives the same figures.
+    pub guards: Option<GuardInputs>,
 }
 
 /// A group of unattributed entries of one root, with the processes seen writing into it.
@@ -199,7 +205,9 @@ impl Analysis {
             ..Analysis::default()
         };
         probe.refresh();
-        out.groups = shape_groups(roots, probe);
+        let root_paths: Vec<PathBuf> = roots.iter().map(|st| st.root.canonical.clone()).collect();
+        let recording = guards::Recording::new(probe);
+        out.groups = shape_groups(roots, &recording);
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))
@@ -207,6 +215,7 @@ impl Analysis {
         ids.sort();
         ids.dedup();
         if ids.is_empty() {
+            out.guards = Some(recording.finish(&root_paths));
             return out;
         }
         // At threshold zero: every item the plan would take once old enough is planned.
@@ -215,7 +224,7 @@ impl Analysis {
             producers: ids,
             protected,
         };
-        let probe = Refreshed(probe);
+        let probe = Refreshed(&recording);
         let mut pass = reclaim::PlanPass::new(
             roots.iter().map(|st| &st.root),
             catalogue,
@@ -238,6 +247,7 @@ impl Analysis {
             });
         }
         pass.finish(|_, d| out.add(catalogue, threshold, d, now));
+        out.guards = Some(recording.finish(&root_paths));
         out
     }
 
