@@ -306,6 +306,7 @@ def run(a):
             close_window()
             time.sleep(a.grace + 5)
             first_rest = report(f"closed, {a.grace} s grace + 5 s", app.pid, table)
+            maps_first_rest = mappings(app.pid)
             if a.mappings:
                 print(f"  the app's mappings that grew most since the rest before any open:\n"
                       f"{grown(maps_at_rest, mappings(app.pid), a.mappings)}", flush=True)
@@ -331,6 +332,9 @@ def run(a):
             after = report(f"after {a.cycles} more open/close cycles", app.pid, table)
             change = 100 * (after / first_rest - 1) if first_rest else 0.0
             print(f"  rest after the cycles vs the first rest: {change:+.1f}%")
+            if a.mappings:
+                print(f"  the app's mappings that grew most over the cycles:\n"
+                      f"{grown(maps_first_rest, mappings(app.pid), a.mappings)}", flush=True)
             print(f"  rest (never opened) vs after a close: {rest:.1f} vs {first_rest:.1f} MiB")
             maps = sorted(m for m, _, _ in latencies)
             shows = sorted(s for _, s, _ in latencies)
@@ -381,7 +385,8 @@ def main():
     ap.add_argument("--keep-log", metavar="PATH", help="copy the app's log there at the end")
     ap.add_argument("--mappings", type=int, default=0, metavar="N",
                     help="after the first close, print the N mappings of the app process whose "
-                         "PSS grew most since the rest before any open")
+                         "PSS grew most since the rest before any open; after the cycles, those "
+                         "that grew most over them")
     a = ap.parse_args()
     a.app, a.cli, a.tree = (os.path.abspath(p) for p in (a.app, a.cli, a.tree))
     if not os.environ.get("DISPLAY") or not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):

@@ -356,9 +356,11 @@ pub(super) const GUARD_INTERVAL: Duration = Duration::from_secs(10);
 const COST_FACTOR: u32 = 20;
 const MIN_GAP: Duration = Duration::from_secs(1);
 /// With the inventory unchanged (only the clock and the process table move), at most once per this
-/// many times the cost: at rest, at most 1/200 of a core. On 700,000 items (about 1.5 s a
-/// computation) the guards and the ages are then followed every 5 minutes or so; on a small
-/// inventory every [`GUARD_INTERVAL`]. A reclaim checks both again for itself, item by item.
+/// many times the cost. On 700,000 items (about 1.5 s a computation) the guards and the ages are
+/// then followed every 5 minutes or so; on a small inventory every [`GUARD_INTERVAL`]. When only
+/// the guards are due, the monitor first asks a fresh process table what the last computation
+/// asked ([`GuardInputs::still_hold`], a few ms) and computes again only when an answer changed.
+/// A reclaim checks both again for itself, item by item.
 const IDLE_COST_FACTOR: u32 = 200;
 
 /// Whether the monitor's tick recomputes the figures: never before; when the inventory changed
