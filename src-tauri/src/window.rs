@@ -265,9 +265,22 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         // WebKit's UI side still runs a little once its processes are gone (it learns of their
         // exit on the main loop); after that its code is not needed until the next window.
         tokio::time::sleep(ENGINE_CODE_DELAY).await;
-        on_main_while_closed(&app, generation, "let go of the engine's code", |_| {
+        let released =
+            on_main_while_closed(&app, generation, "let go of the engine's code", |_| {
+                let bytes = crate::web_engine::release_engine_code();
+                tracing::debug!(bytes, "let go of the web engine's code pages");
+            });
+        if !released {
+            return;
+        }
+        // JavaScriptCore's timers in the app (the garbage collector of the values the page's
+        // scripts returned) still run for a while after the last window, faulting back some of
+        // its code and freeing its heap: once they are done, both are handed back again.
+        tokio::time::sleep(ENGINE_SETTLE_DELAY).await;
+        on_main_while_closed(&app, generation, "let go of the engine again", |_| {
+            cachewatch::platform::release_free_memory();
             let bytes = crate::web_engine::release_engine_code();
-            tracing::debug!(bytes, "let go of the web engine's code pages");
+            tracing::debug!(bytes, "let go of the web engine's code pages again");
         });
     });
 }
@@ -299,6 +312,9 @@ const NETWORK_PROCESS_DELAY: Duration = Duration::from_secs(1);
 /// How long after that the web engine's code pages are let go of
 /// ([`crate::web_engine::release_engine_code`]).
 const ENGINE_CODE_DELAY: Duration = Duration::from_secs(2);
+/// How long after that the free heap and the engine's code pages are handed back once more, when
+/// the garbage collector of the app's JavaScriptCore has run.
+const ENGINE_SETTLE_DELAY: Duration = Duration::from_secs(30);
 
 /// The page says its first content is on screen (`window_shown`), `page_ms` after its navigation
 /// started: how long that took since the user asked for the window, logged (the app benchmark
