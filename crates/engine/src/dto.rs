@@ -52,9 +52,9 @@ pub enum WatchMode {
     /// Live file-system events (FSEvents, inotify).
     Events,
     /// Polled every 60 s: each dir between the root and its items and each item written in the
-    /// last hour re-stat'ed (every item at a sweep: each poll on a small root, every half hour at
-    /// 700,000 items), only what moved re-measured, a full rescan every tenth poll or less often
-    /// (Linux ran out of inotify watches; macOS FSEvents has no such limit).
+    /// last hour re-stat'ed (every item at a sweep: each poll on a small root, every 30-60
+    /// minutes at 700,000 items), only what moved re-measured, a full rescan every tenth poll or
+    /// less often (Linux ran out of inotify watches; macOS FSEvents has no such limit).
     Polling,
     /// Not watched (an error; see `watch_error`).
     Off,

@@ -15,7 +15,7 @@
 //! by its cost (at most 1% of the time for polls, 0.1% for sweeps, 0.5% of the wall time for
 //! rescans: [`crate::monitor::POLL_COST_RATIO`], [`crate::monitor::SWEEP_COST_RATIO`],
 //! [`crate::monitor::FULL_COST_RATIO`]): at 700,000 old items a poll every minute costs a few
-//! `lstat`s, a sweep (1.8 s) runs every half hour or so. macOS has no such limit (FSEvents watches
+//! `lstat`s, a sweep (1.8-3.7 s) every 30-60 minutes. macOS has no such limit (FSEvents watches
 //! a tree with one stream), so there a root polls only when its stream cannot be made at all.
 //!
 //! A path whose own watch fails for another reason (an unreadable dir: inotify needs read
