@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, until } from './webdriver.mjs';
-import { freePort, archive as makeArchive, du, assertShows } from './fixture.mjs';
+import { freePort, archive as makeArchive, du, assertShows, parseShown } from './fixture.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
@@ -177,11 +177,18 @@ async function assertContent(what) {
     return p && p.items === expected.items && p.allocated_bytes === expected.bytes && r.ok;
   });
   assert.equal(snap.roots[0].allocated_bytes, expected.root, `the root total as ${expected.from} says`);
-  const row = await until('the producer row', () =>
-    textOf(`[data-producer="${PRODUCER}"] [data-testid="producer-bytes"]`),
-  );
+  // The window may have drawn the snapshot before the engine's, which it follows when pushed.
+  const showing = (selector, bytes) => async () => {
+    const t = await textOf(selector);
+    if (!t) return null;
+    const [lo, hi] = parseShown(t);
+    return lo <= bytes && bytes <= hi ? t : null;
+  };
+  const rowSel = `[data-producer="${PRODUCER}"] [data-testid="producer-bytes"]`;
+  const row = await until(`${what}: the producer row at ${expected.bytes} B`, showing(rowSel, expected.bytes));
   assertShows(row, expected.bytes, `${what}: the producer row`);
-  assertShows(await textOf('[data-testid="total"]'), snap.total_allocated_bytes, `${what}: the total`);
+  const total = await until(`${what}: the total`, showing('[data-testid="total"]', snap.total_allocated_bytes));
+  assertShows(total, snap.total_allocated_bytes, `${what}: the total`);
 }
 
 before(async () => {
