@@ -240,13 +240,16 @@ impl Actor {
                 .analysis
                 .next_crossing
                 .is_some_and(|t| self.opts.clock.now() >= t);
-            let roots: Vec<PathBuf> = self
-                .roots
-                .iter()
-                .map(|r| r.root.canonical.clone())
-                .collect();
-            let guards = self.analysis.guards.clone();
-            if !self.analysis_stale && !crossed && guards_hold(guards, roots).await {
+            // Only a refresh due for the guards alone can be skipped: ask the process table.
+            let hold = !self.analysis_stale && !crossed && {
+                let roots: Vec<PathBuf> = self
+                    .roots
+                    .iter()
+                    .map(|r| r.root.canonical.clone())
+                    .collect();
+                guards_hold(self.analysis.guards.clone(), roots).await
+            };
+            if hold {
                 // Due only to follow the process table, and it answers as before: the figures
                 // stand. The next look is paced as if they had been computed now.
                 self.analysis_at = Some(Instant::now());
