@@ -230,13 +230,14 @@ def menu_click(items, label):
             "com.canonical.dbusmenu.Event", "--", m.group(1), "clicked", "<int32 0>", "0"]
 
 
-SHOWN = re.compile(r"window content shown after the open request ms=(\d+) page_ms=(\d+)")
+SHOWN = re.compile(
+    r"window content shown after the open request ms=(\d+) page_ms=(\d+) launch_ms=(\d+)")
 
 
 def shown_times(log):
     with open(log, errors="replace") as f:
         text = re.sub(r"\x1b\[[0-9;]*m", "", f.read())  # tracing colours its fields
-    return [(int(m), int(p)) for m, p in SHOWN.findall(text)]
+    return [(int(m), int(p), int(n)) for m, p, n in SHOWN.findall(text)]
 
 
 def by_name(rows, prefix):
@@ -266,7 +267,9 @@ def run(a):
         with open(log, "w") as out:
             app = subprocess.Popen([a.app], env=env, stdout=out, stderr=subprocess.STDOUT)
         mapped = lambda: dt.mapped(TITLE)
-        latencies = []  # (click -> mapped ms, open request -> content shown ms)
+        # (click -> mapped, open request -> content shown, of it the page from its navigation
+        # start, of it before that navigation: ms)
+        latencies = []
 
         def open_window():
             n = len(shown_times(log))
@@ -299,7 +302,8 @@ def run(a):
             open_window()
             print(f"  window mapped {latencies[0][0]:.0f} ms after the click; content shown "
                   f"{latencies[0][1]} ms after the open request (the app's log), "
-                  f"{latencies[0][2]} ms after the page's navigation started", flush=True)
+                  f"{latencies[0][2]} ms after the page's navigation started, which started "
+                  f"{latencies[0][3]} ms after the open request", flush=True)
             time.sleep(a.idle_settle)
             report("window open", app.pid, table)
             web = lambda: [p for n, p in webkit(app.pid) if n.startswith("WebKitWebProces")]
@@ -341,14 +345,16 @@ def run(a):
                 print(f"  the app's mappings that grew most over the cycles:\n"
                       f"{grown(maps_first_rest, mappings(app.pid), a.mappings)}", flush=True)
             print(f"  rest (never opened) vs after a close: {rest:.1f} vs {first_rest:.1f} MiB")
-            maps = sorted(m for m, _, _ in latencies)
-            shows = sorted(s for _, s, _ in latencies)
-            pages = sorted(p for _, _, p in latencies)
+            maps = sorted(m for m, _, _, _ in latencies)
+            shows = sorted(s for _, s, _, _ in latencies)
+            pages = sorted(p for _, _, p, _ in latencies)
+            launches = sorted(n for _, _, _, n in latencies)
             med = lambda v: v[len(v) // 2]
             print(f"  open latency over {len(latencies)} opens: click -> mapped median "
                   f"{med(maps):.0f} ms (max {maps[-1]:.0f}); open request -> content shown median "
                   f"{med(shows)} ms (max {shows[-1]}), of which the page from its navigation start "
-                  f"{med(pages)} ms; the first open: {latencies[0][0]:.0f} / "
+                  f"{med(pages)} ms, before the page's navigation (webview built, web process "
+                  f"launched) {med(launches)} ms; the first open: {latencies[0][0]:.0f} / "
                   f"{latencies[0][1]} ms", flush=True)
         finally:
             app.terminate()

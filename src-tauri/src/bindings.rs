@@ -145,7 +145,7 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(sync [_] get_ui_state() -> UiState),
         sig!(sync [_] set_ui_view(view: UiView) -> ()),
         sig!(sync [_] dismiss_reclaim() -> ()),
-        sig!(sync [App] window_shown(page_ms: f64) -> ()),
+        sig!(sync [App] window_shown(page_ms: f64, navigation_start_ms: f64) -> ()),
     ]
 }
 

@@ -169,14 +169,19 @@ pub fn dismiss_reclaim(ui: State<'_, UiStore>) -> Result<(), IpcError> {
     Ok(())
 }
 
-/// The window's first content is on screen, `page_ms` after the page's navigation started: the
-/// shell logs how long that took since the open request (see `window::shown`).
+/// The window's first content is on screen, `page_ms` after the page's navigation started at
+/// `navigation_start_ms` (Unix ms): the shell logs how long that took since the open request and
+/// how much of it went before the navigation (see `window::shown`).
 ///
 /// # Errors
 /// None; the `Result` keeps the IPC shape uniform.
 #[tauri::command]
-pub fn window_shown<R: Runtime>(app: AppHandle<R>, page_ms: f64) -> Result<(), IpcError> {
-    crate::window::shown(&app, page_ms);
+pub fn window_shown<R: Runtime>(
+    app: AppHandle<R>,
+    page_ms: f64,
+    navigation_start_ms: f64,
+) -> Result<(), IpcError> {
+    crate::window::shown(&app, page_ms, navigation_start_ms);
     Ok(())
 }
 

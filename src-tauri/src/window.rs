@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cachewatch::monitor::MonitorHandle;
 
@@ -53,8 +53,9 @@ pub struct Windows {
     pub grace: Duration,
     /// Bumped by every show and hide: a pending destroy runs only if nothing happened since.
     generation: AtomicU64,
-    /// When the user last asked for the window, until the page says its content is shown.
-    opened_at: Mutex<Option<Instant>>,
+    /// When the user last asked for the window (monotonic, and Unix ms to set beside the page's
+    /// navigation start), until the page says its content is shown.
+    opened_at: Mutex<Option<(Instant, f64)>>,
     /// The thread [`manage`] was called on: the main one, where windows are built.
     main_thread: std::thread::ThreadId,
     /// The web engine's network processes the app ended, until a new window was built after
@@ -170,7 +171,10 @@ fn show_on_main_thread<R: Runtime>(
     let w = match get(app) {
         Some(w) => w,
         None => {
-            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(requested);
+            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some((
+                requested,
+                unix_ms(SystemTime::now()) - requested.elapsed().as_secs_f64() * 1e3,
+            ));
             if let Some(wait) = state
                 .ended
                 .lock()
@@ -317,21 +321,30 @@ const ENGINE_CODE_DELAY: Duration = Duration::from_secs(2);
 const ENGINE_SETTLE_DELAY: Duration = Duration::from_secs(30);
 
 /// The page says its first content is on screen (`window_shown`), `page_ms` after its navigation
-/// started: how long that took since the user asked for the window, logged (the app benchmark
-/// reads it), once per built window.
-pub fn shown<R: Runtime>(app: &AppHandle<R>, page_ms: f64) {
+/// started, which was at `navigation_start_ms` (Unix ms, the page's `performance.timeOrigin`): how
+/// long that took since the user asked for the window, and how much of it went before the page's
+/// navigation (building the webview, the web engine launching its web process), logged once per
+/// built window (the app benchmark reads it).
+pub fn shown<R: Runtime>(app: &AppHandle<R>, page_ms: f64, navigation_start_ms: f64) {
     let opened = windows(app)
         .opened_at
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take();
-    if let Some(t) = opened {
+    if let Some((t, requested_ms)) = opened {
         tracing::info!(
             ms = t.elapsed().as_millis() as u64,
             page_ms = page_ms.round() as u64,
+            launch_ms = (navigation_start_ms - requested_ms).round().max(0.0) as u64,
             "window content shown after the open request"
         );
     }
+}
+
+/// `t` as milliseconds since the Unix epoch (0 before it).
+fn unix_ms(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3)
 }
 
 /// Shows the window when it is not visible, hides it when it is (a left click on the tray icon).

@@ -122,11 +122,12 @@ export async function dismissReclaim(): Promise<void> {
 }
 
 /**
- * `window_shown({pageMs})`: the first content is on screen, `pageMs` after the page's navigation
- * started (the shell logs how long the open took).
+ * `window_shown({pageMs, navigationStartMs})`: the first content is on screen, `pageMs` after the
+ * page's navigation started at `navigationStartMs` (Unix ms, `performance.timeOrigin`); the shell
+ * logs how long the open took, and how much of it went before the navigation.
  */
-export async function windowShown(pageMs: number): Promise<void> {
-  await call('window_shown', { pageMs });
+export async function windowShown(pageMs: number, navigationStartMs: number): Promise<void> {
+  await call('window_shown', { pageMs, navigationStartMs });
 }
 
 /** Listens to `reclaim-job` (payload `ReclaimJob`): the reclaim the window started moved on. */

@@ -355,7 +355,9 @@ function showFirst(snapshot: Snapshot, saved: UiState | null): void {
     if (saved.view.focus !== null) focusProducer(saved.view.focus);
   }
   // After the paint that follows this frame: the shell logs how long the open took.
-  requestAnimationFrame(() => setTimeout(() => void ipc.windowShown(performance.now()).catch(() => {}), 0));
+  requestAnimationFrame(() =>
+    setTimeout(() => void ipc.windowShown(performance.now(), performance.timeOrigin).catch(() => {}), 0),
+  );
 }
 
 async function start(): Promise<void> {

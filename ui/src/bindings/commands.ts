@@ -52,7 +52,7 @@ export type CommandSignatures = {
   get_ui_state: { args: Record<string, never>; result: UiState };
   set_ui_view: { args: { view: UiView }; result: null };
   dismiss_reclaim: { args: Record<string, never>; result: null };
-  window_shown: { args: { pageMs: number }; result: null };
+  window_shown: { args: { pageMs: number; navigationStartMs: number }; result: null };
 };
 
 /** The arguments of command `C`. */

@@ -73,6 +73,8 @@ impl ProcWatch {
         let res = tokio::task::spawn_blocking(move || {
             watcher.sample(now);
             let suspects = watcher.suspects(now);
+            // What reading the process table freed, back to the OS (see `actor::guards_hold`).
+            crate::platform::release_free_memory();
             (watcher, suspects)
         })
         .await;
