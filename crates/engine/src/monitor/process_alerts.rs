@@ -4,10 +4,14 @@
 //! (restored from the stored alerts after a restart).
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::dto::AlertDto;
 use crate::process_leaks::{leak_title, ProcessWatchConfig, ProcessWatcher, PROCESS_LEAK_RULE};
+
+/// At most how often a sample hands the heap it freed back to the OS: a watch may sample every
+/// second, and what one sample freed the next reuses.
+const RELEASE_EVERY: Duration = Duration::from_secs(60);
 
 /// The process watch state of the monitor.
 #[derive(Debug)]
@@ -17,6 +21,8 @@ pub(super) struct ProcWatch {
     rules: Vec<ProcessWatchConfig>,
     interval: Option<Duration>,
     cooldown: Duration,
+    /// When a sample last handed the freed heap back to the OS (see [`RELEASE_EVERY`]).
+    released_at: Option<Instant>,
     /// When each watched name last alerted.
     fired: BTreeMap<String, SystemTime>,
 }
@@ -33,6 +39,7 @@ impl ProcWatch {
             rules: rules.to_vec(),
             interval,
             cooldown,
+            released_at: None,
             fired: BTreeMap::new(),
         }
     }
@@ -70,11 +77,19 @@ impl ProcWatch {
         let Some(mut watcher) = self.watcher.take() else {
             return Vec::new();
         };
+        let release = self
+            .released_at
+            .map_or(true, |t| t.elapsed() >= RELEASE_EVERY);
+        if release {
+            self.released_at = Some(Instant::now());
+        }
         let res = tokio::task::spawn_blocking(move || {
             watcher.sample(now);
             let suspects = watcher.suspects(now);
-            // What reading the process table freed, back to the OS (see `actor::guards_hold`).
-            crate::platform::release_free_memory();
+            if release {
+                // What reading the process table freed, back to the OS (see `actor::guards_hold`).
+                crate::platform::release_free_memory();
+            }
             (watcher, suspects)
         })
         .await;
