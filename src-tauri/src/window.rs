@@ -53,9 +53,8 @@ pub struct Windows {
     pub grace: Duration,
     /// Bumped by every show and hide: a pending destroy runs only if nothing happened since.
     generation: AtomicU64,
-    /// When the user last asked for the window (monotonic, and Unix ms to set beside the page's
-    /// navigation start), until the page says its content is shown.
-    opened_at: Mutex<Option<(Instant, f64)>>,
+    /// When the user last asked for the window, until the page says its content is shown.
+    opened_at: Mutex<Option<Instant>>,
     /// The thread [`manage`] was called on: the main one, where windows are built.
     main_thread: std::thread::ThreadId,
     /// The web engine's network processes the app ended, until a new window was built after
@@ -171,10 +170,7 @@ fn show_on_main_thread<R: Runtime>(
     let w = match get(app) {
         Some(w) => w,
         None => {
-            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some((
-                requested,
-                unix_ms(SystemTime::now()) - requested.elapsed().as_secs_f64() * 1e3,
-            ));
+            *state.opened_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(requested);
             if let Some(wait) = state
                 .ended
                 .lock()
@@ -331,7 +327,9 @@ pub fn shown<R: Runtime>(app: &AppHandle<R>, page_ms: f64, navigation_start_ms: 
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .take();
-    if let Some((t, requested_ms)) = opened {
+    if let Some(t) = opened {
+        // The request on the page's clock (Unix ms): now, less the time since.
+        let requested_ms = unix_ms(SystemTime::now()) - t.elapsed().as_secs_f64() * 1e3;
         tracing::info!(
             ms = t.elapsed().as_millis() as u64,
             page_ms = page_ms.round() as u64,
