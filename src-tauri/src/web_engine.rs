@@ -75,6 +75,87 @@ pub fn end_network_process() -> Ended {
     Ended::default()
 }
 
+/// Lets the closed window's web view be freed with its window: call on it just before the window
+/// is destroyed (on the main thread, where `with_webview` runs). Returns what tells whether it was
+/// freed, to ask once the window is gone ([`Freed::freed`]).
+///
+/// wry (0.57, Linux) connects the page's IPC handler to the web view's own user content manager,
+/// and the handler holds a strong reference to the web view: the view holds its manager, the
+/// manager the handler, the handler the view. GTK's destroy of the window ends the page (its web
+/// process exits) but that cycle keeps the `WebKitWebView` object, its manager and every user
+/// script in it (Tauri's scripts and the page's initial snapshot, [`crate::window::initial_script`])
+/// alive for the app's life: some 100 KiB a window, on the main thread's heap, which is what each
+/// open/close cycle added. Disconnecting the handler from the manager drops the handler and its
+/// reference; the window's destroy then frees the view and its manager. Nothing else reaches the
+/// handler: the page is going with its window.
+///
+/// On macOS wry's WKWebView holds its IPC handler through WebKit's own weak script-message
+/// handler: nothing to do.
+pub fn let_go_of_web_view(view: tauri::webview::PlatformWebview) -> Freed {
+    #[cfg(target_os = "linux")]
+    {
+        use glib::object::{ObjectExt, ObjectType};
+        use glib::translate::IntoGlib;
+        use webkit2gtk::{UserContentManagerExt, WebViewExt};
+        let view = view.inner();
+        if let Some(manager) = view.user_content_manager() {
+            manager.unregister_script_message_handler("ipc");
+            let instance: *mut glib::gobject_ffi::GObject = manager.as_ptr().cast();
+            // SAFETY: `manager` is a live GObject for the whole block; the signal is looked up on
+            // its own type, and the match (by signal id only) disconnects what is connected to
+            // that signal on this one instance: wry's handler, which nothing calls once the page
+            // is gone.
+            let disconnected = unsafe {
+                let id = glib::gobject_ffi::g_signal_lookup(
+                    c"script-message-received".as_ptr(),
+                    manager.type_().into_glib(),
+                );
+                if id == 0 {
+                    0
+                } else {
+                    glib::gobject_ffi::g_signal_handlers_disconnect_matched(
+                        instance.cast(),
+                        glib::gobject_ffi::G_SIGNAL_MATCH_ID,
+                        id,
+                        0,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                    )
+                }
+            };
+            tracing::debug!(
+                disconnected,
+                "the page's IPC handler let go of its web view"
+            );
+        }
+        Freed(Some(glib::SendWeakRef::from(view.downgrade())))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = view;
+        Freed()
+    }
+}
+
+/// Whether a web view [`let_go_of_web_view`] was given is freed.
+#[derive(Debug, Default)]
+pub struct Freed(#[cfg(target_os = "linux")] Option<glib::SendWeakRef<webkit2gtk::WebView>>);
+
+impl Freed {
+    /// True once the web view is freed, false while it lives; `None` when there is nothing to
+    /// ask (no web view was given, or macOS). On the main thread (Linux: the weak reference is
+    /// the main thread's).
+    pub fn freed(&self) -> Option<bool> {
+        #[cfg(target_os = "linux")]
+        {
+            self.0.as_ref().map(|w| w.upgrade().is_none())
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+}
+
 /// The libraries of WebKit's UI side, which the app links: loaded at start, never unloaded.
 #[cfg(target_os = "linux")]
 const ENGINE_LIBS: [&str; 2] = ["libwebkit2gtk-4.1.so", "libjavascriptcoregtk-4.1.so"];

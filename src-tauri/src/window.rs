@@ -60,6 +60,8 @@ pub struct Windows {
     /// The web engine's network processes the app ended, until a new window was built after
     /// they were gone (see [`crate::web_engine::end_network_process`]).
     ended: Mutex<crate::web_engine::Ended>,
+    /// Whether the last destroyed window's web view was freed (asked once it is gone).
+    freed: Mutex<crate::web_engine::Freed>,
 }
 
 /// Manages [`Windows`] on `app`: call once at start, on the main thread, before any window is
@@ -72,6 +74,7 @@ pub fn manage<R: Runtime, M: Manager<R>>(app: &M, mode: Mode, grace: Duration) {
         opened_at: Mutex::new(None),
         main_thread: std::thread::current().id(),
         ended: Mutex::new(crate::web_engine::Ended::default()),
+        freed: Mutex::new(crate::web_engine::Freed::default()),
     });
 }
 
@@ -240,6 +243,15 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
             return;
         }
         tracing::debug!("destroying the closed window");
+        // Runs on the main thread before the destroy, which is queued behind it.
+        let a = app.clone();
+        let let_go = w.with_webview(move |view| {
+            *windows(&a).freed.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::web_engine::let_go_of_web_view(view);
+        });
+        if let Err(e) = let_go {
+            tracing::warn!("cannot reach the closed window's web view: {e}");
+        }
         if let Err(e) = w.destroy() {
             tracing::warn!("cannot destroy the closed window: {e}");
             return;
@@ -249,6 +261,13 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         // it, on the main thread, where a new window would be built: none can start in between.
         tokio::time::sleep(NETWORK_PROCESS_DELAY).await;
         let ended = on_main_while_closed(&app, generation, "end the network process", |app| {
+            let freed =
+                std::mem::take(&mut *windows(app).freed.lock().unwrap_or_else(|e| e.into_inner()));
+            match freed.freed() {
+                Some(false) => tracing::warn!("the closed window's web view is still alive"),
+                Some(true) => tracing::debug!("the closed window's web view is freed"),
+                None => {}
+            }
             let ended = crate::web_engine::end_network_process();
             windows(app)
                 .ended
