@@ -4,6 +4,11 @@
 //! code pages that showing a window brought into the app let go of once it is gone.
 
 use std::time::{Duration, Instant};
+#[cfg(target_os = "linux")]
+use std::sync::{
+    atomic::{AtomicBool, Ordering},
+    Arc,
+};
 
 /// Has the window's web view draw on the CPU, and GTK not load a GL driver (Linux): call first
 /// thing in `main`, before any other thread exists (it sets environment variables).
@@ -102,34 +107,59 @@ pub fn let_go_of_web_view(view: tauri::webview::PlatformWebview) -> Freed {
             manager.unregister_script_message_handler("ipc");
             let instance: *mut glib::gobject_ffi::GObject = manager.as_ptr().cast();
             // SAFETY: `manager` is a live GObject for the whole block; the signal is looked up on
-            // its own type, and the match (by signal id only) disconnects what is connected to
-            // that signal on this one instance: wry's handler, which nothing calls once the page
-            // is gone.
+            // its own type, and what is found connected to it on this one instance (wry's
+            // handler, which nothing calls once the page is gone) is disconnected by its id.
+            // `g_signal_handlers_disconnect_matched` cannot serve: it disconnects nothing unless
+            // the match names a closure, function or data, which wry's handler does not expose.
+            // Each pass disconnects one handler, so the loop ends; the bound is a guard.
             let disconnected = unsafe {
-                let id = glib::gobject_ffi::g_signal_lookup(
+                let signal = glib::gobject_ffi::g_signal_lookup(
                     c"script-message-received".as_ptr(),
                     manager.type_().into_glib(),
                 );
-                if id == 0 {
-                    0
-                } else {
-                    glib::gobject_ffi::g_signal_handlers_disconnect_matched(
+                let mut n = 0u32;
+                while signal != 0 && n < 64 {
+                    let handler = glib::gobject_ffi::g_signal_handler_find(
                         instance.cast(),
                         glib::gobject_ffi::G_SIGNAL_MATCH_ID,
-                        id,
+                        signal,
                         0,
                         std::ptr::null_mut(),
                         std::ptr::null_mut(),
                         std::ptr::null_mut(),
-                    )
+                    );
+                    if handler == 0 {
+                        break;
+                    }
+                    glib::gobject_ffi::g_signal_handler_disconnect(instance.cast(), handler);
+                    n += 1;
                 }
+                n
             };
             tracing::debug!(
                 disconnected,
                 "the page's IPC handler let go of its web view"
             );
         }
-        Freed(Some(glib::SendWeakRef::from(view.downgrade())))
+        // A weak reference cannot tell: GTK's destroy runs the view's dispose, which clears
+        // weak references while others still hold the object. Its qdata goes only when it is
+        // finalized, so a guard kept there says when the view's memory is gone.
+        let finalized = Arc::new(AtomicBool::new(false));
+        struct OnFinalize(Arc<AtomicBool>);
+        impl Drop for OnFinalize {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+            }
+        }
+        // SAFETY: the key is this module's own and set once per view, with a 'static value
+        // that GLib drops (on the main thread) when the view is finalized.
+        unsafe {
+            view.set_qdata(
+                glib::Quark::from_str("cachewatch-on-finalize"),
+                OnFinalize(finalized.clone()),
+            );
+        }
+        Freed(Some(finalized))
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -140,16 +170,15 @@ pub fn let_go_of_web_view(view: tauri::webview::PlatformWebview) -> Freed {
 
 /// Whether a web view [`let_go_of_web_view`] was given is freed.
 #[derive(Debug, Default)]
-pub struct Freed(#[cfg(target_os = "linux")] Option<glib::SendWeakRef<webkit2gtk::WebView>>);
+pub struct Freed(#[cfg(target_os = "linux")] Option<Arc<AtomicBool>>);
 
 impl Freed {
     /// True once the web view is freed, false while it lives; `None` when there is nothing to
-    /// ask (no web view was given, or macOS). On the main thread (Linux: the weak reference is
-    /// the main thread's).
+    /// ask (no web view was given, or macOS).
     pub fn freed(&self) -> Option<bool> {
         #[cfg(target_os = "linux")]
         {
-            self.0.as_ref().map(|w| w.upgrade().is_none())
+            self.0.as_ref().map(|f| f.load(Ordering::Acquire))
         }
         #[cfg(not(target_os = "linux"))]
         None
