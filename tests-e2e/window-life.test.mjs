@@ -334,7 +334,8 @@ test('undriven, no web engine process at all lives while the window is closed, n
   fx.items = join(fx.dir, 'tray-items-2');
   host = spawn('/usr/bin/python3', [TRAY_HOST, fx.items], { stdio: ['ignore', 'ignore', 'inherit'] });
   const log = join(fx.dir, 'app.log');
-  const env = { ...process.env, ...fx.env, CACHEWATCH_LOG: 'info,notify=warn' };
+  // The window module's debug lines say whether each closed window's web view was finalized.
+  const env = { ...process.env, ...fx.env, CACHEWATCH_LOG: 'info,notify=warn,cachewatch_app::window=debug' };
   delete env.TAURI_WEBVIEW_AUTOMATION;
   const out = openSync(log, 'w');
   let app;
@@ -365,6 +366,12 @@ test('undriven, no web engine process at all lives while the window is closed, n
         descendants(fx.pid).every((n) => !n.startsWith('WebKit')), { tries: 100, everyMs: 200 });
       await new Promise((r) => setTimeout(r, 1500));
       assert.deepEqual(descendants(fx.pid).filter((n) => n.startsWith('WebKit')), [], `round ${round}: none comes back`);
+      // The app asks, once the window is gone, whether its web view object was finalized (a
+      // guard in its GObject data, dropped only then): a reference kept anywhere keeps the view,
+      // its user content manager and its scripts for the app's life, each cycle adding more.
+      const text = readFileSync(log, 'utf8');
+      assert.equal((text.match(/the closed window's web view is freed/g) ?? []).length, round, `round ${round}: the view freed`);
+      assert.doesNotMatch(text, /web view is still alive/, `round ${round}`);
     }
     assert.equal(app.exitCode, null, 'the app still runs');
     assert.doesNotMatch(readFileSync(log, 'utf8'), /panicked/);
