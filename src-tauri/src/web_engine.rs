@@ -3,12 +3,12 @@
 //! window is left (with what a new window must wait for before it is built), and the engine's
 //! code pages that showing a window brought into the app let go of once it is gone.
 
-use std::time::{Duration, Instant};
 #[cfg(target_os = "linux")]
 use std::sync::{
     atomic::{AtomicBool, Ordering},
     Arc,
 };
+use std::time::{Duration, Instant};
 
 /// Has the window's web view draw on the CPU, and GTK not load a GL driver (Linux): call first
 /// thing in `main`, before any other thread exists (it sets environment variables).
