@@ -10,7 +10,7 @@ cachewatch), for the engine-alone figure; TREE: a seed tree (benches/gen_tree.py
 watched as the app's only root and never changed.
 
 Runs itself under `dbus-run-session -- xvfb-run` unless $DISPLAY and a session bus are there, with
-/work/shared/tools/tray-host.py (or $TRAY_HOST) as the tray host, so the app is the tray popover.
+tests-e2e/tray-host.py (or $TRAY_HOST) as the tray host, so the app is the tray popover.
 The window is opened by clicking the tray menu's "Open CacheWatch" (dbusmenu, as a panel does) and
 closed by WM_DELETE_WINDOW (as a window manager's close button), with tests-e2e/desktop.py's X
 calls made in this process.
@@ -48,7 +48,8 @@ DESKTOP = os.path.join(HERE, "..", "tests-e2e", "desktop.py")
 # engine's code 2 s after that and, once JavaScriptCore's collector has run, its heap and code
 # again 30 s later (src-tauri/src/window.rs): the rest is measured after all of it.
 SETTLE_AFTER_CLOSE = 40
-TRAY_HOST = os.environ.get("TRAY_HOST", "/work/shared/tools/tray-host.py")
+TRAY_HOST = os.environ.get(
+    "TRAY_HOST", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests-e2e", "tray-host.py"))
 TITLE = "CacheWatch"
 MIB = 1024 * 1024
 TICK = os.sysconf("SC_CLK_TCK")

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """What a desktop does to the app, for the end-to-end test and benches/app_memory.sh under Xvfb
-(no window manager, /work/shared/tools/tray-host.py as the tray host):
+(no window manager, tests-e2e/tray-host.py as the tray host):
 
   desktop.py click ITEMS_FILE LABEL   click the tray menu entry LABEL of the first item registered
-                                      in ITEMS_FILE (tray-host.py's), as a panel does (dbusmenu)
+                                      in ITEMS_FILE (tray-host.py's list), as a panel does (dbusmenu)
   desktop.py close TITLE              ask every top-level X window named TITLE to close, as a
                                       window manager's close button does (WM_DELETE_WINDOW)
   desktop.py mapped TITLE             exit 0 when a window named TITLE is on screen, else 1

@@ -1,5 +1,5 @@
 // End-to-end test of the window's life in tray mode: the real app (debug build) under Xvfb with a
-// tray host (/work/shared/tools/tray-host.py, or $TRAY_HOST), driven by tauri-driver +
+// tray host (tests-e2e/tray-host.py, or $TRAY_HOST), driven by tauri-driver +
 // WebKitWebDriver. The window is built when opened (the tray menu's "Open CacheWatch", clicked
 // over dbusmenu as a panel does) and destroyed a grace after it closes (WM_DELETE_WINDOW, as a
 // window manager's close button); no web engine process lives while it is closed, and each new
@@ -11,8 +11,7 @@
 //
 //   dbus-run-session -- xvfb-run -a -s "-screen 0 1280x900x24" node --test tests-e2e/
 //
-// Needs what app.test.mjs needs, plus /usr/bin/python3 with python3-dbus and python3-gi (the tray
-// host), gdbus, and target/debug/cachewatch (or $CACHEWATCH_CLI; without it the totals are
+// Needs what app.test.mjs needs, plus /usr/bin/python3 with python3-gi (the tray host), gdbus, and target/debug/cachewatch (or $CACHEWATCH_CLI; without it the totals are
 // checked against `du` alone).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,10 +26,7 @@ import { freePort, archive as makeArchive, du, assertShows, parseShown } from '.
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = process.env.CACHEWATCH_APP ?? join(REPO, 'target/debug/cachewatch-app');
 const CLI = process.env.CACHEWATCH_CLI ?? join(dirname(APP), 'cachewatch');
-const TRAY_HOST =
-  process.env.TRAY_HOST ??
-  [join(REPO, '../shared/tools/tray-host.py'), '/work/shared/tools/tray-host.py'].find((p) => existsSync(p)) ??
-  '../shared/tools/tray-host.py';
+const TRAY_HOST = process.env.TRAY_HOST ?? join(REPO, 'tests-e2e/tray-host.py');
 const DESKTOP = join(REPO, 'tests-e2e/desktop.py');
 const SHOTS = join(REPO, 'docs/screenshots');
 const PRODUCER = 'metal-gpuarchiver';

@@ -1,5 +1,5 @@
-//! The owner rule (safety rule 3 of `DESIGN.md`), in one place: reclaim's plan and execute and the
-//! monitor's orphan figure all ask [`verdict`] (or [`item_verdict`]).
+//! The owner rule (reclaim safety rule 3 in `docs/architecture.md`), in one place: reclaim's plan
+//! and execute and the monitor's orphan figure all ask [`verdict`] (or [`item_verdict`]).
 //!
 //! An item whose name yields a pid (the rule has `owner.pid_in_name` and its regex captured `pid`)
 //! is decided by that pid alone: alive and started at or before the item's birth (with

@@ -1,4 +1,5 @@
-//! Safe reclaim: [`plan`] then [`execute`], under the safety rules of `../shared/DESIGN.md`.
+//! Safe reclaim: [`plan`] then [`execute`], under the safety rules listed in
+//! `docs/architecture.md` ("Reclaim safety rules").
 //!
 //! A plan lists the claimed items that may go (with their device, inode, sizes and age) and the
 //! items kept with the reason why. Execute ([`Executor`], batch by batch) re-checks every planned

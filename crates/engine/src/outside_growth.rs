@@ -1,7 +1,7 @@
 //! Growth outside the watched roots: when a volume's free space falls by much more than
 //! the watched roots on it grew over the same window, something outside them is growing (for
-//! example `/private/tmp`, or a system cache such as the ANE compiler's; producers.md, "Claude Code
-//! task output" and `ane-compiler-aned`).
+//! example `/private/tmp`, or a system cache such as the ANE compiler's; `docs/producers.md`,
+//! `claude-code-tmp` and `ane-compiler-aned`).
 //!
 //! The monitor records the free bytes of each volume holding a root with every sample (a
 //! [`Series::VolumeFree`] beside the [`Series::Root`]s, in the same transaction, so both have
