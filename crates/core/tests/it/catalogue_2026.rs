@@ -1,4 +1,4 @@
-//! The 2026 additions of producers.md (section 4) on real trees: each producer's real layout is
+//! The producers added in 2026 (docs/producers.md) on real trees: each producer's real layout is
 //! built in a temp dir under the root kind its rule names, scanned with the built-in catalogue, and
 //! every item's attribution and every producer's totals are checked against `du` and hand counts.
 
