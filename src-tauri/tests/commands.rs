@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -56,19 +55,11 @@ fn set_mtime(p: &Path, t: SystemTime) {
 
 /// `du -s -B1` (allocated) or `du -s -b` (apparent) of `paths`, summed by `du -c`.
 fn du(paths: &[PathBuf], apparent: bool) -> u64 {
-    let out = Command::new("du")
-        .args(["-s", "-c", if apparent { "-b" } else { "-B1" }])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "du failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let total = text.lines().last().unwrap();
-    total.split_whitespace().next().unwrap().parse().unwrap()
+    if apparent {
+        cachewatch_testkit::du::apparent(paths)
+    } else {
+        cachewatch_testkit::du::allocated(paths)
+    }
 }
 
 struct Fixture {

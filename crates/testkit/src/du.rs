@@ -47,3 +47,46 @@ pub fn total<P: AsRef<Path>>(flag: &str, paths: &[P]) -> u64 {
         .parse()
         .expect("a number")
 }
+
+/// Allocated KiB of `paths` together, as `du -s -c -k` counts them: the unit both GNU and BSD
+/// `du` (macOS, which has no `-B1`) know.
+///
+/// # Panics
+/// `du` fails or prints something unexpected.
+pub fn kib<P: AsRef<Path>>(paths: &[P]) -> u64 {
+    total("-k", paths)
+}
+
+/// `du -s -x FLAG PATHS` in one run: each path's figure, in the order given. One run counts an
+/// inode hard-linked from two of the paths once, under the first path that reaches it.
+///
+/// # Panics
+/// `du` fails, or does not print one figure per path.
+pub fn each<P: AsRef<Path>>(flag: &str, paths: &[P]) -> Vec<u64> {
+    if paths.is_empty() {
+        return Vec::new();
+    }
+    let out = Command::new("du")
+        .args(["-s", "-x", flag])
+        .args(paths.iter().map(AsRef::as_ref))
+        .output()
+        .expect("run du");
+    assert!(
+        out.status.success(),
+        "du failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let sizes: Vec<u64> = text
+        .lines()
+        .map(|l| {
+            l.split('\t')
+                .next()
+                .expect("a figure")
+                .parse()
+                .expect("a number")
+        })
+        .collect();
+    assert_eq!(sizes.len(), paths.len(), "du printed {text:?}");
+    sizes
+}

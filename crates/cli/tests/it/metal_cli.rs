@@ -78,14 +78,7 @@ fn set_tree_mtime(path: &Path, t: SystemTime) {
 
 /// `du -B1 -s -x -c` of the paths together.
 fn du(paths: &[PathBuf]) -> u64 {
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-x", "-c"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    last.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 /// The Metal dirs of one app and a bare gpuarchiver dir, three days old; returns (the dirs that

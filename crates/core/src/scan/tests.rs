@@ -1,7 +1,6 @@
 use super::*;
 use std::collections::HashMap;
 use std::fs;
-use std::process::Command;
 
 /// Claims `big/g-*` (depth 2).
 struct BigRule;
@@ -30,19 +29,10 @@ impl Classify for BigRule {
 
 /// `du -s -x FLAG` of each path, keyed by path.
 fn du_each(flag: &str, paths: &[PathBuf]) -> HashMap<PathBuf, u64> {
-    let out = Command::new("du")
-        .args(["-s", "-x", flag])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let (n, p) = l.split_once('\t').unwrap();
-            (PathBuf::from(p), n.parse().unwrap())
-        })
+    paths
+        .iter()
+        .cloned()
+        .zip(cachewatch_testkit::du::each(flag, paths))
         .collect()
 }
 

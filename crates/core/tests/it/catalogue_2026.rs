@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::SystemTime;
 
 use cachewatch_core::inventory::Inventory;
@@ -73,14 +72,7 @@ impl Tree {
 
 /// `du -s -x FLAG PATH` in bytes.
 fn du(flag: &str, path: &Path) -> u64 {
-    let out = Command::new("du")
-        .args(["-s", "-x", flag])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "du {path:?}");
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.split('\t').next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::total(flag, &[path])
 }
 
 /// Scans `trees` (one root each, of the given kind) with the built-in catalogue and checks every

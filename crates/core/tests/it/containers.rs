@@ -38,13 +38,7 @@ fn set_tree_mtime(p: &Path, t: SystemTime) {
 }
 
 fn du(p: &Path) -> u64 {
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-x"])
-        .arg(p)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(&[p])
 }
 
 /// A containers dir: two sandboxed apps with a temp dir, one without, one whose `Data` is a file,

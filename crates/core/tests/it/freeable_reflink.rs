@@ -87,8 +87,7 @@ fn write(p: &Path, len: u64, seed: u8) {
 
 /// `du -s -x -B1 PATH`.
 fn du(path: &Path) -> u64 {
-    let out = run(Command::new("du").args(["-s", "-x", "-B1"]).arg(path)).unwrap();
-    out.split('\t').next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(&[path])
 }
 
 /// Every regular file under `dir`.

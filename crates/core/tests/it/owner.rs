@@ -76,15 +76,7 @@ fn make_bundle(p: &Path, mtime: SystemTime) {
 
 /// `du -B1 -s -c` of the paths together, bytes.
 fn du_bytes(paths: &[PathBuf]) -> u64 {
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c"])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let total = text.lines().last().unwrap();
-    total.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 /// With `katago` engines running, every bundle was kept as `app-running`, because the

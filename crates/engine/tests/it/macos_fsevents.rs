@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,17 +17,7 @@ const GPU: &str = "metal-gpuarchiver";
 
 /// `/usr/bin/du -s -k -x` of `paths` together (KiB, hard links once).
 fn du_kib(paths: &[PathBuf]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("/usr/bin/du")
-        .args(["-s", "-k", "-x", "-c"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    last.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::kib(paths)
 }
 
 fn gpu(s: &Snapshot) -> (u64, u64) {

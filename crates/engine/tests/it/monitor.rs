@@ -20,24 +20,7 @@ const GPU: &str = "metal-gpuarchiver";
 const DAY: Duration = Duration::from_secs(24 * 3600);
 
 fn du_total(paths: &[PathBuf]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c", "-x"])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.lines()
-        .last()
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 fn producer(s: &Snapshot, id: &str) -> (u64, u64) {

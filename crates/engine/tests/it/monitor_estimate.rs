@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -23,18 +22,7 @@ const HOUR: u64 = 3600;
 const DAY: u64 = 86_400;
 
 fn du_total(paths: &[&PathBuf]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c", "-x"])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let total = text.lines().last().unwrap().split_whitespace().next();
-    total.unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 /// One archive dir per age in `ages_secs`, its file and itself modified that long before `now`.

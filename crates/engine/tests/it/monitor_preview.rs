@@ -7,7 +7,6 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -21,17 +20,7 @@ const DAY: Duration = Duration::from_secs(86_400);
 
 /// Allocated bytes of `paths` by `du`, each and in all.
 fn du(paths: &[PathBuf]) -> Vec<u64> {
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-x"])
-        .args(paths)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
-        .collect()
+    cachewatch_testkit::du::each("-B1", paths)
 }
 
 /// `n` archive dirs of distinct sizes (one file of 5000 + i × 4096 bytes); with `age`, modified

@@ -16,19 +16,7 @@ use cachewatch::{Catalogue, Root, RootKind};
 
 /// `du -B1 -s -x PATH` (allocated bytes).
 fn du(path: &Path) -> u64 {
-    let out = std::process::Command::new("du")
-        .args(["-B1", "-s", "-x"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
+    cachewatch_testkit::du::allocated(&[path])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

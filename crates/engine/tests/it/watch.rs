@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,23 +20,7 @@ static QUEUE_LIMIT: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(())
 
 /// `du -B1 -s -c -x` of `paths`: the allocated bytes of all of them together.
 fn du_total(paths: &[PathBuf]) -> u64 {
-    if paths.is_empty() {
-        return 0;
-    }
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c", "-x"])
-        .args(paths)
-        .output()
-        .expect("run du");
-    assert!(
-        out.status.success(),
-        "du failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    assert!(last.ends_with("total"), "{text}");
-    last.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 fn du(path: &Path) -> u64 {

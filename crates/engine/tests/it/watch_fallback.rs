@@ -17,15 +17,7 @@ const GPU: &str = "metal-gpuarchiver";
 
 /// `du -B1 -s -c -x` of `paths`: their allocated bytes together.
 fn du_total(paths: &[PathBuf]) -> u64 {
-    let out = Command::new("du")
-        .args(["-B1", "-s", "-c", "-x"])
-        .args(paths)
-        .output()
-        .expect("run du");
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
-    let last = text.lines().last().unwrap();
-    last.split_whitespace().next().unwrap().parse().unwrap()
+    cachewatch_testkit::du::allocated(paths)
 }
 
 /// `n` `gpuarchiver-*` dirs of one file each in `parent`.
