@@ -31,7 +31,7 @@ pub struct Args {
 }
 
 /// The `[[auto_reclaim]]` rules for a macOS CI runner (`deploy/launchd/ci-runner.toml`, also the
-/// README's CI-runner sample).
+/// CI-runner sample in docs/fleet.md).
 pub const CI_RUNNER_RULES: &str = include_str!("../../../deploy/launchd/ci-runner.toml");
 
 /// Where `--auto-reclaim` serves /metrics unless `--metrics` says otherwise.

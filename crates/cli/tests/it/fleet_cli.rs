@@ -1,7 +1,7 @@
 //! The fleet forms through the binary: `scan --openmetrics` (node_exporter's textfile collector)
 //! with sizes from `du` and counts by hand, written atomically, accepted by `promtool check
 //! metrics`; `launchd-plist --auto-reclaim` (a plist that parses, the CI-runner rules installed);
-//! the CI-runner rule set (one file, the README's sample, every `auto` leak of the catalogue).
+//! the CI-runner rule set (one file, the sample in docs/fleet.md, every `auto` leak of the catalogue).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -215,16 +215,15 @@ fn launchd_plist_auto_reclaim_installs_the_ci_runner_rules_and_runs_watch_with_m
     assert!(out.status.success(), "{out:?}");
 }
 
-/// The ```toml block of the README that holds the CI-runner set.
+/// The ```toml block of docs/fleet.md (the README's fleet page) that holds the CI-runner set.
 fn readme_ci_runner_block() -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    readme
-        .split("```toml\n")
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/fleet.md"))
+        .unwrap();
+    page.split("```toml\n")
         .skip(1)
         .filter_map(|b| b.split_once("```").map(|(block, _)| block.to_owned()))
         .find(|b| b.contains("name = \"ci-metal\""))
-        .expect("the README shows the CI-runner set")
+        .expect("docs/fleet.md shows the CI-runner set")
 }
 
 #[test]

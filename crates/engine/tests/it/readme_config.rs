@@ -1,18 +1,21 @@
-//! The README's `[[auto_reclaim]]` samples are real configs: each loads, names only catalogue ids
-//! and has a trigger (so a user who copies one gets what the README says).
+//! The documentation's `[[auto_reclaim]]` samples (README.md, docs/usage.md, docs/fleet.md) are
+//! real configs: each loads, names only catalogue ids and has a trigger (so a user who copies one
+//! gets what the page says).
 
 #![allow(clippy::unwrap_used)]
 
 use cachewatch::catalogue::Catalogue;
 use cachewatch::config;
 
-/// The ```toml blocks of the README that hold `[[auto_reclaim]]`.
+/// The ```toml blocks of the pages that show configs, those that hold `[[auto_reclaim]]`.
 fn auto_reclaim_samples() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let pages = ["README.md", "docs/usage.md", "docs/fleet.md"].map(|page| {
+        let path = format!("{}/../../{page}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    });
     let mut out = Vec::new();
     let mut block: Option<String> = None;
-    for line in readme.lines() {
+    for line in pages.iter().flat_map(|p| p.lines()) {
         match (&mut block, line.trim()) {
             (None, "```toml") => block = Some(String::new()),
             (Some(b), "```") => {
