@@ -49,7 +49,7 @@ pub struct Args {
     /// Delete without asking
     #[arg(long, conflicts_with = "dry_run")]
     pub yes: bool,
-    /// Print JSON (shape documented in the README) instead of tables
+    /// Print JSON (shape documented in docs/json.md) instead of tables
     #[arg(long)]
     pub json: bool,
     /// List every item (default: one row per producer and the kept items counted by reason when

@@ -26,7 +26,7 @@ pub struct Args {
     /// Roots to scan.
     #[command(flatten)]
     pub roots: RootArgs,
-    /// Print JSON (shape documented in the README) instead of tables
+    /// Print JSON (shape documented in docs/json.md) instead of tables
     #[arg(long)]
     pub json: bool,
     /// How many unattributed entries to list, largest first
