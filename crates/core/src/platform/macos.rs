@@ -255,12 +255,12 @@ fn add_regions(c: &mut Collector, ipid: i32) {
             .pri_address
             .saturating_add(info.prp_prinfo.pri_size);
         if next <= address {
-            c.add_unknown();
+            c.add_unknown(None);
             return;
         }
         address = next;
     }
-    c.add_unknown();
+    c.add_unknown(None);
 }
 
 /// `proc_pidinfo(PROC_PIDTASKINFO).pti_threadnum`.

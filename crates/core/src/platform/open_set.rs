@@ -72,6 +72,8 @@ pub(super) struct Collector {
     exact_bytes: usize,
     coarse: BTreeMap<PathBuf, u32>,
     coarse_bytes: usize,
+    /// Per prefix, its device and whether a mount lies inside it (see [`Collector::add_unknown`]).
+    homes: Option<Vec<(Option<u64>, bool)>>,
     pid: u32,
     pid_bytes: usize,
     pid_bounded: bool,
@@ -105,6 +107,7 @@ impl Collector {
             exact_bytes: 0,
             coarse: BTreeMap::new(),
             coarse_bytes: 0,
+            homes: None,
             pid: 0,
             pid_bytes: 0,
             pid_bounded: false,
@@ -184,11 +187,39 @@ impl Collector {
     }
 
     /// Something open whose path cannot be told (too long for the kernel to name): it may lie
-    /// anywhere, so every scope prefix is kept coarsely.
-    pub(super) fn add_unknown(&mut self) {
-        for q in self.prefixes.clone() {
-            self.add_coarse(&q);
+    /// in any scope prefix that can hold a file of its device `dev` (`None`: unknown), so each
+    /// such prefix is kept coarsely: one on that device, or with a mount point inside it.
+    pub(super) fn add_unknown(&mut self, dev: Option<u64>) {
+        let homes = self.homes().to_vec();
+        for (q, (q_dev, mounts_inside)) in self.prefixes.clone().iter().zip(homes) {
+            if dev.is_none() || q_dev.is_none() || q_dev == dev || mounts_inside {
+                self.add_coarse(q);
+            }
         }
+    }
+
+    /// Per scope prefix: its device (`None` when it cannot be asked) and whether a file system is
+    /// mounted inside it. Read once, at the first file with no name.
+    fn homes(&mut self) -> &[(Option<u64>, bool)] {
+        if self.homes.is_none() {
+            let mounts = super::mount_points();
+            let homes = self
+                .prefixes
+                .iter()
+                .map(|q| {
+                    let dev = std::fs::metadata(OsStr::from_bytes(q))
+                        .ok()
+                        .map(|m| std::os::unix::fs::MetadataExt::dev(&m));
+                    let inside = mounts.iter().any(|m| {
+                        let m = m.as_os_str().as_bytes();
+                        m != q.as_slice() && is_under(m, q)
+                    });
+                    (dev, inside)
+                })
+                .collect();
+            self.homes = Some(homes);
+        }
+        self.homes.as_deref().unwrap_or_default()
     }
 
     fn add_coarse(&mut self, dir: &[u8]) {
@@ -391,7 +422,7 @@ mod tests {
         c.begin(1);
         c.add(b"/x/y");
         c.add(b"socket:[1]");
-        c.add_unknown();
+        c.add_unknown(None);
         let super::super::OpenFiles {
             files: exact,
             coarse,
@@ -399,5 +430,29 @@ mod tests {
         } = c.finish();
         assert_eq!(paths(&exact), ["/x/y"]);
         assert_eq!(paths(&coarse), ["/"]);
+    }
+
+    #[test]
+    fn a_file_with_no_name_keeps_only_the_prefixes_that_can_hold_its_device() {
+        let d = tempfile::tempdir().unwrap();
+        let here = std::fs::canonicalize(d.path()).unwrap();
+        let dev = std::os::unix::fs::MetadataExt::dev(&std::fs::metadata(&here).unwrap());
+        let gone = here.join("missing");
+        let mut c = Collector::new(Some(&[here.clone(), gone.clone()]));
+        c.begin(5);
+        c.add_unknown(Some(dev.wrapping_add(977)));
+        assert_eq!(
+            c.finish().coarse,
+            vec![(5, gone.clone())],
+            "device unknown for a missing dir"
+        );
+        let mut c = Collector::new(Some(std::slice::from_ref(&here)));
+        c.begin(5);
+        c.add_unknown(Some(dev));
+        assert_eq!(c.finish().coarse, vec![(5, here.clone())]);
+        let mut c = Collector::new(Some(std::slice::from_ref(&here)));
+        c.begin(5);
+        c.add_unknown(None);
+        assert_eq!(c.finish().coarse, vec![(5, here)]);
     }
 }

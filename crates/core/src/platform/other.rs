@@ -89,10 +89,12 @@ const DELETED: &[u8] = b" (deleted)";
 fn add_link(c: &mut Collector, link: &Path, dir_ok: bool) {
     let target = match std::fs::read_link(link) {
         Ok(t) => t,
-        // The kernel names no path longer than a page: the file may lie anywhere.
+        // The kernel names no path longer than a page: the file may lie anywhere on its device.
         Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
-            if std::fs::metadata(link).is_ok_and(|m| dir_ok || !m.is_dir()) {
-                c.add_unknown();
+            match std::fs::metadata(link) {
+                Ok(m) if m.is_dir() && !dir_ok => {}
+                Ok(m) => c.add_unknown(Some(m.dev())),
+                Err(_) => c.add_unknown(None),
             }
             return;
         }

@@ -25,6 +25,8 @@ const HOUR: Duration = Duration::from_secs(3600);
 const HOLD_OPEN: &str = "CW_TEST_HOLD_OPEN";
 const HOLD_MAP: &str = "CW_TEST_HOLD_MAP";
 const HOLD_CWD: &str = "CW_TEST_HOLD_CWD";
+/// A file too deep for an absolute path: reached by one `chdir` per component, then held open.
+const HOLD_DEEP: &str = "CW_TEST_HOLD_DEEP";
 
 /// A holder process, killed on drop. It also exits by itself when its stdin closes or after two
 /// minutes, so none outlives a test run.
@@ -101,11 +103,12 @@ fn paths_of(var: &str) -> Vec<PathBuf> {
 #[ignore = "run in a process of its own by the tests of this module"]
 fn holder_helper() {
     let (open, map, cwd) = (paths_of(HOLD_OPEN), paths_of(HOLD_MAP), paths_of(HOLD_CWD));
-    if open.is_empty() && map.is_empty() && cwd.is_empty() {
+    let deep = paths_of(HOLD_DEEP);
+    if open.is_empty() && map.is_empty() && cwd.is_empty() && deep.is_empty() {
         println!("SKIPPED: holds files only in the process a test starts");
         return;
     }
-    let held: Vec<fs::File> = open.iter().map(|p| fs::File::open(p).unwrap()).collect();
+    let mut held: Vec<fs::File> = open.iter().map(|p| fs::File::open(p).unwrap()).collect();
     for p in &map {
         let f = fs::File::open(p).unwrap();
         // SAFETY: a fresh read-only shared mapping of a 4096-byte file; never unmapped, never read.
@@ -125,6 +128,16 @@ fn holder_helper() {
     if let Some(dir) = cwd.first() {
         std::env::set_current_dir(dir).unwrap();
     }
+    if let Some(file) = deep.first() {
+        let dir = file.parent().unwrap();
+        std::env::set_current_dir("/").unwrap();
+        for c in dir.components().skip(1) {
+            std::env::set_current_dir(c.as_os_str()).unwrap();
+        }
+        held.push(fs::File::open(file.file_name().unwrap()).unwrap());
+        // Work where no item is: only the fd is too long to name.
+        std::env::set_current_dir("/").unwrap();
+    }
     std::thread::spawn(|| {
         std::thread::sleep(Duration::from_secs(120));
         std::process::exit(0);
@@ -142,6 +155,9 @@ fn claim_all_catalogue() -> Catalogue {
 }
 
 fn set_mtime_tree(p: &Path, t: SystemTime) {
+    if p.as_os_str().len() >= 4000 {
+        return; // aged through its dir fds where it was made
+    }
     if fs::symlink_metadata(p).unwrap().is_dir() {
         for e in fs::read_dir(p).unwrap() {
             set_mtime_tree(&e.unwrap().path(), t);
@@ -165,7 +181,10 @@ struct Case {
 
 impl Case {
     fn new() -> Case {
-        let dir = tempfile::tempdir().unwrap();
+        Case::in_dir(tempfile::tempdir().unwrap())
+    }
+
+    fn in_dir(dir: tempfile::TempDir) -> Case {
         let base = fs::canonicalize(dir.path()).unwrap();
         Case {
             root: Root::new(RootKind::Temp, &base).unwrap(),
@@ -323,4 +342,79 @@ fn a_mapped_file_under_a_newline_or_deleted_name_keeps_its_item() {
     assert!(newline.join("lib.bin").is_file() && literal.join("lib.bin").is_file());
     assert!(deleted.is_file());
     assert!(!free.exists(), "the free item was deleted");
+}
+
+/// A file held open at a path longer than the kernel names in `/proc/PID/fd` (a page): the link
+/// cannot be read, so the file may lie anywhere; every item of the root is kept.
+///
+/// The root lies on `/dev/shm`, another file system than the temp dir the other tests' roots are
+/// in: a file with no name keeps only roots that can hold its device, so theirs are not touched.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_held_file_too_deep_to_name_keeps_the_items_of_the_root() {
+    let shm = Path::new("/dev/shm");
+    let other_fs = |p: &Path| fs::metadata(p).map(|m| std::os::unix::fs::MetadataExt::dev(&m));
+    if !shm.is_dir() || other_fs(shm).ok() == other_fs(&std::env::temp_dir()).ok() {
+        println!("SKIPPED: needs /dev/shm on another file system than the temp dir");
+        return;
+    }
+    let c = Case::in_dir(tempfile::tempdir_in(shm).unwrap());
+    let item = c.base.join("deep");
+    let free = c.base.join("free");
+    let mut dir = item.clone();
+    while dir.as_os_str().len() < 4200 {
+        dir.push("d".repeat(200));
+    }
+    // Made one component at a time through a dir fd: the whole path is past PATH_MAX.
+    let mut fds = vec![fs::File::open(&c.base).unwrap()];
+    for comp in dir.strip_prefix(&c.base).unwrap().components() {
+        let parent = fds.last().unwrap();
+        rustix::fs::mkdirat(
+            parent,
+            comp.as_os_str(),
+            rustix::fs::Mode::from_raw_mode(0o755),
+        )
+        .unwrap();
+        let next = rustix::fs::openat(
+            parent,
+            comp.as_os_str(),
+            rustix::fs::OFlags::DIRECTORY,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        fds.push(fs::File::from(next));
+    }
+    let f = rustix::fs::openat(
+        fds.last().unwrap(),
+        "f",
+        rustix::fs::OFlags::CREATE | rustix::fs::OFlags::WRONLY,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    let mut f = fs::File::from(f);
+    std::io::Write::write_all(&mut f, &[7u8; 4096]).unwrap();
+    // Old enough, through the fds (the paths are too long to name).
+    for held in fds.iter().skip(1).chain([&f]) {
+        held.set_modified(c.now - HOUR).unwrap();
+    }
+    drop((f, fds));
+    fs::create_dir(&free).unwrap();
+    page_file(&free.join("f"));
+    c.age();
+    let holder = Holder::spawn(&[(HOLD_DEEP, vec![dir.join("f")])]);
+
+    let (p, exec_kept) = c.run();
+
+    assert!(planned(&p).is_empty(), "{}", kept_reasons(&p));
+    assert_eq!(
+        reason_of(&p, &item),
+        &KeepReason::InUse {
+            pid: holder.pid(),
+            path: c.base.clone()
+        }
+    );
+    let mut kept: Vec<&PathBuf> = exec_kept.iter().map(|(p, _)| p).collect();
+    kept.sort();
+    assert_eq!(kept, vec![&item, &free], "execute kept {exec_kept:#?}");
+    assert!(item.is_dir() && free.join("f").is_file());
 }
