@@ -75,7 +75,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Session::check_producers(&catalogue, &args.producers)?;
     let older_than = args.older_than.unwrap_or(ctx.default_threshold());
     let now = SystemTime::now();
-    let probe = SystemProbe::snapshot();
+    // Open files are read under the roots only (and when the plan starts).
+    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
     let plan = api::reclaim::plan_streamed(
         &roots,
         &catalogue,

@@ -194,7 +194,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         Some(n) => with_scan_threads(usize::from(n), scan),
         None => scan(),
     };
-    let probe = cachewatch::process::SystemProbe::new();
+    // The writers asked about are under the roots: no open file elsewhere is read.
+    let probe = cachewatch::process::SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
     // Writers only for people reading the report: a textfile cron run skips the process table.
     let probe = (!args.textfile.openmetrics).then_some(&probe as &dyn ProcessProbe);
     let report = streamed_report(&summaries, &tally, &catalogue, probe);

@@ -4,6 +4,11 @@
 //! [`SystemProbe`] is snapshot-based: [`ProcessProbe::refresh`] gathers every process (pid, name,
 //! start time) and every open or mapped file once; the queries then look them up without touching
 //! the OS, so a plan or an execute over 100k items costs one snapshot, not one `/proc` scan per item.
+//! Given the dirs it will be asked about ([`SystemProbe::under`], [`ProcessProbe::scope_to`]), it
+//! keeps only the open files in them, filtered while reading; a question about a dir outside them
+//! re-reads the open files with that dir added, so a narrow probe answers as a wide one would.
+//! Whatever other processes hold, the snapshot stays within the bounds of
+//! [`crate::platform::open_files`].
 //!
 //! Processes of other users whose open files cannot be read are skipped (counted in
 //! [`SystemProbe::skipped_pids`]): an item held open only by another user's process is not seen as
@@ -33,7 +38,8 @@ pub struct ProcessInfo {
 pub struct OpenFile {
     /// The process holding it.
     pub pid: u32,
-    /// Canonical path of the file.
+    /// Canonical path of the file; or, for a process holding more than the guard keeps exactly
+    /// (see [`crate::platform::OpenFiles::coarse`]), a dir at or under which it holds something.
     pub path: PathBuf,
 }
 
@@ -59,6 +65,13 @@ pub trait ProcessProbe: Sync {
     fn open_files_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
         self.open_file_under(dir).into_iter().take(limit).collect()
     }
+    /// Tells the probe that the open-file questions until the next call will be about `dirs` (and
+    /// what lies under them): a probe may then read only the open files there. Not a filter on
+    /// answers: a question about another dir is still answered truly (by [`SystemProbe`], with a
+    /// re-read). Takes effect at the next refresh. The default does nothing.
+    fn scope_to(&self, dirs: &[PathBuf]) {
+        let _ = dirs;
+    }
     /// Takes a fresh snapshot of processes and open files (reclaim calls it once at the start of
     /// `plan` and of `execute`). Fakes keep the default, which does nothing.
     fn refresh(&self) {}
@@ -70,60 +83,134 @@ pub trait ProcessProbe: Sync {
     }
 }
 
-/// Open files indexed by path: a sorted map with a prefix range query.
+/// Open files indexed by path: a sorted map with a prefix range query, and the coarse dirs of
+/// processes that held more than the guard keeps exactly (see
+/// [`crate::platform::OpenFiles::coarse`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenFileIndex {
     by_path: BTreeMap<PathBuf, u32>,
+    /// Dirs at or under which some process holds something not listed in `by_path`.
+    coarse: BTreeMap<PathBuf, u32>,
 }
 
 impl OpenFileIndex {
     /// Builds the index from `(pid, path)` pairs; for a path open in several processes the lowest
     /// pid is kept.
     pub fn new(files: impl IntoIterator<Item = (u32, PathBuf)>) -> OpenFileIndex {
-        let mut by_path = BTreeMap::new();
-        for (pid, path) in files {
-            by_path
-                .entry(path)
-                .and_modify(|p: &mut u32| *p = (*p).min(pid))
-                .or_insert(pid);
+        OpenFileIndex {
+            by_path: lowest_pid_by_path(files),
+            coarse: BTreeMap::new(),
         }
-        OpenFileIndex { by_path }
     }
 
-    /// The first open file at `dir` or under it, in path order. `Path` orders by components, so
-    /// every descendant of `dir` sorts right after it (`dir/x` before `dir-x`): one range lookup.
+    /// The index of what [`crate::platform::open_files`] gathered: its exact paths and its coarse
+    /// dirs.
+    pub fn of(files: crate::platform::OpenFiles) -> OpenFileIndex {
+        OpenFileIndex {
+            by_path: lowest_pid_by_path(files.files),
+            coarse: lowest_pid_by_path(files.coarse),
+        }
+    }
+
+    /// The first open file at `dir` or under it, in path order; else a coarse dir at, under or
+    /// above `dir` (something in it may be open). `Path` orders by components, so every
+    /// descendant of `dir` sorts right after it (`dir/x` before `dir-x`): one range lookup.
     pub fn first_under(&self, dir: &Path) -> Option<OpenFile> {
-        self.by_path
-            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
-            .next()
-            .filter(|(p, _)| p.starts_with(dir))
-            .map(|(p, pid)| OpenFile {
-                pid: *pid,
-                path: p.clone(),
-            })
+        self.all_under(dir, 1).into_iter().next()
     }
 
-    /// Up to `limit` open files at `dir` or under it, in path order (one range walk).
+    /// Up to `limit` open files at `dir` or under it, in path order (one range walk); then the
+    /// coarse dirs under `dir`, then those above it (nearest first).
     pub fn all_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
-        self.by_path
-            .range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
-            .take_while(|(p, _)| p.starts_with(dir))
-            .take(limit)
-            .map(|(p, pid)| OpenFile {
-                pid: *pid,
-                path: p.clone(),
-            })
-            .collect()
+        let found = |(p, pid): (&PathBuf, &u32)| OpenFile {
+            pid: *pid,
+            path: p.clone(),
+        };
+        let under = |m: &BTreeMap<PathBuf, u32>| {
+            m.range::<Path, _>((std::ops::Bound::Included(dir), std::ops::Bound::Unbounded))
+                .take_while(|(p, _)| p.starts_with(dir))
+                .map(found)
+                .collect::<Vec<_>>()
+        };
+        let mut out: Vec<OpenFile> = under(&self.by_path).into_iter().take(limit).collect();
+        if out.len() < limit && !self.coarse.is_empty() {
+            out.extend(under(&self.coarse).into_iter().take(limit - out.len()));
+            let above = dir
+                .ancestors()
+                .skip(1)
+                .filter_map(|a| self.coarse.get_key_value(a).map(found));
+            out.extend(above.take(limit - out.len()));
+        }
+        out
     }
 
-    /// Number of distinct open paths.
+    /// Number of distinct open paths (coarse dirs included).
     pub fn len(&self) -> usize {
-        self.by_path.len()
+        self.by_path.len() + self.coarse.len()
     }
 
     /// True when no open file was seen.
     pub fn is_empty(&self) -> bool {
-        self.by_path.is_empty()
+        self.by_path.is_empty() && self.coarse.is_empty()
+    }
+}
+
+fn lowest_pid_by_path(files: impl IntoIterator<Item = (u32, PathBuf)>) -> BTreeMap<PathBuf, u32> {
+    let mut by_path = BTreeMap::new();
+    for (pid, path) in files {
+        by_path
+            .entry(path)
+            .and_modify(|p: &mut u32| *p = (*p).min(pid))
+            .or_insert(pid);
+    }
+    by_path
+}
+
+/// Which open files a snapshot keeps: all, or those at or under some dirs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+enum Scope {
+    #[default]
+    All,
+    Under(Vec<PathBuf>),
+}
+
+impl Scope {
+    /// The dirs, each as given and canonical (the kernel names files by their canonical path).
+    fn under(dirs: impl IntoIterator<Item = PathBuf>) -> Scope {
+        let mut all = Vec::new();
+        for d in dirs {
+            if let Ok(c) = std::fs::canonicalize(&d) {
+                all.push(c);
+            }
+            all.push(d);
+        }
+        all.retain(|d| d.is_absolute());
+        all.sort();
+        all.dedup();
+        Scope::Under(all)
+    }
+
+    /// True when every open file at or under `dir` is in the scope.
+    fn covers(&self, dir: &Path) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Under(dirs) => dirs.iter().any(|d| dir.starts_with(d)),
+        }
+    }
+
+    /// This scope with `dir` added.
+    fn with(&self, dir: &Path) -> Scope {
+        match self {
+            Scope::All => Scope::All,
+            Scope::Under(dirs) => Scope::under(dirs.iter().cloned().chain([dir.to_path_buf()])),
+        }
+    }
+
+    fn read(&self) -> crate::platform::OpenFiles {
+        match self {
+            Scope::All => crate::platform::open_files(),
+            Scope::Under(dirs) => crate::platform::open_files_under(dirs),
+        }
     }
 }
 
@@ -135,20 +222,38 @@ struct Snapshot {
     /// Bundle identifiers of the running executables' enclosing bundles, lowercased (macOS).
     bundles: HashSet<String>,
     open: OpenFileIndex,
+    /// What `open` holds the open files of.
+    open_scope: Scope,
     skipped_pids: usize,
+    bounded_pids: usize,
 }
 
 /// The real probe: `sysinfo` for processes, `/proc` (Linux) or `libproc` (macOS) for open files,
-/// gathered into one snapshot per [`ProcessProbe::refresh`].
+/// gathered into one snapshot per [`ProcessProbe::refresh`]: of every open file
+/// ([`SystemProbe::new`]), or of those under the dirs it is told of ([`SystemProbe::under`],
+/// [`ProcessProbe::scope_to`]), a dir outside them asked about being added (and the open files
+/// re-read) when asked.
 #[derive(Debug, Default)]
 pub struct SystemProbe {
     snapshot: RwLock<Snapshot>,
+    /// The open files the next snapshot keeps.
+    wanted: RwLock<Scope>,
 }
 
 impl SystemProbe {
     /// A probe with no snapshot yet: the first query (or [`ProcessProbe::refresh`]) takes one.
     pub fn new() -> SystemProbe {
         SystemProbe::default()
+    }
+
+    /// A probe whose snapshots keep only the open files at or under `dirs` (absolute; their
+    /// canonical forms are added): what a scan or a reclaim of those roots asks about. No snapshot
+    /// is taken yet.
+    pub fn under(dirs: impl IntoIterator<Item = PathBuf>) -> SystemProbe {
+        SystemProbe {
+            snapshot: RwLock::default(),
+            wanted: RwLock::new(Scope::under(dirs)),
+        }
     }
 
     /// A probe with a snapshot taken now.
@@ -168,6 +273,41 @@ impl SystemProbe {
         self.with(|s| s.open.len())
     }
 
+    /// Processes that held more than the guard keeps exactly, in the current snapshot (their
+    /// other files are kept as the dirs they lie in).
+    pub fn bounded_pids(&self) -> usize {
+        self.with(|s| s.bounded_pids)
+    }
+
+    fn wanted(&self) -> Scope {
+        self.wanted
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// `f` of the snapshot, once it holds every open file at or under `dir`: a dir outside the
+    /// snapshot's scope is added to it and the open files are read again.
+    fn with_under<T>(&self, dir: &Path, f: impl FnOnce(&Snapshot) -> T) -> T {
+        let covered = self.with(|s| s.open_scope.covers(dir));
+        if !covered {
+            let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
+            if !s.open_scope.covers(dir) {
+                let scope = {
+                    let mut wanted = self.wanted.write().unwrap_or_else(|e| e.into_inner());
+                    *wanted = wanted.with(dir);
+                    wanted.clone()
+                };
+                let files = scope.read();
+                s.skipped_pids = files.skipped_pids;
+                s.bounded_pids = files.bounded_pids;
+                s.open = OpenFileIndex::of(files);
+                s.open_scope = scope;
+            }
+        }
+        self.with(f)
+    }
+
     fn with<T>(&self, f: impl FnOnce(&Snapshot) -> T) -> T {
         {
             let s = self.snapshot.read().unwrap_or_else(|e| e.into_inner());
@@ -181,7 +321,7 @@ impl SystemProbe {
     }
 }
 
-fn take_snapshot() -> Snapshot {
+fn take_snapshot(scope: Scope) -> Snapshot {
     let mut processes = HashMap::new();
     let mut names = HashSet::new();
     let mut bundles = HashSet::new();
@@ -221,14 +361,16 @@ fn take_snapshot() -> Snapshot {
             processes.insert(pid.as_u32(), info);
         }
     }
-    let files = crate::platform::open_files();
+    let files = scope.read();
     Snapshot {
         taken: true,
         processes,
         names,
         bundles,
-        open: OpenFileIndex::new(files.files),
         skipped_pids: files.skipped_pids,
+        bounded_pids: files.bounded_pids,
+        open: OpenFileIndex::of(files),
+        open_scope: scope,
     }
 }
 
@@ -254,15 +396,20 @@ impl ProcessProbe for SystemProbe {
     }
 
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {
-        self.with(|s| s.open.first_under(dir))
+        self.with_under(dir, |s| s.open.first_under(dir))
     }
 
     fn open_files_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
-        self.with(|s| s.open.all_under(dir, limit))
+        self.with_under(dir, |s| s.open.all_under(dir, limit))
+    }
+
+    fn scope_to(&self, dirs: &[PathBuf]) {
+        *self.wanted.write().unwrap_or_else(|e| e.into_inner()) =
+            Scope::under(dirs.iter().cloned());
     }
 
     fn refresh(&self) {
-        let fresh = take_snapshot();
+        let fresh = take_snapshot(self.wanted());
         let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
         *s = fresh;
     }
@@ -277,11 +424,13 @@ impl ProcessProbe for SystemProbe {
             self.refresh();
             return;
         }
-        let files = crate::platform::open_files();
-        let open = OpenFileIndex::new(files.files);
+        let scope = self.wanted();
+        let files = scope.read();
         let mut s = self.snapshot.write().unwrap_or_else(|e| e.into_inner());
-        s.open = open;
         s.skipped_pids = files.skipped_pids;
+        s.bounded_pids = files.bounded_pids;
+        s.open = OpenFileIndex::of(files);
+        s.open_scope = scope;
     }
 }
 
@@ -328,5 +477,43 @@ mod tests {
         let open = probe.open_file_under(&canon).unwrap();
         assert_eq!(open.path, path);
         assert_eq!(open.pid, std::process::id());
+    }
+
+    #[test]
+    fn a_coarse_dir_answers_for_dirs_under_and_above_it_after_exact_files() {
+        let idx = OpenFileIndex::of(crate::platform::OpenFiles {
+            files: vec![(4, PathBuf::from("/r/a/x/f"))],
+            coarse: vec![(7, PathBuf::from("/r/b/deep")), (8, PathBuf::from("/s"))],
+            ..Default::default()
+        });
+        let at = |d: &str| idx.first_under(Path::new(d)).map(|o| (o.pid, o.path));
+        assert_eq!(at("/r/a"), Some((4, PathBuf::from("/r/a/x/f"))));
+        assert_eq!(at("/r/b"), Some((7, PathBuf::from("/r/b/deep"))));
+        assert_eq!(at("/r/b/deep/item"), Some((7, PathBuf::from("/r/b/deep"))));
+        assert_eq!(at("/s/t/u"), Some((8, PathBuf::from("/s"))));
+        assert_eq!(at("/r/c"), None);
+        assert_eq!(at("/r/bb"), None);
+        let all = idx.all_under(Path::new("/r"), 10);
+        assert_eq!(all.len(), 2, "{all:?}");
+    }
+
+    #[test]
+    fn a_scoped_probe_asked_about_another_dir_reads_it_too() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, b) = (
+            std::fs::canonicalize(a.path()).unwrap(),
+            std::fs::canonicalize(b.path()).unwrap(),
+        );
+        let held = b.join("held");
+        let _f = std::fs::File::create(&held).unwrap();
+        let probe = SystemProbe::under([a.clone()]);
+        probe.refresh();
+        assert!(probe.open_file_under(&a).is_none());
+        let open = probe.open_file_under(&b).unwrap();
+        assert_eq!((open.pid, open.path), (std::process::id(), held.clone()));
+        // Narrowed again by a plan of `a` alone: `b` is still answered truly.
+        probe.scope_to(std::slice::from_ref(&a));
+        probe.refresh();
+        assert_eq!(probe.open_file_under(&b).unwrap().path, held);
     }
 }

@@ -51,7 +51,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     let roots = args.roots.resolve(ctx)?;
-    let probe = SystemProbe::snapshot();
+    // Open files are read under the roots only (and when each plan starts).
+    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
     if args.dry_run {
         let mut plans = Vec::with_capacity(rules.len());
         for r in &rules {

@@ -4,6 +4,7 @@ use std::ffi::{CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use super::open_set::Collector;
 use super::DefaultDirs;
 
 /// Reads a `confstr` path value such as `_CS_DARWIN_USER_TEMP_DIR` (ends with `/`).
@@ -141,20 +142,19 @@ struct ProcRegionWithPathInfo {
 /// `PROC_PIDREGIONPATHINFO` of `<sys/proc_info.h>` (not in `libc`).
 const PROC_PIDREGIONPATHINFO: libc::c_int = 8;
 
-fn c_path(raw: &[libc::c_char]) -> Option<PathBuf> {
+/// The absolute path in a NUL-terminated C buffer, as bytes (`None` for an empty or relative one).
+fn c_path(raw: &[libc::c_char]) -> Option<&[u8]> {
     // SAFETY: c_char and u8 have the same size and alignment; the slice stays borrowed.
     let bytes = unsafe { std::slice::from_raw_parts(raw.as_ptr().cast::<u8>(), raw.len()) };
-    let s = CStr::from_bytes_until_nul(bytes).ok()?;
-    if s.to_bytes().first() != Some(&b'/') {
-        return None;
-    }
-    Some(PathBuf::from(OsStr::from_bytes(s.to_bytes())))
+    let s = CStr::from_bytes_until_nul(bytes).ok()?.to_bytes();
+    (s.first() == Some(&b'/')).then_some(s)
 }
 
 /// Open vnodes (`PROC_PIDLISTFDS` + `PROC_PIDFDVNODEPATHINFO`), the working dir
 /// (`PROC_PIDVNODEPATHINFO`) and file-backed regions (`PROC_PIDREGIONPATHINFO`) of every pid that
-/// `proc_listallpids` returns. Pids we may not inspect (other users') are skipped and counted.
-pub(super) fn open_files() -> super::OpenFiles {
+/// `proc_listallpids` returns, kept at or under `scope` (everything when `None`) within the bounds
+/// of [`Collector`]. Pids we may not inspect (other users') are skipped and counted.
+pub(super) fn open_files(scope: Option<&[PathBuf]>) -> super::OpenFiles {
     use libproc::libproc::bsd_info::BSDInfo;
     use libproc::libproc::file_info::{pidfdinfo, ListFDs, ProcFDType};
     use libproc::libproc::proc_pid::{listpidinfo, pidinfo};
@@ -163,6 +163,7 @@ pub(super) fn open_files() -> super::OpenFiles {
     let Ok(pids) = libproc::processes::pids_by_type(libproc::processes::ProcFilter::All) else {
         return out;
     };
+    let mut c = Collector::new(scope);
     for pid in pids {
         let Ok(ipid) = i32::try_from(pid) else {
             continue;
@@ -174,6 +175,7 @@ pub(super) fn open_files() -> super::OpenFiles {
             out.skipped_pids += 1;
             continue;
         };
+        c.begin(pid);
         if let Ok(fds) = listpidinfo::<ListFDs>(ipid, info.pbi_nfiles as usize) {
             for fd in fds {
                 if !matches!(ProcFDType::from(fd.proc_fdtype), ProcFDType::VNode) {
@@ -185,7 +187,7 @@ pub(super) fn open_files() -> super::OpenFiles {
                         continue;
                     }
                     if let Some(p) = c_path(&v.vip_path) {
-                        out.files.push((pid, p));
+                        c.add(p);
                     }
                 }
             }
@@ -205,22 +207,27 @@ pub(super) fn open_files() -> super::OpenFiles {
         };
         if n == size {
             if let Some(p) = c_path(vpi.pvi_cdir.vip_path.as_flattened()) {
-                out.files.push((pid, p));
+                c.add(p);
             }
         }
-        push_regions(&mut out.files, pid, ipid);
+        add_regions(&mut c, ipid);
     }
-    out
+    super::OpenFiles {
+        skipped_pids: out.skipped_pids,
+        ..c.finish()
+    }
 }
 
+/// Regions walked per process at most; a process with more (or a kernel that never advances) has
+/// the rest of its regions taken as anywhere in the scope.
+const REGIONS_MAX: usize = 1_000_000;
+
 /// File-backed memory regions of `ipid` (mapped models, libraries), one entry per distinct path run.
-fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
+fn add_regions(c: &mut Collector, ipid: i32) {
     let size = std::mem::size_of::<ProcRegionWithPathInfo>() as libc::c_int;
     let mut address: u64 = 0;
-    let mut last: Option<PathBuf> = None;
-    // A process has at most a few thousand regions; the cap guards against a kernel that never
-    // advances.
-    for _ in 0..100_000 {
+    let mut last: Vec<u8> = Vec::new();
+    for _ in 0..REGIONS_MAX {
         // SAFETY: all-zero bytes are a valid ProcRegionWithPathInfo (integers and char arrays).
         let mut info: ProcRegionWithPathInfo = unsafe { std::mem::zeroed() };
         // SAFETY: the buffer is a proc_regionwithpathinfo of `size` bytes, as the flavor expects.
@@ -234,12 +241,13 @@ fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
             )
         };
         if n != size {
-            break;
+            return;
         }
         if let Some(p) = c_path(info.prp_vip.vip_path.as_flattened()) {
-            if last.as_ref() != Some(&p) {
-                files.push((pid, p.clone()));
-                last = Some(p);
+            if last != p {
+                c.add(p);
+                last.clear();
+                last.extend_from_slice(p);
             }
         }
         let next = info
@@ -247,10 +255,12 @@ fn push_regions(files: &mut Vec<(u32, PathBuf)>, pid: u32, ipid: i32) {
             .pri_address
             .saturating_add(info.prp_prinfo.pri_size);
         if next <= address {
-            break;
+            c.add_unknown(None);
+            return;
         }
         address = next;
     }
+    c.add_unknown(None);
 }
 
 /// `proc_pidinfo(PROC_PIDTASKINFO).pti_threadnum`.

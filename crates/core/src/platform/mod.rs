@@ -21,6 +21,7 @@ mod fd;
 mod fd_linux;
 #[cfg(target_os = "macos")]
 mod fd_macos;
+mod open_set;
 
 // The `getattrlistbulk` parser: used on macOS, tested everywhere.
 #[cfg(any(target_os = "macos", test))]
@@ -32,6 +33,7 @@ mod scan_fs_linux;
 mod scan_fs_macos;
 
 pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
+pub use open_set::{COARSE_BYTES, ENTRY_COST, EXACT_BYTES, EXACT_BYTES_PER_PROCESS};
 pub(crate) use scan_fs::{
     is_replaced, listed_stat, open_dir_at, open_dir_path, open_files_limit, scan_stat_at, Listing,
     ScanKind, ScanStat,
@@ -82,11 +84,18 @@ pub fn bundle_id_of_exe(exe: &Path) -> Option<String> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenFiles {
     /// `(pid, path)` of every open file descriptor (but directories), working dir and file mapping
-    /// seen, paths as the kernel reports them (absolute, symlinks resolved). Unsorted; may hold
-    /// duplicates.
+    /// seen in the scope, paths as the kernel reports them (absolute, symlinks resolved), each
+    /// once (with the lowest pid holding it), sorted by path.
     pub files: Vec<(u32, PathBuf)>,
+    /// `(pid, dir)`: the process holds something open at or under `dir` whose exact path was not
+    /// kept (past the bound of what one process, or all, may make us hold; or a path the kernel
+    /// could not name). An item at, under or above such a dir must be taken as in use. Sorted.
+    pub coarse: Vec<(u32, PathBuf)>,
     /// Processes that could not be inspected (other users', or exited meanwhile).
     pub skipped_pids: usize,
+    /// Processes that held more new paths in the scope than [`EXACT_BYTES_PER_PROCESS`] (or came
+    /// after [`EXACT_BYTES`] was reached): the rest of theirs are in [`OpenFiles::coarse`].
+    pub bounded_pids: usize,
 }
 
 /// The open files, working dirs and mapped files of every process this user may inspect.
@@ -95,17 +104,31 @@ pub struct OpenFiles {
 /// watcher, another scan) is reading it, not using it, and would otherwise keep any item it
 /// happened to be walking through. A process whose working dir is inside an item still keeps it.
 ///
-/// Linux: `/proc/<pid>/fd/*`, `/proc/<pid>/cwd` and `/proc/<pid>/maps`. macOS: `libproc`
-/// (`proc_pidinfo(PROC_PIDLISTFDS)` and `proc_pidfdinfo(PROC_PIDFDVNODEPATHINFO)` per fd, the
-/// working dir, and the file-backed regions). Processes of other users that cannot be read are
-/// skipped and counted in [`OpenFiles::skipped_pids`]; never an error.
+/// Linux: `/proc/<pid>/fd/*`, `/proc/<pid>/cwd` and `/proc/<pid>/maps` (read line by line, paths
+/// unescaped as the kernel escapes them; " (deleted)" dropped only from a file with no link left,
+/// as a `stat` of the open file tells). macOS: `libproc` (`proc_pidinfo(PROC_PIDLISTFDS)` and
+/// `proc_pidfdinfo(PROC_PIDFDVNODEPATHINFO)` per fd, the working dir, and the file-backed
+/// regions). Processes of other users that cannot be read are skipped and counted in
+/// [`OpenFiles::skipped_pids`]; never an error.
+///
+/// Memory is bounded whatever the processes hold: each path is kept once, at most
+/// [`EXACT_BYTES_PER_PROCESS`] of new paths per process and [`EXACT_BYTES`] in all (each path's
+/// bytes plus [`ENTRY_COST`]); the rest as the dirs they lie in ([`OpenFiles::coarse`], merged
+/// upwards past [`COARSE_BYTES`]). [`open_files_under`] keeps only what lies in some dirs.
 pub fn open_files() -> OpenFiles {
-    imp::open_files()
+    imp::open_files(None)
+}
+
+/// [`open_files`] at or under `dirs` only (absolute, canonical: the kernel reports canonical
+/// paths), filtered while reading, so files elsewhere cost nothing however many there are.
+pub fn open_files_under(dirs: &[PathBuf]) -> OpenFiles {
+    imp::open_files(Some(dirs))
 }
 
 /// The mount points of every mounted file system (empty when they cannot be read).
 ///
-/// Linux: field 5 of `/proc/self/mountinfo` (octal escapes undone). macOS: `getfsstat`'s
+/// Linux: field 5 of `/proc/self/mountinfo` (the kernel's octal escapes of space, tab, newline
+/// and backslash undone). macOS: `getfsstat`'s
 /// `f_mntonname`. Reclaim's plan keeps an item with a mount point inside it (`holds-mount`).
 pub fn mount_points() -> Vec<PathBuf> {
     imp::mount_points()

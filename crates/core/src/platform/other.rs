@@ -1,8 +1,10 @@
 //! Linux and other Unix twins of `macos.rs`.
 
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
+use super::open_set::Collector;
 use super::DefaultDirs;
 
 pub(super) fn default_dirs() -> DefaultDirs {
@@ -25,18 +27,22 @@ pub(super) fn bundle_id_of_exe(_exe: &std::path::Path) -> Option<String> {
 }
 
 /// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link
-/// but those of directories, the `cwd` link, and the file mappings of `/proc/<pid>/maps`. Processes
-/// whose entries cannot be read (other users', or gone meanwhile) are skipped and counted.
+/// but those of directories, the `cwd` link, and the file mappings of `/proc/<pid>/maps`, kept
+/// only at or under `scope` (every path when `None`) and within the bounds of [`Collector`].
+/// Processes whose entries cannot be read (other users', or gone meanwhile) are skipped and
+/// counted.
 ///
 /// A directory held open is being listed (`du`, `find`, an indexer, a watcher adding its watches,
 /// another scan), not used: counting it would let any process walking a root keep whatever dir it
-/// happened to be in. Whether an fd is a directory is asked of the open file itself (`stat` through
-/// the `/proc/<pid>/fd/N` link); an fd that closed meanwhile is kept, as it was read.
-pub(super) fn open_files() -> super::OpenFiles {
+/// happened to be in. Whether an fd is a directory, and whether its file was deleted, is asked of
+/// the open file itself (`stat` through the `/proc/<pid>/fd/N` link), never of its name; an fd
+/// that closed meanwhile is kept, as it was read.
+pub(super) fn open_files(scope: Option<&[PathBuf]>) -> super::OpenFiles {
     let mut out = super::OpenFiles::default();
     let Ok(proc_dir) = std::fs::read_dir("/proc") else {
         return out;
     };
+    let mut c = Collector::new(scope);
     for entry in proc_dir.flatten() {
         let Some(pid) = entry
             .file_name()
@@ -45,64 +51,286 @@ pub(super) fn open_files() -> super::OpenFiles {
         else {
             continue;
         };
+        c.begin(pid);
         let base = entry.path();
         let mut readable = false;
         if let Ok(fds) = std::fs::read_dir(base.join("fd")) {
             readable = true;
             for fd in fds.flatten() {
-                let link = fd.path();
-                let Ok(target) = std::fs::read_link(&link) else {
-                    continue;
-                };
-                if target.is_absolute() && std::fs::metadata(&link).is_ok_and(|m| m.is_dir()) {
-                    continue;
-                }
-                push_path(&mut out.files, pid, target);
+                add_link(&mut c, &fd.path(), false);
             }
         }
-        if let Ok(cwd) = std::fs::read_link(base.join("cwd")) {
-            push_path(&mut out.files, pid, cwd);
-        }
-        if let Ok(maps) = std::fs::read(base.join("maps")) {
-            readable = true;
-            let mut seen: Option<Vec<u8>> = None;
-            for line in maps.split(|b| *b == b'\n') {
-                // address perms offset dev inode pathname; the path starts at the first '/'
-                // after the five fixed fields (paths may contain spaces).
-                let Some(slash) = line.iter().position(|b| *b == b'/') else {
-                    continue;
-                };
-                let path = &line[slash..];
-                if seen.as_deref() == Some(path) {
-                    continue;
-                }
-                seen = Some(path.to_vec());
-                push_path(
-                    &mut out.files,
-                    pid,
-                    PathBuf::from(std::ffi::OsStr::from_bytes(path)),
-                );
-            }
+        add_link(&mut c, &base.join("cwd"), true);
+        if let Ok(maps) = std::fs::File::open(base.join("maps")) {
+            readable |= add_maps(
+                &mut c,
+                pid,
+                std::io::BufReader::with_capacity(1 << 16, maps),
+            );
         }
         if !readable {
             out.skipped_pids += 1;
         }
     }
-    out
+    super::OpenFiles {
+        skipped_pids: out.skipped_pids,
+        ..c.finish()
+    }
 }
 
-/// Keeps absolute paths only (not `socket:[…]`, `pipe:[…]`, `anon_inode:…`), without the kernel's
-/// ` (deleted)` suffix.
-fn push_path(files: &mut Vec<(u32, PathBuf)>, pid: u32, path: PathBuf) {
-    if !path.is_absolute() {
+/// What the kernel appends to the name of an unlinked file or dir in `/proc` (fd and cwd links,
+/// `maps`).
+const DELETED: &[u8] = b" (deleted)";
+
+/// The file an fd (or the `cwd`) link names. Its text is the raw path (no escaping), with
+/// [`DELETED`] appended when the file was unlinked; a live file may have a name ending so too,
+/// so the suffix is dropped only when the open file itself has no link left (`st_nlink` 0, from a
+/// `stat` that follows the link to the open file). A directory counts only as a working dir.
+fn add_link(c: &mut Collector, link: &Path, dir_ok: bool) {
+    let target = match std::fs::read_link(link) {
+        Ok(t) => t,
+        // The kernel names no path longer than a page: the file may lie anywhere on its device.
+        Err(e) if e.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            match std::fs::metadata(link) {
+                Ok(m) if m.is_dir() && !dir_ok => {}
+                Ok(m) => c.add_unknown(Some(m.dev())),
+                Err(_) => c.add_unknown(None),
+            }
+            return;
+        }
+        Err(_) => return,
+    };
+    let text = target.as_os_str().as_bytes();
+    let stem = text.strip_suffix(DELETED);
+    if !c.wants(text) && !stem.is_some_and(|s| c.wants(s)) {
         return;
     }
-    let bytes = path.as_os_str().as_bytes();
-    let path = match bytes.strip_suffix(b" (deleted)") {
-        Some(stem) => PathBuf::from(std::ffi::OsStr::from_bytes(stem)),
-        None => path,
+    let deleted = match std::fs::metadata(link) {
+        Ok(m) if m.is_dir() && !dir_ok => return,
+        Ok(m) => Some(m.nlink() == 0),
+        Err(_) => None,
     };
-    files.push((pid, path));
+    add_named(c, text, deleted);
+}
+
+/// Adds a path the kernel wrote with [`DELETED`] perhaps appended: `deleted` says whether the
+/// file is unlinked (`None`: unknown, both readings kept).
+fn add_named(c: &mut Collector, text: &[u8], deleted: Option<bool>) {
+    match (text.strip_suffix(DELETED), deleted) {
+        (Some(stem), Some(true)) => c.add(stem),
+        (Some(stem), None) => {
+            c.add(text);
+            c.add(stem);
+        }
+        _ => c.add(text),
+    }
+}
+
+/// The longest `maps` line read whole; a longer one (a path of more than 256 KiB) is kept as the
+/// deepest dir its first bytes name.
+const MAPS_LINE_MAX: usize = 256 << 10;
+
+/// Readings of one escaped path kept exactly; a path with more ambiguous escapes is kept as the
+/// dir above the first.
+const MAPS_READINGS_MAX: usize = 8;
+
+/// The file mappings of one process's `maps`, read line by line (a run of lines naming the same
+/// file is read once). False when nothing could be read (the process is not ours, or gone).
+fn add_maps(c: &mut Collector, pid: u32, maps: impl std::io::BufRead) -> bool {
+    let mut last: Vec<u8> = Vec::new();
+    let mut any = false;
+    let done = for_each_line(maps, MAPS_LINE_MAX, |line, whole| {
+        any = true;
+        let Some((range, name)) = maps_fields(line) else {
+            return;
+        };
+        if name.first() != Some(&b'/') || (whole && name == last.as_slice()) {
+            return;
+        }
+        if !whole {
+            // Cut: keep the deepest dir named whole (a `/` is never escaped).
+            if let Some(i) = name.iter().rposition(|b| *b == b'/') {
+                c.add_dir(if i == 0 { b"/" } else { &name[..i] });
+            }
+            last.clear();
+            return;
+        }
+        last.clear();
+        last.extend_from_slice(name);
+        add_mapped(c, pid, range, name);
+    });
+    done.is_ok() && any
+}
+
+/// The address range and the name of a `maps` line: `start-end perms offset dev inode`, spaces,
+/// then the name (a path, `[heap]`, `[anon:…]`, or nothing).
+fn maps_fields(line: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut rest = line;
+    let mut range: &[u8] = &[];
+    for field in 0..5 {
+        let end = rest.iter().position(|b| *b == b' ')?;
+        if field == 0 {
+            range = &rest[..end];
+        }
+        rest = &rest[end + 1..];
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    Some((range, &rest[start..]))
+}
+
+/// One mapped path as `maps` writes it: the kernel escapes a newline as `\012` and nothing else
+/// (not even a backslash), so each `\012` is a newline or those four bytes. Up to
+/// [`MAPS_READINGS_MAX`] readings are kept exactly; past that, the dir above the first `\012`
+/// coarsely. A trailing [`DELETED`] is dropped when the mapped file has no link left, as the
+/// `/proc/<pid>/map_files` entry of the range tells (only root may ask: otherwise both readings).
+fn add_mapped(c: &mut Collector, pid: u32, range: &[u8], name: &[u8]) {
+    let Some(first) = find(name, NEWLINE_ESCAPE) else {
+        if c.wants(name) || name.strip_suffix(DELETED).is_some_and(|s| c.wants(s)) {
+            let deleted = name
+                .ends_with(DELETED)
+                .then(|| mapped_nlink(pid, range).map(|n| n == 0))
+                .flatten();
+            add_named(c, name, deleted);
+        }
+        return;
+    };
+    let readings = maps_readings(name);
+    if readings.len() > MAPS_READINGS_MAX {
+        let dir = parent_of(&name[..first]);
+        c.add_dir(dir);
+        return;
+    }
+    let deleted = name
+        .ends_with(DELETED)
+        .then(|| mapped_nlink(pid, range).map(|n| n == 0))
+        .flatten();
+    for r in readings {
+        add_named(c, &r, deleted);
+    }
+}
+
+const NEWLINE_ESCAPE: &[u8] = b"\\012";
+
+/// Where `needle` (starting with a backslash) first occurs in `hay`: a scan for backslashes, so a
+/// path without one costs one pass.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = hay[from..].iter().position(|b| *b == b'\\') {
+        let at = from + i;
+        if hay[at..].starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// The dir a path prefix ends in: up to its last `/` (`/` itself for the first).
+fn parent_of(prefix: &[u8]) -> &[u8] {
+    match prefix.iter().rposition(|b| *b == b'/') {
+        Some(0) | None => b"/",
+        Some(i) => &prefix[..i],
+    }
+}
+
+/// Every reading of a `maps` path, each `\012` a newline or kept as written; more than
+/// [`MAPS_READINGS_MAX`] means too many to list (then the list stops there).
+fn maps_readings(name: &[u8]) -> Vec<Vec<u8>> {
+    let mut readings: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut i = 0;
+    while i < name.len() {
+        if name[i..].starts_with(NEWLINE_ESCAPE) {
+            if readings.len() * 2 > MAPS_READINGS_MAX {
+                readings.push(Vec::new());
+                readings.truncate(MAPS_READINGS_MAX + 1);
+                return readings;
+            }
+            let mut literal = readings.clone();
+            for r in &mut readings {
+                r.push(b'\n');
+            }
+            for r in &mut literal {
+                r.extend_from_slice(NEWLINE_ESCAPE);
+            }
+            readings.extend(literal);
+            i += NEWLINE_ESCAPE.len();
+        } else {
+            for r in &mut readings {
+                r.push(name[i]);
+            }
+            i += 1;
+        }
+    }
+    readings
+}
+
+/// Reads `reader` line by line (`\n`-terminated, the last line possibly not), handing each to
+/// `f` with `true` when whole; a line longer than `max` is handed once, cut to its first `max`
+/// bytes, with `false`, and the rest of it skipped. One buffer of at most `max` bytes is held.
+fn for_each_line(
+    mut reader: impl std::io::BufRead,
+    max: usize,
+    mut f: impl FnMut(&[u8], bool),
+) -> std::io::Result<()> {
+    let mut line: Vec<u8> = Vec::new();
+    let mut skipping = false;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            if !line.is_empty() && !skipping {
+                f(&line, true);
+            }
+            return Ok(());
+        }
+        let (chunk, ended) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if let (Some(used), true, false) = (ended, line.is_empty(), skipping) {
+            // A whole line in the buffer: handed from there, not copied.
+            if chunk.len() <= max {
+                f(chunk, true);
+                reader.consume(used);
+                continue;
+            }
+        }
+        if !skipping {
+            let room = max - line.len();
+            if chunk.len() > room {
+                line.extend_from_slice(&chunk[..room]);
+                f(&line, false);
+                line.clear();
+                skipping = true;
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = ended.unwrap_or(buf.len());
+        reader.consume(used);
+        if ended.is_some() {
+            if !skipping {
+                f(&line, true);
+            }
+            line.clear();
+            skipping = false;
+        }
+    }
+}
+
+/// `st_nlink` of the file mapped at `range` (`start-end` as `maps` writes it) in process `pid`,
+/// through `/proc/<pid>/map_files/<start>-<end>` (named without leading zeros).
+fn mapped_nlink(pid: u32, range: &[u8]) -> Option<u64> {
+    let (start, end) = std::str::from_utf8(range).ok()?.split_once('-')?;
+    let (start, end) = (
+        u64::from_str_radix(start, 16).ok()?,
+        u64::from_str_radix(end, 16).ok()?,
+    );
+    let m = std::fs::metadata(format!("/proc/{pid}/map_files/{start:x}-{end:x}")).ok()?;
+    Some(m.nlink())
 }
 
 /// The `Threads:` line of `/proc/<pid>/status`.
@@ -130,20 +358,37 @@ pub(super) fn mount_points() -> Vec<PathBuf> {
     };
     text.split(|b| *b == b'\n')
         .filter_map(|line| line.split(|b| *b == b' ').nth(4))
-        .map(|field| PathBuf::from(std::ffi::OsStr::from_bytes(&unescape_octal(field))))
+        .map(|field| {
+            PathBuf::from(std::ffi::OsStr::from_bytes(&unescape_octal(
+                field,
+                MOUNTINFO_ESCAPED,
+            )))
+        })
         .collect()
 }
 
-/// `/proc` writes a space, tab, newline and backslash in a path as `\040`, `\011`, `\012`, `\134`.
-fn unescape_octal(field: &[u8]) -> Vec<u8> {
+/// What `/proc/<pid>/mountinfo` escapes in a mount point (`seq_path_root(…, " \t\n\\")`):
+/// each as `\ooo`, so the text is never ambiguous.
+const MOUNTINFO_ESCAPED: &[u8] = b" \t\n\\";
+
+/// Undoes the kernel's `\ooo` escapes of the bytes in `escaped` (its `mangle_path` writes each
+/// byte of that set as a backslash and three octal digits, and every other byte as it is); a
+/// `\ooo` of a byte outside the set was written literally and is kept.
+fn unescape_octal(field: &[u8], escaped: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
     while i < field.len() {
         let digits = field.get(i + 1..i + 4);
-        let octal = digits.filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = digits
+            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)))
+            .map(|d| {
+                u32::from(d[0] - b'0') * 64 + u32::from(d[1] - b'0') * 8 + u32::from(d[2] - b'0')
+            })
+            .and_then(|v| u8::try_from(v).ok())
+            .filter(|v| escaped.contains(v));
         match (field[i], octal) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+            (b'\\', Some(v)) => {
+                out.push(v);
                 i += 4;
             }
             (c, _) => {
@@ -153,4 +398,119 @@ fn unescape_octal(field: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn exact(c: Collector) -> Vec<Vec<u8>> {
+        c.finish()
+            .files
+            .into_iter()
+            .map(|(_, p)| p.as_os_str().as_bytes().to_vec())
+            .collect()
+    }
+
+    #[test]
+    fn maps_fields_split_the_five_fixed_fields_from_the_name() {
+        let line = b"7f53095e0000-7f53095e1000 r--s 00000000 fe:00 10012627                   /t/a b  (deleted)";
+        let (range, name) = maps_fields(line).unwrap();
+        assert_eq!(range, b"7f53095e0000-7f53095e1000");
+        assert_eq!(name, b"/t/a b  (deleted)");
+        let (_, heap) = maps_fields(b"55d0-55d1 rw-p 00000000 00:00 0      [anon:/t/x]").unwrap();
+        assert_eq!(heap, b"[anon:/t/x]");
+        assert_eq!(maps_fields(b"55d0-55d1 rw-p 00000000 00:00 0 "), None);
+    }
+
+    #[test]
+    fn a_maps_path_is_read_both_ways_where_it_says_backslash_012() {
+        let r = maps_readings(b"/t/a\\012b/c");
+        assert_eq!(r, vec![b"/t/a\nb/c".to_vec(), b"/t/a\\012b/c".to_vec()]);
+        assert_eq!(maps_readings(b"/t/x\\040y"), vec![b"/t/x\\040y".to_vec()]);
+        let many = b"/t/\\012\\012\\012\\012/f";
+        assert!(maps_readings(many).len() > MAPS_READINGS_MAX);
+        assert_eq!(maps_readings(b"/t/\\012\\012\\012/f").len(), 8);
+    }
+
+    #[test]
+    fn many_ambiguous_escapes_keep_the_dir_above_the_first() {
+        let mut c = Collector::new(Some(&[PathBuf::from("/t")]));
+        c.begin(1);
+        add_mapped(&mut c, 1, b"0-1", b"/t/d/\\012\\012\\012\\012/f");
+        let got = c.finish();
+        assert!(got.files.is_empty());
+        assert_eq!(got.coarse, vec![(1, PathBuf::from("/t/d"))]);
+    }
+
+    #[test]
+    fn a_maps_reader_streams_lines_and_skips_repeats_and_other_names() {
+        let text = b"1000-2000 r--p 00000000 fe:00 12 /t/a\\012b/lib\n\
+                     2000-3000 r--p 00001000 fe:00 12 /t/a\\012b/lib\n\
+                     3000-4000 rw-p 00000000 00:00 0 [heap]\n\
+                     4000-5000 r--p 00000000 fe:00 13 /elsewhere/x\n\
+                     5000-6000 r--p 00000000 fe:00 14 /t/z";
+        let mut c = Collector::new(Some(&[PathBuf::from("/t")]));
+        c.begin(1);
+        assert!(add_maps(&mut c, 1, &text[..]));
+        assert_eq!(
+            exact(c),
+            vec![
+                b"/t/a\nb/lib".to_vec(),
+                b"/t/a\\012b/lib".to_vec(),
+                b"/t/z".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn deleted_is_dropped_only_from_a_file_known_unlinked() {
+        let mut c = Collector::new(None);
+        c.begin(1);
+        add_named(&mut c, b"/t/live (deleted)", Some(false));
+        add_named(&mut c, b"/t/gone (deleted) (deleted)", Some(true));
+        add_named(&mut c, b"/t/unknown (deleted)", None);
+        assert_eq!(
+            exact(c),
+            vec![
+                b"/t/gone (deleted)".to_vec(),
+                b"/t/live (deleted)".to_vec(),
+                b"/t/unknown".to_vec(),
+                b"/t/unknown (deleted)".to_vec(),
+            ]
+        );
+    }
+
+    #[test]
+    fn mountinfo_unescapes_only_what_the_kernel_escapes() {
+        assert_eq!(
+            unescape_octal(b"/m/a\\040b\\011c\\012d\\134e\\101", MOUNTINFO_ESCAPED),
+            b"/m/a b\tc\nd\\e\\101".to_vec()
+        );
+        assert_eq!(
+            unescape_octal(b"/m/\\0", MOUNTINFO_ESCAPED),
+            b"/m/\\0".to_vec()
+        );
+    }
+
+    #[test]
+    fn lines_are_handed_whole_or_cut_once_at_the_bound() {
+        let text = b"ab\n0123456789abc\nlast";
+        let mut seen = Vec::new();
+        for_each_line(
+            std::io::BufReader::with_capacity(4, &text[..]),
+            8,
+            |l, whole| seen.push((String::from_utf8(l.to_vec()).unwrap(), whole)),
+        )
+        .unwrap();
+        assert_eq!(
+            seen,
+            [
+                ("ab".to_owned(), true),
+                ("01234567".to_owned(), false),
+                ("last".to_owned(), true)
+            ]
+        );
+    }
 }

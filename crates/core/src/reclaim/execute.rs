@@ -133,7 +133,8 @@ pub struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    /// Checks the plan's id, takes a process snapshot (`probe.refresh()`), opens every root an
+    /// Checks the plan's id, takes a process snapshot of the plan's roots (`probe.scope_to`,
+    /// `probe.refresh()`), opens every root an
     /// item lies in (by its canonical path, last component not followed) and locks each (sorted
     /// by path, so two executes never wait on each other in a cycle).
     ///
@@ -200,6 +201,8 @@ impl<'a> Executor<'a> {
             }
             roots.insert(path.clone(), root);
         }
+        // Only items of the plan's roots are asked about.
+        probe.scope_to(plan_roots);
         probe.refresh();
         Ok(Executor {
             policy,

@@ -115,7 +115,6 @@ impl<'a> Planner<'a> {
         probe: &'a dyn ProcessProbe,
         now: SystemTime,
     ) -> Planner<'a> {
-        probe.refresh();
         let policy = Policy {
             protected: protected_paths(&policy.protected),
             ..policy.clone()
@@ -127,6 +126,9 @@ impl<'a> Planner<'a> {
             .collect();
         roots.sort();
         roots.dedup();
+        // Only items of these roots are asked about: the open files elsewhere need not be read.
+        probe.scope_to(&roots);
+        probe.refresh();
         Planner {
             catalogue,
             probe,

@@ -8,6 +8,7 @@ mod code_sign_clone_reclaim;
 mod containers;
 mod content_signature;
 mod freeable_reflink;
+mod in_use_guard;
 mod macos_platform;
 mod measure_dirs;
 mod nested_roots;
