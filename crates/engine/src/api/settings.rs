@@ -345,6 +345,66 @@ id = \"zz-mine\" # my rule
         assert!(text.contains("# my cachewatch config"), "{text}");
     }
 
+    /// Regression: the settings save and a `rules add` at once lost one of the two (a
+    /// read-modify-write with no lock). Both go through the config's locked edit: 20 tries, both
+    /// changes kept every time.
+    #[test]
+    fn a_settings_save_and_a_rule_added_at_once_both_stay() {
+        use crate::catalogue::{ProducerKind, ReclaimMode, Rule};
+        use crate::roots::RootKind;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let rule = Rule {
+            id: "local-tmp".into(),
+            name: "Unknown producer of tmp<rand8>/".into(),
+            root: RootKind::Temp,
+            item: vec!["tmp*".into()],
+            name_regex: Some("^tmp[A-Za-z0-9]{8}$".into()),
+            path_regex: None,
+            kind: ProducerKind::Leak,
+            reclaim: ReclaimMode::Manual,
+            min_age_secs: 3600,
+            owner: Default::default(),
+            evidence: Vec::new(),
+            notes: String::new(),
+            examples: Vec::new(),
+            counter_examples: Vec::new(),
+            structure: Vec::new(),
+            versioned: false,
+            contains: Vec::new(),
+            managed_by: None,
+        };
+        for attempt in 0..20 {
+            let base = &USER_TEXT[..USER_TEXT.find("[[producer]]").unwrap()];
+            std::fs::write(&path, base).unwrap();
+            let mut s = Settings::from_config(&Config::default());
+            s.alerts.producer_growth_items = 1000 + attempt;
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|scope| {
+                let saver = scope.spawn(|| {
+                    barrier.wait();
+                    save(&path, &s)
+                });
+                barrier.wait();
+                super::super::rules::add(&path, &rule, |_| Ok::<(), ApiError>(())).unwrap();
+                saver.join().unwrap().unwrap();
+            });
+            let loaded = config::load(&path).unwrap();
+            assert_eq!(
+                loaded.config.alerts.producer_growth_items,
+                1000 + attempt,
+                "try {attempt}: {}",
+                loaded.text
+            );
+            assert!(
+                loaded.catalogue().unwrap().rule("local-tmp").is_some(),
+                "try {attempt}: {}",
+                loaded.text
+            );
+            assert!(loaded.text.starts_with("# my cachewatch config\n"), "{}", loaded.text);
+        }
+    }
+
     /// The window shows each size as its exact text and sends back what was typed; the engine
     /// reads it (the window no longer asks once per field, nor formats sizes itself).
     #[test]
