@@ -238,6 +238,12 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         .config_path
         .clone()
         .context("no config file to write the rule into; pass --config PATH")?;
+    if !cachewatch::catalogue::is_slug(&args.id) {
+        bail!(
+            "--id {:?} is not a producer id: use lowercase letters a-z, digits and single dashes between words, e.g. \"my-app-temp\"",
+            args.id
+        );
+    }
     if ctx.catalogue()?.rule(&args.id).is_some() {
         bail!(
             "a producer with id {:?} exists already; choose another --id",

@@ -19,7 +19,10 @@ use cachewatch_testkit::tree;
 fn two_groups(root: &Path) {
     let mut r = Rng::new(0x5eed_c0f1_6000_0001);
     for i in 0..24 {
-        tree::write_file(&root.join(format!("pbx{}", r.alnum(8))).join("blob"), 500 + i);
+        tree::write_file(
+            &root.join(format!("pbx{}", r.alnum(8))).join("blob"),
+            500 + i,
+        );
         tree::write_file(&root.join(format!("qmz{}.dat", r.alnum(8))), 700 + i);
     }
 }
@@ -177,7 +180,11 @@ fn two_rules_add_at_once_keep_both_rules() {
     two_groups(&root);
     let config = dir.path().join("config.toml");
     for attempt in 0..20 {
-        std::fs::write(&config, "# mine, keep this\n[reclaim]\nolder_than = \"3d\"\n").unwrap();
+        std::fs::write(
+            &config,
+            "# mine, keep this\n[reclaim]\nolder_than = \"3d\"\n",
+        )
+        .unwrap();
         let a = rules_add(dir.path(), &root, "pbx<rand8>/", "local-pbx")
             .spawn()
             .unwrap();

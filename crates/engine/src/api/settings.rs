@@ -401,7 +401,11 @@ id = \"zz-mine\" # my rule
                 "try {attempt}: {}",
                 loaded.text
             );
-            assert!(loaded.text.starts_with("# my cachewatch config\n"), "{}", loaded.text);
+            assert!(
+                loaded.text.starts_with("# my cachewatch config\n"),
+                "{}",
+                loaded.text
+            );
         }
     }
 

@@ -241,9 +241,20 @@ fn a_non_utf8_config_names_the_line_and_column_of_the_bad_byte() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     // Hand count: the 0xff is on line 3, after `nämé = "` (8 characters).
-    std::fs::write(&path, b"[reclaim]\nolder_than = \"3d\"\nn\xc3\xa4m\xc3\xa9 = \"\xff\"\n").unwrap();
+    std::fs::write(
+        &path,
+        b"[reclaim]\nolder_than = \"3d\"\nn\xc3\xa4m\xc3\xa9 = \"\xff\"\n",
+    )
+    .unwrap();
     match load(&path) {
-        Err(e @ ConfigError::NotUtf8 { line: 3, column: 9, byte: 0xff, .. }) => {
+        Err(
+            e @ ConfigError::NotUtf8 {
+                line: 3,
+                column: 9,
+                byte: 0xff,
+                ..
+            },
+        ) => {
             let text = e.to_string();
             assert!(text.contains("line 3, column 9"), "{text}");
             assert!(text.contains("0xff"), "{text}");
@@ -286,7 +297,11 @@ fn a_planted_link_or_fifo_at_the_lock_file_is_refused() {
     std::os::unix::fs::symlink(&target, lock_path(&path)).unwrap();
     let edit = |t: &str| -> Result<String, std::convert::Infallible> { Ok(format!("{t}x = 1\n")) };
     match edit_file(&path, edit) {
-        Err(EditError::Config(e @ ConfigError::LockFile { kind: "symlink", .. })) => {
+        Err(EditError::Config(
+            e @ ConfigError::LockFile {
+                kind: "symlink", ..
+            },
+        )) => {
             assert!(e.to_string().contains("config.toml.lock"), "{e}");
         }
         other => panic!("expected a LockFile refusal, got {other:?}"),
@@ -298,7 +313,10 @@ fn a_planted_link_or_fifo_at_the_lock_file_is_refused() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     assert!(matches!(
         edit_file(&path, edit),
-        Err(EditError::Config(ConfigError::LockFile { kind: "FIFO", .. }))
+        Err(EditError::Config(ConfigError::LockFile {
+            kind: "FIFO",
+            ..
+        }))
     ));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "# mine\n");
 }

@@ -17,7 +17,13 @@ pub const APPLICATION_ID: i32 = 0x4357_4442;
 /// application id was set.
 const TABLES: [&[&str]; 2] = [
     &["alerts", "reclaims", "samples", "series"],
-    &["alerts", "auto_reclaim_runs", "reclaims", "samples", "series"],
+    &[
+        "alerts",
+        "auto_reclaim_runs",
+        "reclaims",
+        "samples",
+        "series",
+    ],
 ];
 
 /// The schema version this build writes: the number of entries in `MIGRATIONS`.
@@ -162,7 +168,10 @@ pub(super) fn check_ours(conn: &Connection, path: &std::path::Path) -> Result<i3
     // One read transaction, so the id, the version and the tables are of one moment (another
     // process may be creating the schema meanwhile); the caller's own transaction when in one.
     let _snapshot = if conn.is_autocommit() {
-        Some(conn.unchecked_transaction().map_err(err("begin reading the schema"))?)
+        Some(
+            conn.unchecked_transaction()
+                .map_err(err("begin reading the schema"))?,
+        )
     } else {
         None
     };
