@@ -135,7 +135,7 @@ fn add_with_config_swapped(make: impl Fn(&Path)) -> (tempfile::TempDir, PathBuf,
 /// scanned blocked it forever.
 #[test]
 fn rules_add_refuses_a_config_swapped_for_a_fifo_mid_run() {
-    let (_dir, config, code, err) = add_with_config_swapped(|p| mkfifo(p));
+    let (_dir, config, code, err) = add_with_config_swapped(mkfifo);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("FIFO"), "{err}");
     assert!(err.contains(&config.display().to_string()), "{err}");
