@@ -162,30 +162,32 @@ fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
         );
         return Ok(path);
     }
-    let old = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    let text = match old.as_str() {
-        "" => CI_RUNNER_RULES.to_owned(),
-        o if o.ends_with('\n') => format!("{o}\n{CI_RUNNER_RULES}"),
-        o => format!("{o}\n\n{CI_RUNNER_RULES}"),
-    };
-    // The file as it will be must load, rules and all, before it replaces the old one.
-    let loaded = cachewatch::config::LoadedConfig {
-        config: cachewatch::config::parse(&text, &path)?,
-        path: path.clone(),
-        text: text.clone(),
-    };
-    loaded.auto_reclaim(&loaded.catalogue()?)?;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    cachewatch::safe_file::write_atomically(&path, &text)?;
+    // Under the config's lock, on the file as it is then: another writer's change is kept.
+    let mut appended = false;
+    cachewatch::config::edit_file(&path, |old| -> anyhow::Result<String> {
+        appended = !old.is_empty();
+        let text = match old {
+            "" => CI_RUNNER_RULES.to_owned(),
+            o if o.ends_with('\n') => format!("{o}\n{CI_RUNNER_RULES}"),
+            o => format!("{o}\n\n{CI_RUNNER_RULES}"),
+        };
+        // The file as it will be must load, rules and all, before it replaces the old one.
+        let loaded = cachewatch::config::LoadedConfig {
+            config: cachewatch::config::parse(&text, &path)?,
+            path: path.clone(),
+            text: text.clone(),
+        };
+        loaded.auto_reclaim(&loaded.catalogue()?)?;
+        Ok(text)
+    })
+    .map_err(|e| match e {
+        cachewatch::config::EditError::Config(e) => anyhow::Error::new(e),
+        cachewatch::config::EditError::Write(e) => anyhow::Error::new(e),
+        cachewatch::config::EditError::Edit(e) => e,
+    })?;
     eprintln!(
         "cachewatch: {} the CI-runner [[auto_reclaim]] rules (ci-metal, ci-leaks) to {}",
-        if old.is_empty() { "wrote" } else { "appended" },
+        if appended { "appended" } else { "wrote" },
         path.display()
     );
     Ok(path)

@@ -238,6 +238,12 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         .config_path
         .clone()
         .context("no config file to write the rule into; pass --config PATH")?;
+    if !cachewatch::catalogue::is_slug(&args.id) {
+        bail!(
+            "--id {:?} is not a producer id: use lowercase letters a-z, digits and single dashes between words, e.g. \"my-app-temp\"",
+            args.id
+        );
+    }
     if ctx.catalogue()?.rule(&args.id).is_some() {
         bail!(
             "a producer with id {:?} exists already; choose another --id",
@@ -277,31 +283,34 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     };
     let opts = options(f, args.id.clone(), args.name.clone(), reclaim);
     let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts);
-    let (text, catalogue) = cachewatch::api::rules::with_rule(&path, &rule)?;
-    let check = shapes::check_rule(
-        &catalogue,
-        &rule.id,
-        f.group.root_kind,
-        &f.group.root,
-        &f.group.group,
-    )
-    .with_context(|| format!("listing {}", f.group.root.display()))?;
-    if !check.wrongly_claimed.is_empty() {
-        bail!(
-            "the rule for {:?} would also claim {:?} in {}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)",
-            args.shape,
-            lossy(&check.wrongly_claimed),
-            f.group.root.display()
-        );
-    }
-    if !check.missed.is_empty() {
-        bail!(
-            "the rule for {:?} would miss the members {:?}; nothing written",
-            args.shape,
-            lossy(&check.missed)
-        );
-    }
-    cachewatch::api::rules::write(&path, &text)?;
+    // Checked and written under the config's lock, on the file as it is then: a rule another
+    // `rules add` wrote meanwhile is kept, and the check sees it.
+    let check = cachewatch::api::rules::add(&path, &rule, |catalogue| {
+        let check = shapes::check_rule(
+            catalogue,
+            &rule.id,
+            f.group.root_kind,
+            &f.group.root,
+            &f.group.group,
+        )
+        .with_context(|| format!("listing {}", f.group.root.display()))?;
+        if !check.wrongly_claimed.is_empty() {
+            bail!(
+                "the rule for {:?} would also claim {:?} in {}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)",
+                args.shape,
+                lossy(&check.wrongly_claimed),
+                f.group.root.display()
+            );
+        }
+        if !check.missed.is_empty() {
+            bail!(
+                "the rule for {:?} would miss the members {:?}; nothing written",
+                args.shape,
+                lossy(&check.missed)
+            );
+        }
+        Ok(check)
+    })?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,

@@ -1,7 +1,11 @@
 //! `cachewatch watch`: run the monitor in the foreground, print alerts as they fire, optionally
-//! serve `/metrics`; stop cleanly on Ctrl-C or SIGTERM.
+//! serve `/metrics`; stop cleanly on Ctrl-C or SIGTERM. SIGHUP (a log-rotation script's reload)
+//! reloads the config: `[reclaim] older_than` and `[alerts]` apply at once; a change to anything
+//! else (roots, rules, `[watch]`, `[monitor]`, `[[auto_reclaim]]`) is logged as taking effect on
+//! the next start. A config that no longer loads is logged and the running settings are kept.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -45,12 +49,71 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         .enable_all()
         .build()
         .context("start the async runtime")?;
-    rt.block_on(watch(opts, args.metrics))
+    let reload = Reload {
+        path: ctx.config_path.clone(),
+        running: ctx.config.config.clone(),
+    };
+    rt.block_on(watch(opts, args.metrics, reload))
 }
 
-async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow::Result<Outcome> {
+/// What SIGHUP reloads: the config file, against the config the monitor started with.
+struct Reload {
+    /// The config file (`None`: no home dir and no `--config`, nothing to reload).
+    path: Option<PathBuf>,
+    /// The config as last applied.
+    running: cachewatch::config::Config,
+}
+
+impl Reload {
+    /// Loads the config again and applies what the monitor can take while running; logs the rest.
+    async fn reload(&mut self, m: &monitor::MonitorHandle) {
+        let Some(path) = &self.path else {
+            tracing::warn!("SIGHUP: no config file to reload (no --config and no home dir); kept running as is");
+            return;
+        };
+        let loaded = match cachewatch::config::load(path) {
+            Ok(l) => l.config,
+            Err(e) => {
+                tracing::error!("SIGHUP: config not reloaded, the running settings are kept: {e}");
+                return;
+            }
+        };
+        if let Err(e) = m.set_alerts(loaded.alerts.clone()).await {
+            tracing::error!("SIGHUP: cannot apply [alerts]: {e}");
+            return;
+        }
+        if let Err(e) = m.set_threshold(loaded.reclaim.older_than).await {
+            tracing::error!("SIGHUP: cannot apply [reclaim] older_than: {e}");
+            return;
+        }
+        // What only a restart applies: everything but [reclaim] and [alerts].
+        let rest = |c: &cachewatch::config::Config| {
+            let mut c = c.clone();
+            c.reclaim = Default::default();
+            c.alerts = Default::default();
+            c
+        };
+        if rest(&loaded) != rest(&self.running) {
+            tracing::warn!(
+                config = %path.display(),
+                "SIGHUP: reloaded [reclaim] and [alerts]; the other changes (roots, rules, [watch], [monitor], [[auto_reclaim]]) take effect when watch is started again"
+            );
+        } else {
+            tracing::info!(config = %path.display(), "SIGHUP: reloaded [reclaim] and [alerts]");
+        }
+        self.running = loaded;
+    }
+}
+
+async fn watch(
+    opts: MonitorOptions,
+    metrics_addr: Option<SocketAddr>,
+    mut reload: Reload,
+) -> anyhow::Result<Outcome> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).context("listen for SIGTERM")?;
+    // Listened for from the start: SIGHUP's default action would end the process.
+    let mut hup = signal(SignalKind::hangup()).context("listen for SIGHUP")?;
     let roots: Vec<String> = opts
         .roots
         .iter()
@@ -83,6 +146,7 @@ async fn watch(opts: MonitorOptions, metrics_addr: Option<SocketAddr>) -> anyhow
                 tracing::info!("SIGTERM; stopping");
                 break;
             }
+            _ = hup.recv() => reload.reload(&m).await,
             // A monitor that stopped on a panic serves frozen figures: exit non-zero instead, so
             // launchd (KeepAlive) or whoever runs `watch` starts it again.
             why = m.stopped() => {

@@ -321,6 +321,12 @@ pub struct Catalogue {
     versions: Vec<Option<regex::Regex>>,
 }
 
+/// True when `id` can be a producer id: lowercase ASCII words of letters and digits joined by
+/// single dashes (`my-app-temp`). A rule whose id is not is refused when the catalogue loads.
+pub fn is_slug(id: &str) -> bool {
+    load::is_slug(id)
+}
+
 impl Catalogue {
     /// The catalogue compiled into the binary (parsed and compiled once per process, then cloned).
     ///

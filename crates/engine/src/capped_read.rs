@@ -33,6 +33,19 @@ pub(crate) fn read_capped(
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(CappedReadError::Io)?;
+    read_capped_file(file, max_bytes)
+}
+
+/// The bytes of the opened `file` (at most `max_bytes`) and its metadata: refused unless the
+/// descriptor is a regular file. The caller opens it with `O_NONBLOCK`, so that a FIFO never
+/// blocks the open.
+///
+/// # Errors
+/// See [`CappedReadError`].
+pub(crate) fn read_capped_file(
+    file: std::fs::File,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, Metadata), CappedReadError> {
     let meta = file.metadata().map_err(CappedReadError::Io)?;
     if !meta.is_file() {
         return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));

@@ -80,6 +80,68 @@ pub enum ConfigError {
         /// The cap, bytes.
         max_bytes: u64,
     },
+    /// The file holds a byte that is not UTF-8.
+    #[error(
+        "config {path:?} is not UTF-8 text: byte 0x{byte:02x} at line {line}, column {column}; \
+         save it as UTF-8"
+    )]
+    NotUtf8 {
+        /// The config file.
+        path: PathBuf,
+        /// 1-based line of the first bad byte.
+        line: usize,
+        /// 1-based column (in characters) of the first bad byte.
+        column: usize,
+        /// The byte.
+        byte: u8,
+    },
+    /// The lock file beside the config (`<config>.lock`) is not a regular file.
+    #[error(
+        "refusing to edit config {path:?}: its lock file {lock:?} is a {kind}, not a regular \
+         file; remove it (cachewatch creates it as an empty file)"
+    )]
+    LockFile {
+        /// The config file.
+        path: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// What is there instead (`symlink`, `FIFO`, ...).
+        kind: &'static str,
+    },
+    /// The lock file cannot be created or locked.
+    #[error("cannot lock config {path:?} with {lock:?}: {source}")]
+    Lock {
+        /// The config file.
+        path: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Another process held the config's lock for longer than the wait.
+    #[error(
+        "config {path:?} is being edited by another process (it held {lock:?} for more than \
+         {waited_secs} s); nothing written: try again when it is done"
+    )]
+    Locked {
+        /// The config file.
+        path: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+        /// How long this edit waited, seconds.
+        waited_secs: u64,
+    },
+    /// The file changed every time an edit was about to replace it.
+    #[error(
+        "config {path:?} changed under each of {tries} attempts to edit it (is a program \
+         rewriting it?); nothing written: try again"
+    )]
+    KeptChanging {
+        /// The config file.
+        path: PathBuf,
+        /// How many attempts were made.
+        tries: usize,
+    },
     /// The file is not valid TOML or does not fit the schema.
     #[error("invalid config {path:?}, line {line}: {message}")]
     Invalid {
@@ -317,18 +379,12 @@ fn project_dirs() -> Result<directories::ProjectDirs, ConfigError> {
 /// `O_NONBLOCK` and checked on the opened descriptor, and at most [`MAX_CONFIG_BYTES`] are read.
 ///
 /// # Errors
-/// [`ConfigError::Read`] when the file exists but cannot be read (or is not UTF-8),
-/// [`ConfigError::NotAFile`] when it is not a regular file, [`ConfigError::TooLarge`] past the
+/// [`ConfigError::Read`] when the file exists but cannot be read, [`ConfigError::NotUtf8`] with
+/// the line and column of a byte that is not UTF-8, [`ConfigError::NotAFile`] when it is not a regular file, [`ConfigError::TooLarge`] past the
 /// cap, [`ConfigError::Invalid`] with the line when it is not valid, including what only the
 /// catalogue can check ([`LoadedConfig::validate`]).
 pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
-    let text = match read_capped(path) {
-        Ok(t) => t,
-        Err(ConfigError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            String::new()
-        }
-        Err(e) => return Err(e),
-    };
+    let text = read_text(path)?.unwrap_or_default();
     let config = parse(&text, path)?;
     let loaded = LoadedConfig {
         config,
@@ -337,32 +393,6 @@ pub fn load(path: &Path) -> Result<LoadedConfig, ConfigError> {
     };
     loaded.validate()?;
     Ok(loaded)
-}
-
-/// The text of the regular file `path`, at most [`MAX_CONFIG_BYTES`].
-fn read_capped(path: &Path) -> Result<String, ConfigError> {
-    use crate::capped_read::{read_capped, CappedReadError};
-    let read_err = |source| ConfigError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let (bytes, _) = read_capped(path, MAX_CONFIG_BYTES).map_err(|e| match e {
-        CappedReadError::Io(source) => read_err(source),
-        CappedReadError::NotAFile(file_type) => ConfigError::NotAFile {
-            path: path.to_owned(),
-            file_type,
-        },
-        CappedReadError::TooLarge(_) => ConfigError::TooLarge {
-            path: path.to_owned(),
-            max_bytes: MAX_CONFIG_BYTES,
-        },
-    })?;
-    String::from_utf8(bytes).map_err(|e| {
-        read_err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("not UTF-8: {e}"),
-        ))
-    })
 }
 
 /// Parses config text; `origin` names the file in errors.
@@ -377,6 +407,9 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
     })
 }
 mod auto_reclaim;
+mod file;
+
+pub use file::{edit_file, lock_path, read_text, EditError, LOCK_WAIT, MAX_TRIES};
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -36,7 +36,7 @@ pub use growth::{disk_full_eta, recent_window, steady_eta, Growth, MIN_ETA_SPAN}
 pub use reclaims::{ATTEMPT, INTERRUPTED};
 pub use runs::{group_runs, AuditRow, ReclaimRun, RUN_GAP_SECS};
 pub use samples::{Sample, Series};
-pub use schema::SCHEMA_VERSION;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// How long a statement waits for another process's lock before failing with
 /// [`HistoryError::Locked`].
@@ -67,7 +67,8 @@ impl History {
     /// link another user could have planted;
     /// [`HistoryError::CreateDir`] when the parent dir cannot be created;
     /// [`HistoryError::Corrupt`] when the file is not a SQLite database or is damaged (the file is
-    /// left as it was); [`HistoryError::Locked`] when another process holds a lock for longer than
+    /// left as it was); [`HistoryError::Foreign`] when it is another program's database (left as
+    /// it was); [`HistoryError::Locked`] when another process holds a lock for longer than
     /// [`BUSY_TIMEOUT`]; [`HistoryError::TooNew`] when the file was written by a newer cachewatch;
     /// [`HistoryError::Sql`] for any other SQLite failure.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
@@ -118,8 +119,10 @@ impl History {
             file_id: None,
             notice: None,
         };
+        // The first statement that reads the file: a file that is not a database fails here, and
+        // another program's database is refused before anything (even WAL mode) is written to it.
+        schema::check_ours(&history.conn, path)?;
         if writable {
-            // The first statement that reads the file: a file that is not a database fails here.
             // Two processes switching a fresh file to WAL at once can get SQLITE_BUSY without the
             // busy handler being called (a lock upgrade SQLite will not wait for): retry within
             // the busy timeout.

@@ -191,6 +191,23 @@ pub(crate) struct Located {
 /// directory is missing or not writable or the disk is full (the temporary is removed).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
     let at = locate(path, true)?;
+    write_located(path, &at, at.existing.as_ref(), text, || Ok(true)).map(|_| ())
+}
+
+/// Writes `text` as the file `at.name` in `at.dir` (`path` as given, for errors; `existing`: what
+/// is there now, whose owner and mode the new file keeps). Right before the rename, `unchanged`
+/// is asked whether the file is still the one the text was made from: `false` removes the
+/// temporary and returns `Ok(false)`, the file left as it is.
+///
+/// # Errors
+/// As [`write_atomically`], and whatever `unchanged` returns.
+pub(crate) fn write_located(
+    path: &Path,
+    at: &Located,
+    existing: Option<&Stat>,
+    text: &str,
+    unchanged: impl FnOnce() -> Result<bool, WriteError>,
+) -> Result<bool, WriteError> {
     let io = |op: &'static str| {
         move |e: Errno| WriteError::Io {
             path: path.to_path_buf(),
@@ -200,7 +217,7 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
     };
     let us = rustix::process::geteuid().as_raw();
     // Keep an existing file's owner (only root can give a file away) and mode.
-    let keep = match &at.existing {
+    let keep = match existing {
         Some(st) if st.st_uid != us && us != 0 => {
             return Err(WriteError::ForeignFile {
                 path: path.to_path_buf(),
@@ -213,8 +230,8 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
         None => None,
     };
     let (tmp_name, tmp) =
-        create_temporary(&at, keep.is_some()).map_err(io("create a temporary file"))?;
-    let written = (|| -> Result<(), WriteError> {
+        create_temporary(at, keep.is_some()).map_err(io("create a temporary file"))?;
+    let written = (|| -> Result<bool, WriteError> {
         if let Some((uid, gid, mode)) = keep {
             let made = rustix::fs::fstat(&tmp).map_err(io("look at the temporary file"))?;
             if (made.st_uid, made.st_gid) != (uid, gid) {
@@ -251,21 +268,25 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), WriteError> {
             op: "sync",
             source,
         })?;
+        if !unchanged()? {
+            return Ok(false);
+        }
         rustix::fs::renameat(&at.dir, &tmp_name, &at.dir, &at.name)
-            .map_err(io("rename the temporary over the file"))
+            .map_err(io("rename the temporary over the file"))?;
+        Ok(true)
     })();
-    if let Err(e) = written {
+    if !matches!(written, Ok(true)) {
         if let Err(rm) = rustix::fs::unlinkat(&at.dir, &tmp_name, AtFlags::empty()) {
             tracing::warn!(dir = %at.dir_path.display(), name = ?tmp_name, error = %rm, "cannot remove a temporary file");
         }
-        return Err(e);
+        return written;
     }
     // The rename is durable once the directory is synced; a filesystem that cannot sync a
     // directory still has the new file.
     if let Err(e) = rustix::fs::fsync(&at.dir) {
         tracing::debug!(dir = %at.dir_path.display(), error = %e, "cannot sync the directory");
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Creates a fresh temporary beside the file: `.NAME.PID.N.tmp` (hidden, and not ending in the
@@ -517,11 +538,11 @@ fn mode_bits(st: &Stat) -> u32 {
     u32::from(st.st_mode)
 }
 
-fn file_type(st: &Stat) -> FileType {
+pub(crate) fn file_type(st: &Stat) -> FileType {
     FileType::from_raw_mode(st.st_mode)
 }
 
-fn kind_name(t: FileType) -> &'static str {
+pub(crate) fn kind_name(t: FileType) -> &'static str {
     match t {
         FileType::Directory => "directory",
         FileType::CharacterDevice => "character device",

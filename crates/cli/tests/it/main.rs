@@ -4,6 +4,7 @@
 mod audit_cli;
 mod auto_reclaim_cli;
 mod cli;
+mod config_write_cli;
 mod container_cli;
 mod crash_cli;
 mod deploy_homebrew;

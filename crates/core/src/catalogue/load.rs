@@ -260,6 +260,17 @@ fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
                 message: "producer id is empty: give a slug such as \"my-app-temp\"".into(),
             });
         }
+        if !is_slug(&l.rule.id) {
+            return Err(CatalogueError::Invalid {
+                origin: l.origin.clone(),
+                line: l.id_line,
+                message: format!(
+                    "producer id {:?} is not a slug: use lowercase letters a-z, digits and single \
+                     dashes between words, e.g. \"my-app-temp\"",
+                    l.rule.id
+                ),
+            });
+        }
         if let Some(&first_line) = seen.get(&(l.origin.as_path(), l.rule.id.as_str())) {
             return Err(CatalogueError::DuplicateId {
                 origin: l.origin.clone(),
@@ -271,6 +282,17 @@ fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
         seen.insert((l.origin.as_path(), l.rule.id.as_str()), l.id_line);
     }
     Ok(())
+}
+
+/// A producer id: lowercase ASCII words of letters and digits joined by single dashes
+/// (`my-app-temp`), the form messages, metric labels and `--producer` expect.
+pub(crate) fn is_slug(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
 }
 
 /// Every `contains` entry is one plain name (no `/`, not empty, `.` or `..`).

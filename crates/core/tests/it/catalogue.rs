@@ -1380,3 +1380,38 @@ fn go_build_workdir_claims_only_go_temp_names() {
         );
     }
 }
+
+/// Regression: user rule ids were not checked against the slug the messages promise
+/// ("my-app-temp"); `My_Tool`, a space, a leading or doubled dash were taken as ids.
+#[test]
+fn a_user_rule_id_that_is_not_a_slug_is_refused_with_its_line() {
+    for bad in [
+        "My_Tool",
+        "my tool",
+        "-x",
+        "x-",
+        "a--b",
+        "caf\u{e9}",
+        "UPPER",
+        "a.b",
+    ] {
+        let text = format!(
+            "# mine\n\n[[producer]]\nid = {bad:?}\nname = \"Mine\"\nroot = \"temp\"\nitem = \"mine-*\"\nkind = \"leak\"\nreclaim = \"manual\"\n"
+        );
+        match err_of(&text) {
+            CatalogueError::Invalid { line, message, .. } => {
+                assert_eq!(line, 4, "{bad:?}: {message}");
+                assert!(message.contains("is not a slug"), "{bad:?}: {message}");
+                assert!(message.contains(&format!("{bad:?}")), "{bad:?}: {message}");
+            }
+            other => panic!("{bad:?}: expected Invalid, got {other:?}"),
+        }
+    }
+    for good in ["my-tool", "x", "tool2-tmp", "9p"] {
+        let text = format!(
+            "[[producer]]\nid = {good:?}\nname = \"Mine\"\nroot = \"temp\"\nitem = \"mine-*\"\nkind = \"leak\"\nreclaim = \"manual\"\n"
+        );
+        let c = Catalogue::with_extra(&text, Path::new("config.toml")).unwrap();
+        assert!(c.rule(good).is_some(), "{good}");
+    }
+}

@@ -65,24 +65,20 @@ fn word<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// The config text of `path` with `rule` appended, and the catalogue it gives (the built-in rules
-/// plus the file's), checked: the rule compiles, its id is new, its examples match.
+/// plus the file's), checked: the rule compiles, its id is new, its examples match. Only reads
+/// (through [`config::read_text`]); [`add`] writes.
 ///
 /// # Errors
-/// [`ApiError::ConfigWrite`] when the file cannot be read; [`ApiError::ConfigEdit`] when it is not
-/// valid TOML; [`ApiError::Config`] when the result would not load.
+/// [`ApiError::Config`] when the file cannot be read; [`ApiError::ConfigEdit`] when it is not
+/// valid TOML, or when the result would not load.
 pub fn with_rule(path: &Path, rule: &Rule) -> Result<(String, Catalogue), ApiError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ApiError::ConfigWrite {
-                op: "read",
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-    };
-    let new_text = append_rule(&text, rule).map_err(|message| ApiError::ConfigEdit {
+    let text = config::read_text(path)?.unwrap_or_default();
+    with_rule_text(path, &text, rule)
+}
+
+/// `text` (the config file `path`) with `rule` appended, and the catalogue it gives.
+fn with_rule_text(path: &Path, text: &str, rule: &Rule) -> Result<(String, Catalogue), ApiError> {
+    let new_text = append_rule(text, rule).map_err(|message| ApiError::ConfigEdit {
         path: path.to_path_buf(),
         message,
     })?;
@@ -95,13 +91,36 @@ pub fn with_rule(path: &Path, rule: &Rule) -> Result<(String, Catalogue), ApiErr
     Ok((new_text, catalogue))
 }
 
-/// Writes `text` (from [`with_rule`]) as the config file `path`, atomically, its dir created
-/// when missing.
+/// Appends `rule` to the config file `path` (created with its dir when missing) when `check`
+/// accepts the catalogue it gives, and returns what `check` returned. The edit goes through
+/// [`config::edit_file`]: under the config's lock, on the file as it is then, so a rule another
+/// writer added meanwhile is kept; `check` runs again on each text the rule is applied to.
 ///
 /// # Errors
-/// [`ApiError::ConfigWrite`] when the file cannot be written.
-pub fn write(path: &Path, text: &str) -> Result<(), ApiError> {
-    super::settings::write_config(path, text)
+/// What `check` returns (nothing written); the errors of [`with_rule`], and
+/// [`ApiError::ConfigSave`] when the file cannot be replaced.
+pub fn add<T, E: From<ApiError>>(
+    path: &Path,
+    rule: &Rule,
+    mut check: impl FnMut(&Catalogue) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut checked = None;
+    let edited = config::edit_file(path, |text| {
+        let (new_text, catalogue) = with_rule_text(path, text, rule).map_err(E::from)?;
+        checked = Some(check(&catalogue)?);
+        Ok(new_text)
+    });
+    match edited {
+        Ok(_) => checked.ok_or_else(|| {
+            E::from(ApiError::ConfigEdit {
+                path: path.to_path_buf(),
+                message: "the rule was never checked".to_owned(),
+            })
+        }),
+        Err(config::EditError::Config(e)) => Err(E::from(ApiError::Config(e))),
+        Err(config::EditError::Write(e)) => Err(E::from(ApiError::ConfigSave(e))),
+        Err(config::EditError::Edit(e)) => Err(e),
+    }
 }
 
 #[cfg(test)]

@@ -134,33 +134,37 @@ pub fn load(path: &Path) -> Result<Settings, ApiError> {
 
 /// Writes `settings` into the config file `path` (created with its dir when missing): sets
 /// `[reclaim] older_than` and the `[alerts]` keys, keeps every other line, comment and section as
-/// it was. The new text is checked as a config before it replaces the file (written to a sibling
-/// temp file, then renamed), so a failed save leaves the file as it was.
+/// it was. The edit goes through [`config::edit_file`]: under the config's lock, applied to the
+/// file as it is then (another writer's change is kept, never overwritten), checked as a config,
+/// written to a sibling temp file and renamed, so a failed save leaves the file as it was.
 ///
 /// # Errors
-/// [`ApiError::ConfigWrite`] when the file cannot be read or its dir created;
+/// [`ApiError::Config`] when the file cannot be read or locked, or the result would not load;
 /// [`ApiError::ConfigSave`] when it cannot be replaced (a symlink another user could have planted,
 /// not a regular file, or a failed write: see [`crate::safe_file`]); [`ApiError::ConfigEdit`] when
-/// the file is not valid TOML; [`ApiError::Config`] when the result would not load.
+/// the file is not valid TOML.
 pub fn save(path: &Path, settings: &Settings) -> Result<Config, ApiError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ApiError::ConfigWrite {
-                op: "read",
-                path: path.to_path_buf(),
-                source,
-            })
-        }
-    };
-    let new_text = edit(&text, settings).map_err(|message| ApiError::ConfigEdit {
-        path: path.to_path_buf(),
-        message,
+    let new_text = edit_config(path, |text| {
+        let new_text = edit(text, settings).map_err(|message| ApiError::ConfigEdit {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        config::parse(&new_text, path)?;
+        Ok(new_text)
     })?;
-    let config = config::parse(&new_text, path)?;
-    write_atomically(path, &new_text)?;
-    Ok(config)
+    Ok(config::parse(&new_text, path)?)
+}
+
+/// [`config::edit_file`] with its errors as [`ApiError`]s.
+pub(super) fn edit_config(
+    path: &Path,
+    apply: impl FnMut(&str) -> Result<String, ApiError>,
+) -> Result<String, ApiError> {
+    config::edit_file(path, apply).map_err(|e| match e {
+        config::EditError::Config(e) => ApiError::Config(e),
+        config::EditError::Write(e) => ApiError::ConfigSave(e),
+        config::EditError::Edit(e) => e,
+    })
 }
 
 /// The config text `text` with `settings` applied (comments and other keys kept).
@@ -237,24 +241,6 @@ fn set_value(table: &mut Table, key: &str, value: toml_edit::Value) {
             table.insert(key, Item::Value(value));
         }
     }
-}
-
-/// Writes the config text `text` as `path` (its dir created when missing), atomically, through
-/// a symlinked config to its target.
-pub(super) fn write_config(path: &Path, text: &str) -> Result<(), ApiError> {
-    write_atomically(path, text)
-}
-
-fn write_atomically(path: &Path, text: &str) -> Result<(), ApiError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| ApiError::ConfigWrite {
-            op: "create the dir of",
-            path: path.to_path_buf(),
-            source,
-        })?;
-    }
-    // Never through a link another user planted, nor over anything but a regular file.
-    crate::safe_file::write_atomically(path, text).map_err(ApiError::ConfigSave)
 }
 
 #[cfg(test)]
@@ -357,6 +343,70 @@ id = \"zz-mine\" # my rule
         let text = std::fs::read_to_string(&real).unwrap();
         assert!(text.contains("producer_growth_items = 42"), "{text}");
         assert!(text.contains("# my cachewatch config"), "{text}");
+    }
+
+    /// Regression: the settings save and a `rules add` at once lost one of the two (a
+    /// read-modify-write with no lock). Both go through the config's locked edit: 20 tries, both
+    /// changes kept every time.
+    #[test]
+    fn a_settings_save_and_a_rule_added_at_once_both_stay() {
+        use crate::catalogue::{ProducerKind, ReclaimMode, Rule};
+        use crate::roots::RootKind;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let rule = Rule {
+            id: "local-tmp".into(),
+            name: "Unknown producer of tmp<rand8>/".into(),
+            root: RootKind::Temp,
+            item: vec!["tmp*".into()],
+            name_regex: Some("^tmp[A-Za-z0-9]{8}$".into()),
+            path_regex: None,
+            kind: ProducerKind::Leak,
+            reclaim: ReclaimMode::Manual,
+            min_age_secs: 3600,
+            owner: Default::default(),
+            evidence: Vec::new(),
+            notes: String::new(),
+            examples: Vec::new(),
+            counter_examples: Vec::new(),
+            structure: Vec::new(),
+            versioned: false,
+            contains: Vec::new(),
+            managed_by: None,
+        };
+        for attempt in 0..20 {
+            let base = &USER_TEXT[..USER_TEXT.find("[[producer]]").unwrap()];
+            std::fs::write(&path, base).unwrap();
+            let mut s = Settings::from_config(&Config::default());
+            s.alerts.producer_growth_items = 1000 + attempt;
+            let barrier = std::sync::Barrier::new(2);
+            std::thread::scope(|scope| {
+                let saver = scope.spawn(|| {
+                    barrier.wait();
+                    save(&path, &s)
+                });
+                barrier.wait();
+                super::super::rules::add(&path, &rule, |_| Ok::<(), ApiError>(())).unwrap();
+                saver.join().unwrap().unwrap();
+            });
+            let loaded = config::load(&path).unwrap();
+            assert_eq!(
+                loaded.config.alerts.producer_growth_items,
+                1000 + attempt,
+                "try {attempt}: {}",
+                loaded.text
+            );
+            assert!(
+                loaded.catalogue().unwrap().rule("local-tmp").is_some(),
+                "try {attempt}: {}",
+                loaded.text
+            );
+            assert!(
+                loaded.text.starts_with("# my cachewatch config\n"),
+                "{}",
+                loaded.text
+            );
+        }
     }
 
     /// The window shows each size as its exact text and sends back what was typed; the engine

@@ -234,3 +234,89 @@ fn out_of_range_durations_and_counts_are_refused_naming_key_range_and_line() {
         Config::default()
     );
 }
+
+/// Regression: a non-UTF-8 config was reported with a byte offset; it names the line and column.
+#[test]
+fn a_non_utf8_config_names_the_line_and_column_of_the_bad_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    // Hand count: the 0xff is on line 3, after `nämé = "` (8 characters).
+    std::fs::write(
+        &path,
+        b"[reclaim]\nolder_than = \"3d\"\nn\xc3\xa4m\xc3\xa9 = \"\xff\"\n",
+    )
+    .unwrap();
+    match load(&path) {
+        Err(
+            e @ ConfigError::NotUtf8 {
+                line: 3,
+                column: 9,
+                byte: 0xff,
+                ..
+            },
+        ) => {
+            let text = e.to_string();
+            assert!(text.contains("line 3, column 9"), "{text}");
+            assert!(text.contains("0xff"), "{text}");
+            assert!(text.contains("config.toml"), "{text}");
+        }
+        other => panic!("expected NotUtf8 at 3:9, got {other:?}"),
+    }
+}
+
+/// A writer that does not take the lock (an editor) changes the file between the edit's read
+/// and its rename: the edit is applied again on the new text, and the editor's line is kept.
+#[test]
+fn an_edit_is_applied_again_when_the_file_changed_before_the_rename() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, "# first\n").unwrap();
+    let mut calls = 0;
+    let written = edit_file(&path, |text| -> Result<String, std::convert::Infallible> {
+        calls += 1;
+        if calls == 1 {
+            // The editor saves while our temporary is being made.
+            std::fs::write(&path, "# first\n# the editor's line\n").unwrap();
+        }
+        Ok(format!("{text}# ours\n"))
+    })
+    .unwrap();
+    assert_eq!(calls, 2);
+    assert_eq!(written, "# first\n# the editor's line\n# ours\n");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), written);
+}
+
+/// A link planted at the lock file's name is refused (nothing created at its target, the config
+/// untouched); so is a FIFO.
+#[test]
+fn a_planted_link_or_fifo_at_the_lock_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, "# mine\n").unwrap();
+    let target = dir.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, lock_path(&path)).unwrap();
+    let edit = |t: &str| -> Result<String, std::convert::Infallible> { Ok(format!("{t}x = 1\n")) };
+    match edit_file(&path, edit) {
+        Err(EditError::Config(
+            e @ ConfigError::LockFile {
+                kind: "symlink", ..
+            },
+        )) => {
+            assert!(e.to_string().contains("config.toml.lock"), "{e}");
+        }
+        other => panic!("expected a LockFile refusal, got {other:?}"),
+    }
+    assert!(!target.exists());
+    std::fs::remove_file(lock_path(&path)).unwrap();
+    let c = std::ffi::CString::new(lock_path(&path).to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    assert!(matches!(
+        edit_file(&path, edit),
+        Err(EditError::Config(ConfigError::LockFile {
+            kind: "FIFO",
+            ..
+        }))
+    ));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "# mine\n");
+}

@@ -50,6 +50,25 @@ pub enum HistoryError {
         /// The SQLite error.
         source: rusqlite::Error,
     },
+    /// The file is another program's SQLite database (see [`super::schema`]); nothing was
+    /// written to it.
+    #[error(
+        "refusing to use {path:?} as the history database: it is another program's SQLite \
+         database (tables: {}; application_id {application_id:#x}, user_version {user_version}), \
+         and cachewatch never adds its tables to another program's file; it was left as it was: \
+         pass --data-dir with another dir, or move the file aside",
+        if tables.is_empty() { "none".to_owned() } else { tables.join(", ") }
+    )]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
+        /// The names of its tables and views.
+        tables: Vec<String>,
+        /// Its `PRAGMA application_id`.
+        application_id: i32,
+        /// Its `PRAGMA user_version`.
+        user_version: i64,
+    },
     /// The database was written by a newer cachewatch.
     #[error(
         "the history database {path:?} has schema version {found}, newer than {known} which this \

@@ -1,6 +1,30 @@
-//! Schema and migrations, versioned by `PRAGMA user_version`.
+//! Schema and migrations, versioned by `PRAGMA user_version`, marked ours by
+//! `PRAGMA application_id` ([`APPLICATION_ID`]).
+//!
+//! A database is ours when it carries our application id; when it is empty (no table: a new
+//! file); or, written before the id was set, when its tables are exactly the ones its schema
+//! version has. Any other database (another program's) is refused with what was found in it,
+//! before anything is written to it: cachewatch never adds its tables to another program's file.
+
+use rusqlite::Connection;
 
 use super::{History, HistoryError};
+
+/// `PRAGMA application_id` of a cachewatch history database: `CWDB` in ASCII.
+pub const APPLICATION_ID: i32 = 0x4357_4442;
+
+/// The tables each schema version has (index: version - 1), for databases written before the
+/// application id was set.
+const TABLES: [&[&str]; 2] = [
+    &["alerts", "reclaims", "samples", "series"],
+    &[
+        "alerts",
+        "auto_reclaim_runs",
+        "reclaims",
+        "samples",
+        "series",
+    ],
+];
 
 /// The schema version this build writes: the number of entries in `MIGRATIONS`.
 pub const SCHEMA_VERSION: i64 = 2;
@@ -86,6 +110,8 @@ pub(super) fn migrate(history: &mut History) -> Result<(), HistoryError> {
         let found: i64 = tx
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .map_err(err("read schema version"))?;
+        // Again under the write lock: nothing is added to a database that is not ours.
+        let app_id = check_ours(&tx, &path)?;
         if found > SCHEMA_VERSION {
             return Err(HistoryError::TooNew {
                 path: path.clone(),
@@ -94,11 +120,18 @@ pub(super) fn migrate(history: &mut History) -> Result<(), HistoryError> {
             });
         }
         let Some(sql) = usize::try_from(found).ok().and_then(|i| MIGRATIONS.get(i)) else {
+            if app_id != APPLICATION_ID {
+                tx.pragma_update(None, "application_id", APPLICATION_ID)
+                    .map_err(err("mark the database as cachewatch's"))?;
+                tx.commit().map_err(err("commit migration"))?;
+            }
             return Ok(());
         };
         tx.execute_batch(sql).map_err(err("migrate schema"))?;
         tx.pragma_update(None, "user_version", found + 1)
             .map_err(err("set schema version"))?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(err("mark the database as cachewatch's"))?;
         tx.commit().map_err(err("commit migration"))?;
     }
 }
@@ -122,4 +155,61 @@ pub(super) fn check_readable(history: &History) -> Result<(), HistoryError> {
             known: SCHEMA_VERSION,
         }),
     }
+}
+
+/// Checks the database on `conn` (the file `path`) is ours (see the module's doc) and returns its
+/// application id (ours, or 0 for an empty or older cachewatch database).
+///
+/// # Errors
+/// [`HistoryError::Foreign`] naming what was found; the SQLite errors of reading the header and
+/// the table list ([`HistoryError::Corrupt`] when the file is not a database).
+pub(super) fn check_ours(conn: &Connection, path: &std::path::Path) -> Result<i32, HistoryError> {
+    let err = |op| super::sql_err(path, op);
+    // One read transaction, so the id, the version and the tables are of one moment (another
+    // process may be creating the schema meanwhile); the caller's own transaction when in one.
+    let _snapshot = if conn.is_autocommit() {
+        Some(
+            conn.unchecked_transaction()
+                .map_err(err("begin reading the schema"))?,
+        )
+    } else {
+        None
+    };
+    let app_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |row| row.get(0))
+        .map_err(err("read the application id"))?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(err("read schema version"))?;
+    if app_id == APPLICATION_ID {
+        return Ok(app_id);
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') \
+             AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+        )
+        .map_err(err("list the tables"))?;
+    let tables: Vec<String> = stmt
+        .query_map([], |row| row.get(0))
+        .map_err(err("list the tables"))?
+        .collect::<Result<_, _>>()
+        .map_err(err("list the tables"))?;
+    drop(stmt);
+    let empty_new = app_id == 0 && version == 0 && tables.is_empty();
+    let older_ours = app_id == 0
+        && usize::try_from(version)
+            .ok()
+            .and_then(|v| v.checked_sub(1))
+            .and_then(|i| TABLES.get(i))
+            .is_some_and(|want| want.iter().copied().eq(tables.iter().map(String::as_str)));
+    if empty_new || older_ours {
+        return Ok(app_id);
+    }
+    Err(HistoryError::Foreign {
+        path: path.to_path_buf(),
+        tables,
+        application_id: app_id,
+        user_version: version,
+    })
 }

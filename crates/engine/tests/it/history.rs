@@ -516,3 +516,91 @@ fn an_empty_database_file_read_only_says_empty_not_schema_version_0() {
     // Nothing was written: the file is still empty.
     assert_eq!(std::fs::metadata(&path).expect("stat").len(), 0);
 }
+
+/// The tables and views of the database at `path`, sorted (read with SQLite directly).
+fn tables_of(path: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("raw open");
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name")
+        .expect("prepare");
+    let names = stmt
+        .query_map([], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<Vec<String>, _>>()
+        .expect("rows");
+    names
+}
+
+/// Regression: another program's SQLite database at the history path got our tables added to
+/// it. It is refused, with its path and its tables, and left byte for byte as it was.
+#[test]
+fn another_programs_database_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("cachewatch.db");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("create");
+        conn.execute_batch("CREATE TABLE foo (x INTEGER); INSERT INTO foo VALUES (42);")
+            .expect("foreign table");
+    }
+    let before = std::fs::read(&path).expect("read");
+    for err in [
+        History::open(&path).expect_err("a foreign database must not open"),
+        History::open_read_only(&path).expect_err("nor read-only"),
+    ] {
+        match &err {
+            HistoryError::Foreign { tables, .. } => assert_eq!(tables, &["foo"]),
+            other => panic!("expected Foreign, got {other:?}"),
+        }
+        let msg = err.to_string();
+        assert!(msg.contains(&*path.to_string_lossy()), "{msg}");
+        assert!(msg.contains("tables: foo"), "{msg}");
+    }
+    assert_eq!(std::fs::read(&path).expect("read back"), before);
+    assert_eq!(tables_of(&path), ["foo"]);
+    // Our tables beside another program's are not ours either (no application id).
+    let mixed = dir.path().join("mixed.db");
+    drop(History::open(&mixed).expect("ours"));
+    {
+        let conn = rusqlite::Connection::open(&mixed).expect("raw");
+        conn.execute_batch("PRAGMA application_id = 0; CREATE TABLE foo (x INTEGER);")
+            .expect("add foo");
+    }
+    assert!(matches!(
+        History::open(&mixed),
+        Err(HistoryError::Foreign { .. })
+    ));
+}
+
+/// Databases written before the application id was set (schema 1 and 2, id 0) still open; the
+/// schema-1 one is migrated; both are marked ours.
+#[test]
+fn older_cachewatch_databases_without_the_application_id_still_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (version, drop_sql) in [(2, ""), (1, "DROP TABLE auto_reclaim_runs;")] {
+        let path = dir.path().join(format!("v{version}.db"));
+        drop(History::open(&path).expect("create"));
+        {
+            let conn = rusqlite::Connection::open(&path).expect("raw");
+            conn.execute_batch(&format!(
+                "{drop_sql} PRAGMA user_version = {version}; PRAGMA application_id = 0;"
+            ))
+            .expect("make it look older");
+        }
+        if version == SCHEMA_VERSION {
+            drop(History::open_read_only(&path).expect("read-only opens as it is"));
+        }
+        drop(History::open(&path).expect("an older cachewatch database opens"));
+        let conn = rusqlite::Connection::open(&path).expect("raw");
+        let (id, v): (i32, i64) = conn
+            .query_row(
+                "SELECT (SELECT application_id FROM pragma_application_id), \
+                 (SELECT user_version FROM pragma_user_version)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("pragmas");
+        assert_eq!(id, cachewatch::history::APPLICATION_ID, "v{version}");
+        assert_eq!(v, SCHEMA_VERSION, "v{version}");
+        assert!(tables_of(&path).contains(&"auto_reclaim_runs".to_owned()));
+    }
+}
