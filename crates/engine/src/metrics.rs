@@ -8,6 +8,7 @@
 //! Families (all gauges unless said): `cachewatch_producer_allocated_bytes{producer}`,
 //! `cachewatch_producer_items{producer}`, `cachewatch_producer_orphan_bytes{producer}`,
 //! `cachewatch_producer_reclaimable_bytes{producer}`, `cachewatch_root_allocated_bytes{kind,path}`,
+//! `cachewatch_root_up{kind,path}` (0 once the root was removed or replaced by a link),
 //! `cachewatch_volume_free_bytes{mount}`, `cachewatch_unexplained_growth_bytes{mount}` (the
 //! volume's free-space fall beyond its roots' growth, see `crate::outside_growth`), and the counters `cachewatch_alerts_total{rule}` (alerts
 //! fired since this process started), `cachewatch_reclaimed_bytes_total{producer}` and
