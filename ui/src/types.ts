@@ -37,6 +37,7 @@ export type {
   ReclaimRun,
   RootDto,
   RootKind,
+  RootStatus,
   ScanProgress,
   Settings,
   ReclaimJob,

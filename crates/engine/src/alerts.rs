@@ -11,6 +11,7 @@
 //! in a window: leaks like Metal's `gpuarchiver-*` are thousands of small dirs, so items count as
 //! much as bytes), `total-limit`, `free-disk`, `disk-full-eta`, `unexplained-growth` (off by
 //! default: free space fell by much more than the watched dirs grew, [`crate::outside_growth`]),
+//! `root-gone` (a watched root removed or replaced by a link, fired by the monitor when it sees it)
 //! and `crash-loop` (evaluated by [`crash::CrashLoopDetector`](crate::crash::CrashLoopDetector),
 //! passed through here).
 
@@ -46,11 +47,15 @@ pub enum AlertRule {
     /// A group of unattributed entries sharing a name shape (a producer no rule knows, see
     /// [`crate::shapes`]) grew past the producer-growth limits.
     UnknownProducerGrowth,
+    /// A watched root was removed, or replaced by a symbolic link or a non-dir: fired by the
+    /// monitor when it sees the change (at most once per root within the cooldown), not by the
+    /// evaluator.
+    RootGone,
 }
 
 impl AlertRule {
     /// All rules.
-    pub const ALL: [AlertRule; 7] = [
+    pub const ALL: [AlertRule; 8] = [
         AlertRule::ProducerGrowth,
         AlertRule::TotalLimit,
         AlertRule::FreeDisk,
@@ -58,6 +63,7 @@ impl AlertRule {
         AlertRule::CrashLoop,
         AlertRule::UnexplainedGrowth,
         AlertRule::UnknownProducerGrowth,
+        AlertRule::RootGone,
     ];
 
     /// The kebab-case name stored in [`AlertDto::rule`].
@@ -70,6 +76,7 @@ impl AlertRule {
             AlertRule::CrashLoop => "crash-loop",
             AlertRule::UnexplainedGrowth => "unexplained-growth",
             AlertRule::UnknownProducerGrowth => "unknown-producer-growth",
+            AlertRule::RootGone => "root-gone",
         }
     }
 

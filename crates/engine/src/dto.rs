@@ -60,6 +60,36 @@ pub enum WatchMode {
     Off,
 }
 
+/// Whether a root's path still leads to the dir the monitor watches. A root that is not `ok` has
+/// its figures zeroed (nothing is counted through a link or at a path that is not there), is not
+/// watched, and is rescanned when a real dir is at its path again.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RootStatus {
+    /// A real dir (no symbolic link on its path).
+    #[default]
+    Ok,
+    /// Nothing at the path (removed or moved away), or a dir on its way cannot be searched.
+    Missing,
+    /// The root, or a dir on its path, is now a symbolic link: never followed.
+    ReplacedByLink,
+    /// Something other than a dir is at the path (a file, a socket, ...).
+    NotADir,
+}
+
+impl RootStatus {
+    /// The kebab-case word serde writes (`ok`, `missing`, `replaced-by-link`, `not-a-dir`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootStatus::Ok => "ok",
+            RootStatus::Missing => "missing",
+            RootStatus::ReplacedByLink => "replaced-by-link",
+            RootStatus::NotADir => "not-a-dir",
+        }
+    }
+}
+
 /// At most this many unreadable paths are listed per root in a snapshot.
 pub const UNREADABLE_LISTED: usize = 20;
 
@@ -72,6 +102,10 @@ pub struct RootDto {
     pub kind: String,
     /// The path as given.
     pub path: String,
+    /// Whether the path still leads to the real dir watched; when not, the figures below are
+    /// zero and `watch_error` says what happened.
+    #[serde(default)]
+    pub state: RootStatus,
     /// Allocated bytes of the whole root (as `du -k`).
     pub allocated_bytes: u64,
     /// Apparent bytes (as `du -b`).

@@ -1,12 +1,14 @@
 //! `/metrics`: the latest snapshot as OpenMetrics text, encoded by `prometheus-client` (the
 //! Prometheus project's Rust client) and served by hyper over a tokio `TcpListener`: one request
 //! per connection, `GET`/`HEAD /metrics` only, at most 32 connections at once, a request head of
-//! at most 8 KiB sent within 5 s. The same families, from a one-shot scan, in the Prometheus text
+//! at most 8 KiB sent within 5 s; when all 32 are taken, a silent or half-sent one makes room
+//! (see `http`). The same families, from a one-shot scan, in the Prometheus text
 //! format for node_exporter's textfile collector: [`textfile`].
 //!
 //! Families (all gauges unless said): `cachewatch_producer_allocated_bytes{producer}`,
 //! `cachewatch_producer_items{producer}`, `cachewatch_producer_orphan_bytes{producer}`,
 //! `cachewatch_producer_reclaimable_bytes{producer}`, `cachewatch_root_allocated_bytes{kind,path}`,
+//! `cachewatch_root_up{kind,path}` (0 once the root was removed or replaced by a link),
 //! `cachewatch_volume_free_bytes{mount}`, `cachewatch_unexplained_growth_bytes{mount}` (the
 //! volume's free-space fall beyond its roots' growth, see `crate::outside_growth`), and the counters `cachewatch_alerts_total{rule}` (alerts
 //! fired since this process started), `cachewatch_reclaimed_bytes_total{producer}` and
@@ -185,7 +187,8 @@ pub fn serve_on(
                 };
                 // Full: the oldest connection without a request head makes room (a slowloris
                 // holds nothing a scrape needs); with none to push out, wait for one to end.
-                // Connections not read yet are never pushed out: wait a moment for them.
+                // A connection that sent no byte is pushed out only once `SILENT_GRACE` old: its
+                // head may be on its way; look again every 10 ms until then.
                 while conns.is_full() && !conns.evict() {
                     let wait =
                         tokio::time::timeout(Duration::from_millis(10), conns.wait_for_room());

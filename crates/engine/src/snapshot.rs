@@ -6,8 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 pub use crate::dto::{
-    AlertDto, ItemDto, MonitorState, ObservedGrowth, ProducerDto, RootDto, ScanProgress,
-    SuggestedReclaim, UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
+    AlertDto, ItemDto, MonitorState, ObservedGrowth, ProducerDto, RootDto, RootStatus,
+    ScanProgress, SuggestedReclaim, UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
     UNREADABLE_LISTED,
 };
 

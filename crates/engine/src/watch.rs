@@ -89,6 +89,7 @@
 //!   scan after the first.
 
 pub mod map;
+pub mod presence;
 pub mod state;
 
 use std::path::{Path, PathBuf};

@@ -7,8 +7,8 @@ use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, Re
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::snapshot::{
-    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
-    UnattributedGroupDto, WatchMode, WriterDto,
+    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgress, Snapshot,
+    UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
 };
 use cachewatch::RootKind;
 use serde_json::{to_value, Value};
@@ -63,6 +63,10 @@ pub(crate) fn snapshot() -> Snapshot {
             .map(|k| RootDto {
                 kind: k.as_str().to_owned(),
                 path: format!("/roots/{}", k.as_str()),
+                state: match k {
+                    RootKind::Other => RootStatus::ReplacedByLink,
+                    _ => RootStatus::Ok,
+                },
                 allocated_bytes: 1 << 20,
                 apparent_bytes: 1 << 19,
                 items: 3,

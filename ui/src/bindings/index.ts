@@ -36,6 +36,7 @@ export type { ReclaimRun } from './ReclaimRun';
 export type { ReclaimedDto } from './ReclaimedDto';
 export type { RootDto } from './RootDto';
 export type { RootKind } from './RootKind';
+export type { RootStatus } from './RootStatus';
 export type { ScanProgress } from './ScanProgress';
 export type { Settings } from './Settings';
 export type { Snapshot } from './Snapshot';

@@ -2,7 +2,7 @@
 import { h, replaceChildren } from '../dom';
 import { formatAgo, formatBytes, formatCount, baseName } from '../format';
 import { topUnattributed } from '../sort';
-import type { AlertDto, RootDto, UnattributedDto, UnattributedGroupDto } from '../types';
+import type { AlertDto, RootDto, RootStatus, UnattributedDto, UnattributedGroupDto } from '../types';
 
 /** How many unattributed entries the window lists. */
 export const UNATTRIBUTED_SHOWN = 8;
@@ -131,8 +131,25 @@ export function renderAlerts(
   );
 }
 
-/** A root's second line: `on / · events · 2 rescans` (`mount unknown`, `polling`, unreadable paths). */
+/** What a root that is gone wears (its `state`), as a badge and on its second line. */
+export const ROOT_GONE: Record<Exclude<RootStatus, 'ok'>, string> = {
+  missing: 'Missing',
+  'replaced-by-link': 'Replaced by a link',
+  'not-a-dir': 'Not a dir',
+};
+
+/** The badge of a root whose path no longer leads to a real dir; `null` for one that does (or a
+ * snapshot from an engine without `state`). */
+export function rootGone(root: RootDto): string | null {
+  const state = root.state ?? 'ok';
+  return state === 'ok' ? null : ROOT_GONE[state];
+}
+
+/** A root's second line: `on / · events · 2 rescans` (`mount unknown`, `polling`, unreadable paths);
+ * a gone root's: `replaced by a link · not watched · 2 rescans`. */
 export function rootDetail(root: RootDto): string {
+  const gone = rootGone(root);
+  if (gone) return [gone.toLowerCase(), 'not watched', formatCount(root.rescans ?? 0, 'rescan')].join(' · ');
   const parts = [
     root.mount ? `on ${root.mount}` : 'mount unknown',
     root.watch_mode === 'off' ? 'not watched' : root.watch_mode,
@@ -149,7 +166,7 @@ export function rootTooltip(root: RootDto): string {
     lines.push(`volume: ${formatBytes(root.free_bytes)} free of ${formatBytes(root.volume_bytes)}`);
   }
   lines.push(`${formatCount(root.items, 'item')}, ${formatCount(root.rescans ?? 0, 'rescan')} since start`);
-  if (root.watch_error) lines.push(`not watched by events: ${root.watch_error}`);
+  if (root.watch_error) lines.push(rootGone(root) ? root.watch_error : `not watched by events: ${root.watch_error}`);
   for (const p of root.unwatched_paths ?? []) lines.push(`polled, not watched: ${p}`);
   for (const p of root.unreadable_paths ?? []) lines.push(`unreadable: ${p}`);
   return lines.join('\n');
@@ -162,11 +179,12 @@ export function renderRoots(el: HTMLElement, roots: readonly RootDto[], scanning
     list.appendChild(
       h(
         'li',
-        { title: rootTooltip(root), 'data-testid': 'root', class: root.watch_mode === 'off' ? 'root off' : 'root' },
+        { title: rootTooltip(root), 'data-testid': 'root', class: root.watch_mode === 'off' || rootGone(root) ? 'root off' : 'root' },
         h(
           'div',
           { class: 'root-line' },
           h('span', { class: 'tag' }, root.kind),
+          rootGone(root) && h('span', { class: 'tag gone', 'data-testid': 'root-gone' }, rootGone(root) ?? ''),
           root.watch_mode === 'polling' &&
             h('span', { class: 'tag polling', 'data-testid': 'root-polling', title: 'Not watched by events: polled every 60 s' }, 'Polling'),
           h('span', { class: 'item-name' }, root.path),

@@ -163,6 +163,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/temp",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/temp/locked"
@@ -181,6 +182,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/cache",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/cache/locked"
@@ -199,6 +201,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/library-caches",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/library-caches/locked"
@@ -217,6 +220,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/diagnostic-reports",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/diagnostic-reports/locked"
@@ -235,6 +239,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/container-temp",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/container-temp/locked"
@@ -253,6 +258,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": "/",
       "path": "/roots/code-sign-clones",
       "rescans": 2,
+      "state": "ok",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/code-sign-clones/locked"
@@ -271,6 +277,7 @@ export const SNAPSHOT: Snapshot = {
       "mount": null,
       "path": "/roots/other",
       "rescans": 2,
+      "state": "replaced-by-link",
       "unreadable": 1,
       "unreadable_paths": [
         "/roots/other/locked"

@@ -7,7 +7,7 @@ import { describeKeepReason } from '../../src/format';
 import { confirmSummary, reportText } from '../../src/views/reclaim-dialog';
 import { keptLines } from '../../src/views/confirm-list';
 import { crashGroupText } from '../../src/views/crashes';
-import { rootDetail } from '../../src/views/lists';
+import { rootDetail, rootGone } from '../../src/views/lists';
 import { IPC_ERROR, KEEP_REASONS, PREVIEW, RESULT, SNAPSHOT } from '../generated/samples';
 import * as ipc from '../../src/ipc';
 
@@ -27,6 +27,9 @@ describe('generated bindings', () => {
     expect(crashGroupText(SNAPSHOT.crash_groups[0], SNAPSHOT.taken_at_unix_secs).detail).toMatch(/^crash: /);
     expect(SNAPSHOT.roots.map((r) => r.kind)).toContain('code-sign-clones');
     expect(rootDetail(SNAPSHOT.roots[0])).toBe('on / · events · 2 rescans · 1 unreadable path');
+    // The engine's word for a root swapped for a link is one the window knows.
+    const linked = SNAPSHOT.roots.find((r) => r.state === 'replaced-by-link');
+    expect(linked && rootGone(linked)).toBe('Replaced by a link');
     expect(IPC_ERROR.code).toBe('unknown-plan');
   });
 

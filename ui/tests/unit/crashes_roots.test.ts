@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CRASH_LOOP_REPORTS, crashGroupText, isCrashLoop } from '../../src/views/crashes';
-import { rootDetail, rootTooltip } from '../../src/views/lists';
+import { rootDetail, rootGone, rootTooltip } from '../../src/views/lists';
 import type { CrashGroupDto, RootDto } from '../../src/types';
 
 const NOW = 1_760_000_000;
@@ -23,6 +23,7 @@ function root(over: Partial<RootDto>): RootDto {
   return {
     kind: 'temp',
     path: '/tmp',
+    state: 'ok',
     allocated_bytes: 0,
     apparent_bytes: 0,
     items: 0,
@@ -71,6 +72,20 @@ describe('roots line', () => {
       'on /home · polling · 1 rescan · 2 unreadable paths',
     );
     expect(rootDetail(root({ watch_mode: 'off', rescans: 12345 }))).toBe('mount unknown · not watched · 12,345 rescans');
+  });
+  it('says when a root is gone, and why, instead of its mount and watch mode', () => {
+    const why = 'the root dir was replaced by a symbolic link (or a dir on its path was), which is never followed';
+    const linked = root({ state: 'replaced-by-link', watch_mode: 'off', watch_error: why, rescans: 2 });
+    expect(rootGone(linked)).toBe('Replaced by a link');
+    expect(rootDetail(linked)).toBe('replaced by a link · not watched · 2 rescans');
+    expect(rootTooltip(linked).split('\n')).toContain(why);
+    expect(rootDetail(root({ state: 'missing', watch_mode: 'off' }))).toBe('missing · not watched · 0 rescans');
+    expect(rootGone(root({ state: 'not-a-dir' }))).toBe('Not a dir');
+    expect(rootGone(root({}))).toBeNull();
+    // A snapshot from an engine without the field: a root that is there.
+    const old = root({}) as Partial<RootDto>;
+    delete old.state;
+    expect(rootGone(old as RootDto)).toBeNull();
   });
   it('puts path, mount, volume, counts and the watch error in the tooltip', () => {
     const tip = rootTooltip(

@@ -101,6 +101,12 @@ pub(crate) const ROOT_ALLOCATED: Def = gauge(
     true,
     "Allocated bytes of a watched root.",
 );
+/// `cachewatch_root_up{kind,path}`.
+pub(crate) const ROOT_UP: Def = gauge(
+    "cachewatch_root_up",
+    false,
+    "1 while a watched root's path leads to a real dir, 0 once it was removed or replaced by a symbolic link or a non-dir (its figures are then 0 and it is not followed).",
+);
 /// `cachewatch_volume_free_bytes{mount}`.
 pub(crate) const VOLUME_FREE: Def = gauge(
     "cachewatch_volume_free",
@@ -246,6 +252,15 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
             (
                 vec![("kind", r.kind.clone()), ("path", r.path.clone())],
                 r.allocated_bytes,
+            )
+        }),
+    );
+    f.push(
+        ROOT_UP,
+        snap.roots.iter().map(|r| {
+            (
+                vec![("kind", r.kind.clone()), ("path", r.path.clone())],
+                u64::from(r.state == crate::dto::RootStatus::Ok),
             )
         }),
     );

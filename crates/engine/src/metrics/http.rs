@@ -9,10 +9,12 @@
 //! tools) is answered.
 //!
 //! Slow clients cannot block a scrape: when every slot is taken, a new connection takes the slot
-//! of the oldest connection that has not sent its request head yet (then of the oldest one whose
-//! answer is taking over [`ANSWER_GRACE`]), which is closed ([`Connections`]). Connections that
-//! open and never finish their head (slowloris) therefore only push each other out, and a real
-//! scrape, whose head comes at once, is answered in milliseconds however many of them there are.
+//! of the oldest connection that has sent part of its request head and stopped, else of the
+//! oldest that has sent no byte for [`SILENT_GRACE`], else of the oldest whose answer is taking
+//! over [`ANSWER_GRACE`]; that one is closed ([`Connections`]). Connections that open and never
+//! finish their head (slowloris) or never send a byte therefore only push each other out, 32 every
+//! [`SILENT_GRACE`] at least, and a real scrape, whose head comes at once, is answered within a
+//! second behind hundreds of them.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -38,12 +40,17 @@ pub(crate) const MAX_CONNECTIONS: usize = 32;
 /// A connection whose request head has come is pushed out for a new one only once its answer
 /// has taken this long (a client that does not read it).
 pub(crate) const ANSWER_GRACE: Duration = Duration::from_secs(1);
+/// A connection that has sent no byte is pushed out for a new one once it is this old: a client
+/// sends its request head with its connection, so one still silent by then holds a slot for
+/// nothing (a flood of them would otherwise let only 32 connections in per [`ANSWER_GRACE`]).
+pub(crate) const SILENT_GRACE: Duration = Duration::from_millis(100);
 
 /// Renders the page body for one request.
 pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 
 /// The open connections, oldest first, so that a full server can push out the one that matters
-/// least: the oldest without a request head, then the oldest answer past [`ANSWER_GRACE`].
+/// least: the oldest with part of a request head, then the oldest silent past [`SILENT_GRACE`],
+/// then the oldest answer past [`ANSWER_GRACE`].
 #[derive(Default)]
 pub(crate) struct Connections {
     open: Mutex<BTreeMap<u64, Conn>>,
@@ -134,26 +141,26 @@ impl Connections {
     }
 
     /// Closes the connection that matters least, if one may go: the oldest without a request head
-    /// once its task has read what the socket held, else the oldest whose answer has taken over [`ANSWER_GRACE`]. True when one was closed: its
-    /// slot is free at once (its socket closes when its aborted task is dropped, right after).
+    /// once its task has read part of one, else the oldest that has sent no byte for
+    /// [`SILENT_GRACE`], else the oldest whose answer has taken over [`ANSWER_GRACE`]. True when
+    /// one was closed: its slot is free at once (its socket closes when its aborted task is
+    /// dropped, right after).
     pub(crate) fn evict(&self) -> bool {
         let mut open = self.lock();
         let now = tokio::time::Instant::now();
-        let idle = open
-            .iter()
-            .find(|(_, c)| {
-                c.abort.is_some()
-                    && c.polled.load(Ordering::Acquire)
-                    && !c.head.load(Ordering::Acquire)
-            })
-            .map(|(id, _)| *id);
-        let victim = idle.or_else(|| {
+        let age = |c: &Conn| now.saturating_duration_since(c.accepted);
+        let oldest = |pick: &dyn Fn(&Conn) -> bool| {
             open.iter()
-                .find(|(_, c)| {
-                    c.abort.is_some() && now.saturating_duration_since(c.accepted) > ANSWER_GRACE
-                })
+                .find(|(_, c)| c.abort.is_some() && pick(c))
                 .map(|(id, _)| *id)
-        });
+        };
+        let partial =
+            |c: &Conn| c.polled.load(Ordering::Acquire) && !c.head.load(Ordering::Acquire);
+        let silent = |c: &Conn| !c.polled.load(Ordering::Acquire) && age(c) >= SILENT_GRACE;
+        let slow_answer = |c: &Conn| age(c) > ANSWER_GRACE;
+        let victim = oldest(&partial)
+            .or_else(|| oldest(&silent))
+            .or_else(|| oldest(&slow_answer));
         let Some(conn) = victim.and_then(|id| open.remove(&id)) else {
             return false;
         };

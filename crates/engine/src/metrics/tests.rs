@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::snapshot::{MonitorState, RootDto, ScanProgress, WatchMode};
+use crate::snapshot::{MonitorState, RootDto, RootStatus, ScanProgress, WatchMode};
 
 mod server;
 mod textfile;
@@ -69,6 +69,9 @@ cachewatch_producer_reclaimable_bytes{producer=\"metal-gpuarchiver\"} 0
 # TYPE cachewatch_root_allocated_bytes gauge
 # UNIT cachewatch_root_allocated_bytes bytes
 cachewatch_root_allocated_bytes{kind=\"cache\",path=\"/c\"} 8192
+# HELP cachewatch_root_up 1 while a watched root's path leads to a real dir, 0 once it was removed or replaced by a symbolic link or a non-dir (its figures are then 0 and it is not followed).
+# TYPE cachewatch_root_up gauge
+cachewatch_root_up{kind=\"cache\",path=\"/c\"} 1
 # HELP cachewatch_volume_free_bytes Free bytes on a volume holding a watched root.
 # TYPE cachewatch_volume_free_bytes gauge
 # UNIT cachewatch_volume_free_bytes bytes
@@ -116,6 +119,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         roots: vec![RootDto {
             kind: "temp".into(),
             path: "/tmp/a\"b\\c".into(),
+            state: RootStatus::ReplacedByLink,
             allocated_bytes: 8192,
             apparent_bytes: 10,
             items: 1,
@@ -145,6 +149,8 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         "cachewatch_root_allocated_bytes{kind=\"temp\",path=\"/tmp/a\\\"b\\\\c\"} 8192\n"
     ));
     assert!(text.contains("# UNIT cachewatch_root_allocated_bytes bytes\n"));
+    // A root swapped for a link is down.
+    assert!(text.contains("cachewatch_root_up{kind=\"temp\",path=\"/tmp/a\\\"b\\\\c\"} 0\n"));
     assert!(text.contains("cachewatch_volume_free_bytes{mount=\"/\"} 77\n"));
     assert!(text.contains(
         "# TYPE cachewatch_alerts counter\ncachewatch_alerts_total{rule=\"free-disk\"} 3\n"
@@ -167,6 +173,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         "cachewatch_producer_orphan_bytes",
         "cachewatch_producer_reclaimable_bytes",
         "cachewatch_root_allocated_bytes",
+        "cachewatch_root_up",
         "cachewatch_volume_free_bytes",
         "cachewatch_alerts",
     ] {

@@ -70,6 +70,8 @@ pub(super) struct Actor {
     auto: AutoState,
     auto_tx: mpsc::UnboundedSender<AutoMsg>,
     auto_rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
+    /// When each root last fired a `root-gone` alert (at most one per root per cooldown).
+    root_alerted: Vec<Option<std::time::SystemTime>>,
 }
 
 /// Whether the run loop goes on after a command.
@@ -99,6 +101,7 @@ impl Actor {
             auto_rx: Some(auto_rx),
             procs,
             roots,
+            root_alerted: vec![None; n],
             watchers: (0..n).map(|_| None).collect(),
             pace: vec![Pace::new(Instant::now()); n],
             ev_tx,
@@ -218,11 +221,11 @@ impl Actor {
         );
     }
 
-    /// The periodic look: gone roots, polling roots, stale figures, a due history sample, the
+    /// The periodic look: roots gone or back ([`Actor::check_roots`]), polling roots, stale figures, a due history sample, the
     /// snapshot's heartbeat.
     async fn on_tick(&mut self) {
         self.heartbeat();
-        self.check_gone_roots().await;
+        self.check_roots().await;
         if self.poll_due().await {
             self.after_update(false).await;
         }

@@ -40,7 +40,7 @@ pub fn volume_space(roots: &[RootState]) -> Vec<Option<VolumeSpace>> {
     roots
         .iter()
         .map(|st| {
-            if st.gone {
+            if st.gone() {
                 None
             } else {
                 volumes.space_of(&st.root.canonical)
@@ -119,6 +119,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         roots.push(RootDto {
             kind: st.root.kind.as_str().to_owned(),
             path: st.root.path.to_string_lossy().into_owned(),
+            state: st.status,
             allocated_bytes: st.total.allocated_bytes,
             apparent_bytes: st.total.apparent_bytes,
             items: st.item_count() as u64,

@@ -85,8 +85,12 @@ pub struct RootState {
     /// watch failed, e.g. unreadable): each is re-listed and its changed items re-measured at every
     /// poll ([`RootState::poll_dirs`]).
     pub unwatched: Vec<PathBuf>,
-    /// True while the root dir does not exist (removed; waiting for it to come back).
-    pub gone: bool,
+    /// Whether the root's path still leads to the real dir watched: anything else is a gone root
+    /// (figures zeroed, not watched, waiting for a real dir to come back).
+    pub status: crate::dto::RootStatus,
+    /// The root dir's device and inode when it was last scanned: a dir swapped for another at the
+    /// same path is rescanned ([`crate::watch::presence`]).
+    pub identity: Option<crate::watch::presence::Identity>,
     /// When the last full scan of this root finished.
     pub scanned_at: Option<SystemTime>,
     /// Full scans of this root so far, the first one included.
@@ -114,10 +118,16 @@ impl RootState {
             mode: WatchMode::Events,
             watch_error: None,
             unwatched: Vec::new(),
-            gone: false,
+            status: crate::dto::RootStatus::Ok,
+            identity: None,
             scanned_at: None,
             scans: 0,
         }
+    }
+
+    /// True while the root's path does not lead to the real dir watched ([`RootState::status`]).
+    pub fn gone(&self) -> bool {
+        self.status != crate::dto::RootStatus::Ok
     }
 
     /// Number of items (claimed + unattributed).

@@ -24,6 +24,7 @@ mod outside_growth_monitor;
 mod procwatch;
 mod readme_config;
 mod reclaim_streamed;
+mod root_swap;
 mod watch;
 mod watch_baselines;
 mod watch_fallback;

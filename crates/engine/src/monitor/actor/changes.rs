@@ -17,7 +17,6 @@
 //! Applying the re-measures and scans to the roots' states is [`super::update`]'s.
 
 use std::collections::BTreeSet;
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::time::Duration;
 
 use notify::event::{CreateKind, EventKind, ModifyKind, RenameMode};
@@ -206,9 +205,11 @@ impl Actor {
             if dirty.is_empty() {
                 continue;
             }
-            if dirty.root_touched && !self.roots[i].root.canonical.is_dir() {
+            // The root swapped for a link, removed or replaced: rescanned (or marked gone) now,
+            // never re-measured through its path.
+            if self.root_moved(i) {
                 changed = true;
-                self.mark_gone(i);
+                self.rescan_root(i).await;
                 continue;
             }
             let since = self.pace[i].last.elapsed();
@@ -239,7 +240,7 @@ impl Actor {
     pub(super) async fn poll_due(&mut self) -> bool {
         let mut changed = false;
         for i in 0..self.roots.len() {
-            if self.paused || !self.pace[i].poll_due(Instant::now()) || self.roots[i].gone {
+            if self.paused || !self.pace[i].poll_due(Instant::now()) || self.roots[i].gone() {
                 continue;
             }
             match self.roots[i].mode {
@@ -258,7 +259,7 @@ impl Actor {
     /// due ([`super::super::pace`]), the poll is one. The poll re-stats every item when a sweep is
     /// due, else only those written within [`POLL_RECENT`]. True when something was re-measured.
     pub(super) async fn poll_root(&mut self, i: usize) -> bool {
-        if self.pace[i].full_due(Instant::now()) {
+        if self.pace[i].full_due(Instant::now()) || self.root_moved(i) {
             self.rescan_root(i).await;
             return true;
         }
@@ -324,6 +325,10 @@ impl Actor {
     /// has its item re-measured. True when one could.
     pub(super) async fn retry_unwatched(&mut self, i: usize) -> bool {
         self.pace[i].tried(Instant::now());
+        if self.root_moved(i) {
+            self.rescan_root(i).await;
+            return true;
+        }
         let Some(w) = self.watchers[i].as_mut() else {
             return false;
         };
@@ -398,7 +403,7 @@ impl Actor {
         if !ready {
             return;
         }
-        self.check_gone_roots().await;
+        self.check_roots().await;
         if !self.paused {
             self.process_dirty(true).await;
             if self.analysis_stale {
@@ -424,39 +429,29 @@ impl Actor {
     }
 
     /// Writes (and removes) a marker in every evented root and waits for their events; a root the
-    /// marker cannot be written to is not waited for.
+    /// marker cannot be written to is not waited for. The roots' paths are looked at first: a root
+    /// swapped for a link or removed is marked gone (and one back is rescanned) before the flush
+    /// answers, and no marker is written through a link.
     pub(super) async fn start_flush(&mut self, reply: oneshot::Sender<Result<(), MonitorError>>) {
+        self.check_roots().await;
         self.flush_seq += 1;
         let token = format!("{}-{}", std::process::id(), self.flush_seq);
+        let name = format!("{FLUSH_MARKER_PREFIX}{token}");
         let mut roots = BTreeSet::new();
         for (i, st) in self.roots.iter().enumerate() {
             // A polling root has no events to wait for: the flush re-reads it.
-            if st.mode == WatchMode::Polling && !st.gone {
+            if st.mode == WatchMode::Polling && !st.gone() {
                 self.debounce.root(i).rescan = true;
             }
-            if self.watchers[i].is_none() || st.gone {
+            if self.watchers[i].is_none() || st.gone() {
                 continue;
             }
-            let marker = st
-                .root
-                .canonical
-                .join(format!("{FLUSH_MARKER_PREFIX}{token}"));
-            // Created, never opened: a root is often a shared temp dir where another user can
-            // guess the name and plant a link there; `File::create` would truncate its target.
-            let created = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(&marker);
-            match created {
-                Ok(_) => {
+            match write_marker(&st.root.canonical, &name) {
+                Ok(()) => {
                     roots.insert(i);
-                    if let Err(e) = std::fs::remove_file(&marker) {
-                        tracing::warn!(path = %marker.display(), error = %e, "cannot remove flush marker");
-                    }
                 }
                 Err(e) => {
-                    tracing::debug!(path = %marker.display(), error = %e, "cannot write a flush marker; flushing what has arrived");
+                    tracing::debug!(root = %st.root.canonical.display(), marker = %name, error = %e, "cannot write a flush marker; flushing what has arrived");
                 }
             }
         }
@@ -468,4 +463,28 @@ impl Actor {
         });
         self.finish_flushes(false).await;
     }
+}
+
+/// Creates (and removes) the marker `name` in the dir `root`, opened without following a link:
+/// created with `O_EXCL | O_NOFOLLOW`, never opened as an existing file (a root is often a shared
+/// temp dir where another user can guess the name and plant a link there), and not written at
+/// all when `root` itself is now a link.
+fn write_marker(root: &std::path::Path, name: &str) -> std::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    let dir = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let marker = rustix::fs::openat(
+        &dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    drop(marker);
+    if let Err(e) = rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty()) {
+        tracing::warn!(root = %root.display(), marker = name, error = %e, "cannot remove flush marker");
+    }
+    Ok(())
 }

@@ -24,14 +24,8 @@ impl Actor {
             Command::Rescan(reply) => {
                 for i in 0..self.roots.len() {
                     self.debounce.forget(i);
-                    if self.roots[i].root.canonical.is_dir() {
-                        if self.roots[i].gone {
-                            self.start_watcher(i);
-                        }
-                        self.rescan_root(i).await;
-                    } else {
-                        self.mark_gone(i);
-                    }
+                    // A gone root comes back here, or stays gone (`rescan_root` looks first).
+                    self.rescan_root(i).await;
                 }
                 self.refresh_analysis().await;
                 self.after_update(false).await;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::snapshot::{MonitorState, WatchMode};
+use crate::snapshot::{MonitorState, RootStatus, WatchMode};
+use crate::watch::presence::{explain, probe, swapped};
 use crate::watch::state::RootState;
 
 use super::super::build;
@@ -88,7 +89,32 @@ impl Actor {
     /// each item goes into the compact state as soon as it is measured, so the scan's item list is
     /// never held. The state moves into the blocking job and back; a scan that panicked is logged
     /// and kept as an error line, and the root starts empty until its next scan.
+    ///
+    /// The root's path is looked at first, no link followed ([`probe`]): one that no longer
+    /// leads to a real dir is marked gone instead ([`Actor::mark_gone`]); a root that was gone and
+    /// is back, or whose dir was swapped for another at the same path, is watched afresh.
     pub(super) async fn rescan_root(&mut self, i: usize) {
+        let now_there = probe(&self.roots[i].root.canonical);
+        if now_there.status != RootStatus::Ok {
+            self.mark_gone(i, now_there.status).await;
+            return;
+        }
+        let st = &self.roots[i];
+        let watch_afresh = if st.gone() {
+            tracing::info!(root = %st.root.canonical.display(), "root is back; watching and rescanning it");
+            true
+        } else if swapped(st.identity, now_there.identity) {
+            tracing::warn!(root = %st.root.canonical.display(), "the root dir was replaced by another dir; watching and rescanning the new one");
+            true
+        } else {
+            false
+        };
+        if watch_afresh {
+            self.start_watcher(i);
+            self.debounce.forget(i);
+        }
+        self.roots[i].status = RootStatus::Ok;
+        self.roots[i].identity = now_there.identity;
         let root = self.roots[i].root.clone();
         let catalogue = self.opts.catalogue.clone();
         let started = Instant::now();
@@ -166,7 +192,13 @@ impl Actor {
 
     /// Re-measures the dirty items of root `i` (off the async threads) and applies them; a failed
     /// re-measure rescans the root.
+    /// A root whose path no longer leads to the dir scanned is rescanned instead (which marks it
+    /// gone when it is not a real dir): nothing is measured through a link.
     pub(super) async fn remeasure(&mut self, i: usize, dirty: Dirty) {
+        if self.root_moved(i) {
+            self.rescan_root(i).await;
+            return;
+        }
         let root = self.roots[i].root.clone();
         let catalogue = self.opts.catalogue.clone();
         let mut items = dirty.items;
@@ -226,35 +258,90 @@ impl Actor {
         }
     }
 
-    /// Root `i` was removed: empties its state, stops watching it, says so in the snapshot.
-    pub(super) fn mark_gone(&mut self, i: usize) {
-        let st = &mut self.roots[i];
-        if !st.gone {
-            tracing::warn!(root = %st.root.canonical.display(), "root removed; waiting for it to come back");
+    /// True when root `i`'s path no longer leads to the dir last scanned: not a real dir any more
+    /// (or one on its way is a link), or another dir on the same device ([`swapped`]). A gone
+    /// root has not moved (it stays gone).
+    pub(super) fn root_moved(&self, i: usize) -> bool {
+        let st = &self.roots[i];
+        if st.gone() {
+            return false;
         }
-        st.gone = true;
-        st.clear();
-        st.mode = WatchMode::Off;
-        st.watch_error =
-            Some("the root dir was removed; watching resumes when it comes back".into());
-        self.watchers[i] = None;
-        self.debounce.forget(i);
+        let now_there = probe(&st.root.canonical);
+        now_there.status != RootStatus::Ok || swapped(st.identity, now_there.identity)
     }
 
-    /// Roots that were removed and exist again: watch and rescan them.
-    pub(super) async fn check_gone_roots(&mut self) {
+    /// Root `i`'s path no longer leads to a real dir (`status`): empties its state (its figures
+    /// are zero: what was counted is not under the root any more, and nothing is read through a
+    /// link), stops watching it, says why in the snapshot. Entering that state is logged and fires
+    /// a `root-gone` alert (not while paused, at most once per root within the alerts' cooldown).
+    pub(super) async fn mark_gone(&mut self, i: usize, status: RootStatus) {
+        let was = self.roots[i].status;
+        let st = &mut self.roots[i];
+        st.status = status;
+        st.identity = None;
+        st.clear();
+        st.mode = WatchMode::Off;
+        st.watch_error = Some(explain(status).to_owned());
+        self.watchers[i] = None;
+        self.debounce.forget(i);
+        self.analysis_stale = true;
+        if was == status {
+            return;
+        }
+        let st = &self.roots[i];
+        tracing::warn!(
+            root = %st.root.canonical.display(),
+            state = status.as_str(),
+            "watched root gone: {}",
+            explain(status)
+        );
+        let now = self.opts.clock.now();
+        let quiet = self.root_alerted[i]
+            .is_some_and(|t| now.duration_since(t).unwrap_or_default() < self.opts.alerts.cooldown);
+        if self.paused || quiet {
+            return;
+        }
+        self.root_alerted[i] = Some(now);
+        let alert = crate::alerts::Alert {
+            rule: crate::alerts::AlertRule::RootGone,
+            producer: None,
+            title: "Watched root gone".to_owned(),
+            message: format!(
+                "The {} root {}: {}.",
+                st.root.kind,
+                st.root.path.display(),
+                explain(status)
+            ),
+            time: now,
+        };
+        let fired = self.recorder.store_alerts(vec![alert.to_dto(0)], now).await;
+        for a in fired {
+            // No receiver is fine: nobody listens yet.
+            let _receivers = self.alert_tx.send(a).unwrap_or(0);
+        }
+    }
+
+    /// Looks at every root's path (no link followed): a root that no longer leads to a real dir
+    /// is marked gone, one that was gone and is a real dir again (or whose dir was swapped for
+    /// another) is watched and rescanned; then the figures are published. True when one changed.
+    pub(super) async fn check_roots(&mut self) -> bool {
+        let mut changed = false;
         for i in 0..self.roots.len() {
             let st = &self.roots[i];
-            if st.gone && st.root.canonical.is_dir() {
-                tracing::info!(root = %st.root.canonical.display(), "root is back; rescanning it");
-                self.start_watcher(i);
-                self.debounce.forget(i);
+            let now_there = probe(&st.root.canonical);
+            let act = if now_there.status == RootStatus::Ok {
+                st.gone() || swapped(st.identity, now_there.identity)
+            } else {
+                now_there.status != st.status
+            };
+            if act {
+                changed = true;
                 self.rescan_root(i).await;
-                self.after_update(false).await;
-            } else if !st.gone && !st.root.canonical.is_dir() {
-                self.mark_gone(i);
-                self.after_update(false).await;
             }
         }
+        if changed {
+            self.after_update(false).await;
+        }
+        changed
     }
 }

@@ -74,7 +74,6 @@ impl RootState {
         self.pids.shrink_to_fit();
         self.scanned_at = Some(now);
         self.scans += 1;
-        self.gone = !self.root.canonical.is_dir();
     }
 
     /// Replaces the items and totals with a fresh scan (see [`RootState::begin_load`]); each item's
