@@ -28,15 +28,7 @@ pub(crate) fn read_capped(
     path: &Path,
     max_bytes: u64,
 ) -> Result<(Vec<u8>, Metadata), CappedReadError> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(CappedReadError::Io)?;
-    let meta = file.metadata().map_err(CappedReadError::Io)?;
-    if !meta.is_file() {
-        return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));
-    }
+    let (file, meta) = open_regular(path)?;
     if meta.len() > max_bytes {
         return Err(CappedReadError::TooLarge(meta.len()));
     }
@@ -49,6 +41,37 @@ pub(crate) fn read_capped(
         return Err(CappedReadError::TooLarge(bytes.len() as u64));
     }
     Ok((bytes, meta))
+}
+
+/// The first `max_bytes` of the regular file `path` (all of it when smaller) and its metadata,
+/// read as [`read_capped`] reads: for a file of which only the head is wanted.
+///
+/// # Errors
+/// [`CappedReadError::Io`] or [`CappedReadError::NotAFile`]; never `TooLarge`.
+pub(crate) fn read_head(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, Metadata), CappedReadError> {
+    let (file, meta) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max_bytes)).unwrap_or(0));
+    file.take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(CappedReadError::Io)?;
+    Ok((bytes, meta))
+}
+
+/// `path` opened with `O_NONBLOCK` and its metadata, refused unless it is a regular file.
+fn open_regular(path: &Path) -> Result<(std::fs::File, Metadata), CappedReadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(CappedReadError::Io)?;
+    let meta = file.metadata().map_err(CappedReadError::Io)?;
+    if !meta.is_file() {
+        return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));
+    }
+    Ok((file, meta))
 }
 
 /// What kind of file `t` is, for messages (`FIFO`, `socket`, `directory`, ...).

@@ -8,6 +8,7 @@ mod auto_reclaim_unlisted;
 mod crash;
 mod crash_faults_panics;
 mod crash_shapes;
+mod crash_written;
 mod growth_observed;
 mod history;
 mod history_races;
