@@ -24,6 +24,7 @@ mod nested_roots;
 mod outside_growth_monitor;
 mod procwatch;
 mod readme_config;
+mod reclaim_managed;
 mod reclaim_streamed;
 mod watch;
 mod watch_baselines;
