@@ -59,6 +59,8 @@ function keptName(k: KeptItem): string {
       return `${name} (pid ${k.pid})`;
     case 'app-running':
       return `${name} (${k.name} runs)`;
+    case 'staged-update':
+      return k.staged && k.installed ? `${name} (${k.staged}, installed ${k.installed})` : `${name} (version unknown)`;
     default:
       return name;
   }

@@ -510,6 +510,19 @@ export const PREVIEW: ReclaimPreview = {
     {
       "examples": [
         {
+          "installed": "5.2 (520)",
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
+          "reason": "staged-update",
+          "staged": "5.3 (530)"
+        }
+      ],
+      "items": 1,
+      "reason": "staged-update"
+    },
+    {
+      "examples": [
+        {
           "path": "/roots/temp/kept",
           "producer": "gpuarchiver",
           "reason": "unreadable",
@@ -570,11 +583,19 @@ export const PREVIEW: ReclaimPreview = {
   "planned_items": 700000,
   "producers": [
     {
-      "allocated_bytes": 2867200000,
-      "freeable_bytes": 2867198976,
-      "items": 700000,
+      "allocated_bytes": 2867159040,
+      "freeable_bytes": 2867158016,
+      "items": 699990,
       "oldest_age_secs": 90000,
       "producer": "gpuarchiver"
+    },
+    {
+      "allocated_bytes": 40960,
+      "freeable_bytes": 40960,
+      "items": 10,
+      "managed_by": "brew cleanup",
+      "oldest_age_secs": 200000,
+      "producer": "homebrew-cache"
     }
   ],
   "threshold_secs": 86400
@@ -935,6 +956,19 @@ export const UI_STATE_EXECUTING: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -995,11 +1029,19 @@ export const UI_STATE_EXECUTING: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400
@@ -1191,6 +1233,19 @@ export const UI_STATE_DONE: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -1251,11 +1306,19 @@ export const UI_STATE_DONE: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400
@@ -1477,6 +1540,19 @@ export const UI_STATE_FAILED: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -1537,11 +1613,19 @@ export const UI_STATE_FAILED: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400
