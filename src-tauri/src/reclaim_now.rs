@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
 use cachewatch::monitor::MonitorHandle;
-use cachewatch::units::{format_bytes, format_count_of, format_threshold};
+use cachewatch::units::{format_bytes, format_count_of, format_duration, format_threshold};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 use tauri_plugin_notification::NotificationExt;
@@ -63,15 +63,33 @@ async fn confirm<R: Runtime>(
     rx.await.unwrap_or(false)
 }
 
-/// The confirmation text: what goes, how much, what stays.
+/// The confirmation text: what goes, how much, the native command to prefer for a producer whose
+/// tool manages its cache, what stays. The threshold reads as the window's confirmation writes it
+/// ([`format_duration`]).
 pub fn confirm_text(plan: &ReclaimPreview, threshold_secs: u64) -> String {
-    format!(
-        "Delete {} ({}) older than {}? Deletion is permanent.\n{} are kept (too young, in use, or owned by a running app). The window lists them.",
+    let mut text = format!(
+        "Delete {} ({}) older than {}? Deletion is permanent.",
         format_count_of(plan.planned_items, "item"),
         format_bytes(plan.planned_bytes.into()),
-        format_threshold(threshold_secs),
+        format_duration(threshold_secs),
+    );
+    let mut managed: Vec<_> = plan
+        .producers
+        .iter()
+        .filter(|p| p.items > 0)
+        .filter_map(|p| Some((p.producer.as_str(), p.managed_by.as_deref()?)))
+        .collect();
+    managed.sort_unstable();
+    for (producer, cmd) in managed {
+        text.push_str(&format!(
+            "\n{producer} is managed by its tool: run `{cmd}` first; deleting from here stays possible."
+        ));
+    }
+    text.push_str(&format!(
+        "\n{} kept (too young, in use, or owned by a running app): the window lists them.",
         format_count_of(plan.kept_items, "item")
-    )
+    ));
+    text
 }
 
 fn report_title(r: &ReclaimResult) -> String {
@@ -90,5 +108,51 @@ fn report_body(r: &ReclaimResult) -> String {
 fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
     if let Err(e) = app.notification().builder().title(title).body(body).show() {
         tracing::warn!("cannot show the notification {title:?}: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cachewatch::api::preview::PreviewProducer;
+
+    use super::*;
+
+    fn producer(id: &str, items: u64, managed_by: Option<&str>) -> PreviewProducer {
+        PreviewProducer {
+            producer: id.to_owned(),
+            items,
+            allocated_bytes: items * 4096,
+            freeable_bytes: items * 4096,
+            oldest_age_secs: 200_000,
+            managed_by: managed_by.map(str::to_owned),
+        }
+    }
+
+    /// The tray's confirmation said counts only: it names the native command of a managed
+    /// producer, and the threshold as the window does (`1 h 30 min`, not `90 min`).
+    #[test]
+    fn the_confirmation_names_the_native_command_and_reads_as_the_window() {
+        let plan = ReclaimPreview {
+            id: "0".repeat(32),
+            created_unix_secs: 0,
+            threshold_secs: 5400,
+            planned_items: 5,
+            planned_bytes: 5 * 4096,
+            planned_freeable_bytes: 5 * 4096,
+            producers: vec![
+                producer("swiftpm-cache", 2, Some("swift package purge-cache")),
+                producer("metal-gpuarchiver", 3, None),
+            ],
+            kept_items: 1,
+            kept: Vec::new(),
+            largest: Vec::new(),
+        };
+        assert_eq!(
+            confirm_text(&plan, 5400),
+            "Delete 5 items (20.0 KiB) older than 1 h 30 min? Deletion is permanent.\n\
+             swiftpm-cache is managed by its tool: run `swift package purge-cache` first; deleting \
+             from here stays possible.\n1 item kept (too young, in use, or owned by a running \
+             app): the window lists them."
+        );
     }
 }

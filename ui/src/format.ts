@@ -147,6 +147,8 @@ export function describeKeepReason(reason: KeepReasonKind): string {
       return 'newest clone of a running app';
     case 'newest-version':
       return 'newest version';
+    case 'staged-update':
+      return 'staged update not older than the app';
     case 'unreadable':
       return 'partly unreadable';
     case 'not-deletable':

@@ -34,6 +34,8 @@ struct CrashesJson {
     groups: Vec<GroupJson>,
     /// Reports that are not crashes, by kind and process.
     other_reports: Vec<OtherReports>,
+    /// Reports counted by their header only (body cut short or not written yet: being written).
+    partial: Vec<UnreadableJson>,
     unreadable: Vec<UnreadableJson>,
 }
 
@@ -112,12 +114,21 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             cause: u.cause,
         })
         .collect();
+    let partial: Vec<UnreadableJson> = watch
+        .partial()
+        .into_iter()
+        .map(|u| UnreadableJson {
+            path: u.path,
+            cause: u.cause,
+        })
+        .collect();
     let outcome = Outcome::from_problems(!unreadable.is_empty());
     let mut out = std::io::stdout().lock();
     if args.json {
         let doc = CrashesJson {
             groups,
             other_reports,
+            partial,
             unreadable,
         };
         serde_json::to_writer_pretty(&mut out, &doc).context("writing JSON to stdout")?;
@@ -126,6 +137,19 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     }
     write_table(&mut out, &groups, now).context("writing to stdout")?;
     write_others(&mut out, &other_reports, now).context("writing to stdout")?;
+    if !partial.is_empty() {
+        writeln!(
+            out,
+            "\n{} counted by its header only (still being written, or cut short): {}",
+            cachewatch::units::format_count_of(partial.len() as u64, "report"),
+            partial
+                .iter()
+                .map(|u| format::escape(&u.path.to_string_lossy()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+        .context("writing to stdout")?;
+    }
     for u in &unreadable {
         eprintln!("cachewatch: skipped: {}", format::escape(&u.cause));
     }

@@ -101,7 +101,8 @@ impl RawPaths for KeptItem {
             | KeepReason::Changed { .. }
             | KeepReason::UnknownProducer
             | KeepReason::NewestCloneOfRunningApp { .. }
-            | KeepReason::NewestVersion { .. } => None,
+            | KeepReason::NewestVersion { .. }
+            | KeepReason::StagedUpdate { .. } => None,
         };
         v.extend(reason);
         v

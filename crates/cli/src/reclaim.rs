@@ -157,6 +157,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             executed: execute,
             older_than_secs: older_than.as_secs(),
             planned: json::Planned(&plan),
+            managed_by: print::managed_by(&plan, &catalogue),
             deleted: json::Deleted(&done.deleted),
             kept: json::Kept(&plan, &report.kept),
             already_gone: &report.already_gone,

@@ -58,6 +58,12 @@ pub trait ProcessProbe: Sync {
     fn app_running(&self, app: &str) -> bool {
         self.is_running(app)
     }
+    /// The dirs installed apps live in (`/Applications`, `~/Applications` on macOS; none
+    /// elsewhere), where a staged update's app is compared with the installed one. Fakes return
+    /// a temp tree.
+    fn application_dirs(&self) -> Vec<PathBuf> {
+        crate::platform::application_dirs()
+    }
     /// The first open (or mapped) file under `dir` (canonical path), `dir` itself included, if any.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile>;
     /// Up to `limit` open (or mapped, or working-dir) files at `dir` or under it, in path order.

@@ -41,6 +41,7 @@ mod plan;
 mod rules;
 mod run;
 mod spool;
+pub mod staged;
 mod stream;
 #[cfg(test)]
 mod tests;

@@ -28,12 +28,7 @@ pub(crate) fn read_capped(
     path: &Path,
     max_bytes: u64,
 ) -> Result<(Vec<u8>, Metadata), CappedReadError> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(CappedReadError::Io)?;
-    read_capped_file(file, max_bytes)
+    read_capped_file(open_nonblocking(path)?, max_bytes)
 }
 
 /// The bytes of the opened `file` (at most `max_bytes`) and its metadata: refused unless the
@@ -46,10 +41,7 @@ pub(crate) fn read_capped_file(
     file: std::fs::File,
     max_bytes: u64,
 ) -> Result<(Vec<u8>, Metadata), CappedReadError> {
-    let meta = file.metadata().map_err(CappedReadError::Io)?;
-    if !meta.is_file() {
-        return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));
-    }
+    let meta = regular_metadata(&file)?;
     if meta.len() > max_bytes {
         return Err(CappedReadError::TooLarge(meta.len()));
     }
@@ -62,6 +54,48 @@ pub(crate) fn read_capped_file(
         return Err(CappedReadError::TooLarge(bytes.len() as u64));
     }
     Ok((bytes, meta))
+}
+
+/// The first `max_bytes` of the regular file `path` (all of it when smaller) and its metadata,
+/// read as [`read_capped`] reads: for a file of which only the head is wanted.
+///
+/// # Errors
+/// [`CappedReadError::Io`] or [`CappedReadError::NotAFile`]; never `TooLarge`.
+pub(crate) fn read_head(
+    path: &Path,
+    max_bytes: u64,
+) -> Result<(Vec<u8>, Metadata), CappedReadError> {
+    let (file, meta) = open_regular(path)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(max_bytes)).unwrap_or(0));
+    file.take(max_bytes)
+        .read_to_end(&mut bytes)
+        .map_err(CappedReadError::Io)?;
+    Ok((bytes, meta))
+}
+
+/// `path` opened for reading with `O_NONBLOCK`, so that a FIFO never blocks the open.
+fn open_nonblocking(path: &Path) -> Result<std::fs::File, CappedReadError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(CappedReadError::Io)
+}
+
+/// The metadata of the opened `file`, refused unless it is a regular file.
+fn regular_metadata(file: &std::fs::File) -> Result<Metadata, CappedReadError> {
+    let meta = file.metadata().map_err(CappedReadError::Io)?;
+    if !meta.is_file() {
+        return Err(CappedReadError::NotAFile(file_type_name(&meta.file_type())));
+    }
+    Ok(meta)
+}
+
+/// `path` opened with `O_NONBLOCK` and its metadata, refused unless it is a regular file.
+fn open_regular(path: &Path) -> Result<(std::fs::File, Metadata), CappedReadError> {
+    let file = open_nonblocking(path)?;
+    let meta = regular_metadata(&file)?;
+    Ok((file, meta))
 }
 
 /// What kind of file `t` is, for messages (`FIFO`, `socket`, `directory`, ...).

@@ -1,8 +1,14 @@
 //! Crash reports: read every report macOS writes to `~/Library/Logs/DiagnosticReports` (`.ips`
-//! of every `bug_type`, legacy `.crash` text, `.diag`, `.spin`, `.hang`), classify the crashes with
+//! of every `bug_type`, legacy `.crash` text, `.diag`, `.spin`, `.hang`, synced analytics
+//! `.ips.ca.synced`, and reports copied out of Console.app), classify the crashes with
 //! the crash signatures (`crates/engine/signatures.toml`), group them by process and signature,
 //! list the other reports by kind (hang, jetsam, resource, panic, ...), and raise one alert per
 //! crash loop (N reports of the same process within a window), with a cooldown.
+//!
+//! A report caught while macOS writes it (a header line with its body cut short, or none yet)
+//! counts by its header (kind, process, time) and is read again whole when the file grows; only
+//! crash reports (`bug_type` 309/109 or crash-shaped legacy text) make groups and loops, never
+//! analytics, stackshots or simulated faults.
 //!
 //! # Known problems
 //! - Reports larger than [`MAX_REPORT_BYTES`] (8 MiB) are listed as unreadable, never parsed.
@@ -16,6 +22,7 @@
 //! after 16384 output NDArray allocations) leaves one report after another in
 //! `~/Library/Logs/DiagnosticReports`; bytes are small, the signal is the rate.
 
+mod console;
 mod group;
 mod ips;
 mod legacy;
@@ -36,7 +43,7 @@ pub use group::{
     crash_loop_alert, group_others, group_reports, CrashGroup, CrashLoopConfig, CrashLoopDetector,
     OtherReports, CRASH_LOOP_RULE,
 };
-pub use read::{parse_report, read_report, MAX_REPORT_BYTES};
+pub use read::{parse_report, read_report, MAX_REPORT_BYTES, SYNCED_HEAD_BYTES, SYNCED_SUFFIX};
 pub use report::{CrashReport, ReportKind, StackFrame, MAX_FRAMES, MAX_MESSAGES, MAX_THREAD_NAMES};
 pub use signature::{FramePattern, Signature, SignatureMatch, Signatures, BUILTIN_SIGNATURES};
 pub use store::{ReportStore, Unreadable, REPORT_EXTENSIONS, RETIRED_DIR};
@@ -220,6 +227,12 @@ impl CrashWatch {
     /// Report files that could not be read or parsed.
     pub fn unreadable(&self) -> Vec<Unreadable> {
         self.store.unreadable()
+    }
+
+    /// Reports counted by their header only so far (body cut short or not written yet), with
+    /// why; each is read again when its file changes.
+    pub fn partial(&self) -> Vec<Unreadable> {
+        self.store.partial()
     }
 
     /// The signatures in use.

@@ -78,3 +78,109 @@ pub fn write_burst(
         .map(|i| write_report(&template, dir, process, start + step * i, 7301 + i))
         .collect()
 }
+
+/// The one-line JSON header of an `.ips` report of `bug_type` for `process` (`None`: a header
+/// naming no process, as stackshots and analytics write), dated `at`.
+pub fn header_line(bug_type: &str, process: Option<&str>, at: SystemTime) -> String {
+    let names = process.map_or_else(String::new, |p| {
+        format!("\"app_name\":\"{p}\",\"name\":\"{p}\",")
+    });
+    format!(
+        "{{{names}\"timestamp\":\"{}\",\"app_version\":\"1.0\",\"platform\":1,\
+         \"share_with_app_devs\":0,\"is_first_party\":0,\"bug_type\":\"{bug_type}\",\
+         \"os_version\":\"macOS 15.5 (24F74)\",\"incident_id\":\"0F1E2D3C-4B5A-4697-8877-665544332211\"}}",
+        ips_time(at)
+    )
+}
+
+/// A whole `bug_type` 309 crash report of `process` (pid `pid`) dated `at`: a SIGSEGV in the
+/// process's own code, pretty-printed body as macOS 12+ writes it.
+pub fn segv_report(process: &str, at: SystemTime, pid: u32) -> String {
+    let t = ips_time(at);
+    format!(
+        "{}\n{{\n  \"uptime\" : 4100,\n  \"procRole\" : \"Unspecified\",\n  \"version\" : 2,\n  \
+         \"userID\" : 501,\n  \"captureTime\" : \"{t}\",\n  \"pid\" : {pid},\n  \
+         \"procName\" : \"{process}\",\n  \"procPath\" : \"/usr/local/bin/{process}\",\n  \
+         \"bug_type\" : \"309\",\n  \"exception\" : {{\"codes\":\"0x0000000000000001, 0x0000000000000000\",\
+         \"type\":\"EXC_BAD_ACCESS\",\"signal\":\"SIGSEGV\",\"subtype\":\"KERN_INVALID_ADDRESS at 0x0\"}},\n  \
+         \"termination\" : {{\"namespace\":\"SIGNAL\",\"indicator\":\"Segmentation fault: 11\",\"code\":11}},\n  \
+         \"faultingThread\" : 0,\n  \"threads\" : [{{\"triggered\":true,\"id\":1001,\"queue\":\"com.apple.main-thread\",\
+         \"frames\":[{{\"imageOffset\":1200,\"symbol\":\"parse_row\",\"imageIndex\":0}},\
+         {{\"imageOffset\":900,\"symbol\":\"main\",\"imageIndex\":0}},\
+         {{\"imageOffset\":24,\"symbol\":\"start\",\"imageIndex\":1}}]}},\
+         {{\"id\":1002,\"name\":\"worker\",\"frames\":[{{\"imageOffset\":10,\"imageIndex\":1}}]}}],\n  \
+         \"usedImages\" : [{{\"source\":\"P\",\"arch\":\"arm64\",\"base\":4294967296,\"name\":\"{process}\",\
+         \"path\":\"/usr/local/bin/{process}\"}},{{\"source\":\"P\",\"arch\":\"arm64e\",\"base\":6442450944,\
+         \"name\":\"dyld\",\"path\":\"/usr/lib/dyld\"}}]\n}}\n",
+        header_line("309", Some(process), at)
+    )
+}
+
+/// `report` (an `.ips` text) as Console.app copies it: a "Translated Report" preamble (the report
+/// as legacy text, here its first lines for `process` and `pid`), then a "Full Report" line and
+/// the original.
+pub fn console_copy(report: &str, process: &str, pid: u32) -> String {
+    let rule = "-".repeat(37);
+    format!(
+        "{rule}\nTranslated Report (Full Report Below)\n{rule}\n\n\
+         Process:               {process} [{pid}]\n\
+         Path:                  /usr/local/bin/{process}\n\
+         Exception Type:        EXC_BAD_ACCESS (SIGSEGV)\n\
+         Termination Reason:    Namespace SIGNAL, Code 11 Segmentation fault: 11\n\n\
+         Thread 0 Crashed::  Dispatch queue: com.apple.main-thread\n\
+         0   {process}                      \t       0x1000004b0 parse_row + 0\n\n\n\
+         -----------\nFull Report\n-----------\n\n{report}"
+    )
+}
+
+/// A synced CoreAnalytics file (`Analytics-<date>.ips.ca.synced`): a `bug_type` 211 header over
+/// `events` newline-delimited JSON events, between metadata and end-of-file markers.
+pub fn synced_analytics(at: SystemTime, events: usize) -> String {
+    let mut out = header_line("211", None, at);
+    out.push_str("\n{\"_marker\":\"<metadata>\",\"startTimestamp\":\"2026-03-11T00:00:00Z\"}\n");
+    for i in 0..events {
+        out.push_str(&format!(
+            "{{\"message\":{{\"Count\":{i}}},\"name\":\"com.example.analytics.event\",\"sampling\":100}}\n"
+        ));
+    }
+    out.push_str("{\"_marker\":\"<end-of-file>\"}\n");
+    out
+}
+
+/// A stackshot (`stacks-<date>.ips`): a header with `bug_type` (`None`: none at all) and no
+/// process over a body listing `processes` by pid (pid = 100 + index).
+pub fn stackshot(bug_type: Option<&str>, at: SystemTime, processes: &[&str]) -> String {
+    let header = match bug_type {
+        Some(b) => header_line(b, None, at),
+        None => format!(
+            "{{\"timestamp\":\"{}\",\"os_version\":\"macOS 15.5 (24F74)\"}}",
+            ips_time(at)
+        ),
+    };
+    let procs: Vec<String> = processes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "\"{pid}\":{{\"pid\":{pid},\"procname\":\"{p}\",\"threadById\":{{}}}}",
+                pid = 100 + i
+            )
+        })
+        .collect();
+    format!(
+        "{header}\n{{\n  \"build\" : \"macOS 15.5 (24F74)\",\n  \"exception\" : \"0xdead10cc\",\n  \
+         \"reason\" : \"stackshot taken for a slow spin\",\n  \"processByPid\" : {{{}}}\n}}\n",
+        procs.join(",")
+    )
+}
+
+/// The name macOS gives a report of `process` dated `at`: `<process>-YYYY-MM-DD-HHMMSS.ips`.
+pub fn report_name(process: &str, at: SystemTime) -> String {
+    let stamp = ips_time(at);
+    format!(
+        "{process}-{}{}{}.ips",
+        &stamp[..11].replace(' ', "-"),
+        &stamp[11..13],
+        format_args!("{}{}", &stamp[14..16], &stamp[17..19])
+    )
+}

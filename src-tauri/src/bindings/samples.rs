@@ -308,6 +308,10 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NewestVersion {
             version: "14.5.1".to_owned(),
         },
+        KeepReason::StagedUpdate {
+            staged: Some("5.3 (530)".to_owned()),
+            installed: Some("5.2 (520)".to_owned()),
+        },
         KeepReason::Unreadable {
             path: PathBuf::from("/roots/temp/kept/private"),
         },
@@ -331,6 +335,7 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::HoldsProtected { .. }
             | KeepReason::NewestCloneOfRunningApp { .. }
             | KeepReason::NewestVersion { .. }
+            | KeepReason::StagedUpdate { .. }
             | KeepReason::Unreadable { .. }
             | KeepReason::NotDeletable { .. } => {}
         }

@@ -62,7 +62,15 @@ app: string, } | { "reason": "newest-version",
 /**
  * The version its name carries.
  */
-version: string, } | { "reason": "unreadable", 
+version: string, } | { "reason": "staged-update", 
+/**
+ * The staged build's version (`5.2 (520)`), when read.
+ */
+staged: string | null, 
+/**
+ * The installed app's version, when one was found and read.
+ */
+installed: string | null, } | { "reason": "unreadable", 
 /**
  * The first path inside it the scan could not read. Serialized as `unreadable_path`: a
  * [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.

@@ -23,4 +23,9 @@ freeable_bytes: number,
 /**
  * The oldest one's age, seconds.
  */
-oldest_age_secs: number, };
+oldest_age_secs: number, 
+/**
+ * The tool's own clean-up command when the tool manages this cache (`brew cleanup`): the
+ * confirmations name it as the better first step.
+ */
+managed_by?: string | null, };

@@ -2,7 +2,7 @@
 // is kept and why, and that deletion is permanent.
 import { h } from '../dom';
 import { baseName, describeKeepReason, formatCount, formatDuration, formatFreeable } from '../format';
-import type { KeptGroupDto, KeptItem, ReclaimPreview } from '../types';
+import type { KeptGroupDto, KeptItem, PreviewProducer, ReclaimPreview } from '../types';
 
 /** How many items to delete the dialog names; the rest are summed in one line. */
 export const ITEMS_LISTED = 12;
@@ -59,18 +59,37 @@ function keptName(k: KeptItem): string {
       return `${name} (pid ${k.pid})`;
     case 'app-running':
       return `${name} (${k.name} runs)`;
+    case 'staged-update':
+      return k.staged && k.installed ? `${name} (${k.staged}, installed ${k.installed})` : `${name} (version unknown)`;
     default:
       return name;
   }
 }
 
-/** The dialog's body: the list of what goes, what is kept and why, and the warning. */
+/**
+ * One line per planned producer whose tool manages its cache, by producer id: `homebrew-cache is
+ * managed by its tool: run `brew cleanup` first; deleting from here stays possible.`
+ */
+export function managedLines(producers: readonly PreviewProducer[]): string[] {
+  return [...producers]
+    .filter((p) => p.items > 0 && p.managed_by)
+    .sort((a, b) => a.producer.localeCompare(b.producer))
+    .map((p) => `${p.producer} is managed by its tool: run \`${p.managed_by}\` first; deleting from here stays possible.`);
+}
+
+/** The dialog's body: what goes, the native commands to prefer, what is kept and why, the warning. */
 export function confirmBody(plan: ReclaimPreview): HTMLElement[] {
   const going = goingLines(plan);
   const list = h('ol', { class: 'confirm-items', 'aria-label': 'Items to delete', 'data-testid': 'confirm-items' });
   for (const line of going.lines) list.appendChild(h('li', {}, line));
   if (going.rest) list.appendChild(h('li', { class: 'muted' }, going.rest));
   const out: HTMLElement[] = [h('h3', {}, 'Deleted, largest first'), list];
+  const managed = managedLines(plan.producers);
+  if (managed.length > 0) {
+    const managedList = h('ul', { class: 'confirm-managed', 'aria-label': 'Managed by their tool', 'data-testid': 'confirm-managed' });
+    for (const line of managed) managedList.appendChild(h('li', {}, line));
+    out.push(h('h3', {}, 'Better run by their tool'), managedList);
+  }
   const kept = keptLines(plan.kept);
   if (kept.length > 0) {
     const keptList = h('ul', { class: 'confirm-kept', 'aria-label': 'Items kept', 'data-testid': 'confirm-kept' });

@@ -517,6 +517,19 @@ export const PREVIEW: ReclaimPreview = {
     {
       "examples": [
         {
+          "installed": "5.2 (520)",
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
+          "reason": "staged-update",
+          "staged": "5.3 (530)"
+        }
+      ],
+      "items": 1,
+      "reason": "staged-update"
+    },
+    {
+      "examples": [
+        {
           "path": "/roots/temp/kept",
           "producer": "gpuarchiver",
           "reason": "unreadable",
@@ -577,11 +590,19 @@ export const PREVIEW: ReclaimPreview = {
   "planned_items": 700000,
   "producers": [
     {
-      "allocated_bytes": 2867200000,
-      "freeable_bytes": 2867198976,
-      "items": 700000,
+      "allocated_bytes": 2867159040,
+      "freeable_bytes": 2867158016,
+      "items": 699990,
       "oldest_age_secs": 90000,
       "producer": "gpuarchiver"
+    },
+    {
+      "allocated_bytes": 40960,
+      "freeable_bytes": 40960,
+      "items": 10,
+      "managed_by": "brew cleanup",
+      "oldest_age_secs": 200000,
+      "producer": "homebrew-cache"
     }
   ],
   "threshold_secs": 86400
@@ -942,6 +963,19 @@ export const UI_STATE_EXECUTING: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -1002,11 +1036,19 @@ export const UI_STATE_EXECUTING: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400
@@ -1198,6 +1240,19 @@ export const UI_STATE_DONE: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -1258,11 +1313,19 @@ export const UI_STATE_DONE: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400
@@ -1484,6 +1547,19 @@ export const UI_STATE_FAILED: UiState = {
         {
           "examples": [
             {
+              "installed": "5.2 (520)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "staged-update",
+              "staged": "5.3 (530)"
+            }
+          ],
+          "items": 1,
+          "reason": "staged-update"
+        },
+        {
+          "examples": [
+            {
               "path": "/roots/temp/kept",
               "producer": "gpuarchiver",
               "reason": "unreadable",
@@ -1544,11 +1620,19 @@ export const UI_STATE_FAILED: UiState = {
       "planned_items": 700000,
       "producers": [
         {
-          "allocated_bytes": 2867200000,
-          "freeable_bytes": 2867198976,
-          "items": 700000,
+          "allocated_bytes": 2867159040,
+          "freeable_bytes": 2867158016,
+          "items": 699990,
           "oldest_age_secs": 90000,
           "producer": "gpuarchiver"
+        },
+        {
+          "allocated_bytes": 40960,
+          "freeable_bytes": 40960,
+          "items": 10,
+          "managed_by": "brew cleanup",
+          "oldest_age_secs": 200000,
+          "producer": "homebrew-cache"
         }
       ],
       "threshold_secs": 86400

@@ -1,7 +1,7 @@
 // The confirm dialog gave counts only. It lists what goes (largest first, with ages),
 // what is kept and why, and says that deletion is permanent.
 import { describe, expect, it } from 'vitest';
-import { goingLines, keptLines } from '../../src/views/confirm-list';
+import { goingLines, keptLines, managedLines } from '../../src/views/confirm-list';
 import type { KeptItem, PlannedItem } from '../../src/types';
 import { keptGroups } from './fixture';
 
@@ -82,5 +82,30 @@ describe('what a reclaim frees where clones share blocks', () => {
       'clone · 4.0 MiB (100 MiB allocated) · 1 d old',
     ]);
     expect(goingLines(going([plain, clone]), 0).rest).toBe('and 2 more items (14.0 MiB (110 MiB allocated))');
+  });
+});
+
+describe('the native command to prefer', () => {
+  const producer = (id: string, items: number, managed_by?: string | null) => ({
+    producer: id,
+    items,
+    allocated_bytes: items * 4096,
+    freeable_bytes: items * 4096,
+    oldest_age_secs: 90_000,
+    managed_by,
+  });
+
+  it('names the tool’s command of each planned producer that has one, by id', () => {
+    const lines = managedLines([
+      producer('swiftpm-cache', 3, 'swift package purge-cache'),
+      producer('metal-gpuarchiver', 40, null),
+      producer('homebrew-cache', 2, 'brew cleanup'),
+      producer('go-build-cache', 0, 'go clean -cache'),
+      producer('deno-cache', 1),
+    ]);
+    expect(lines).toEqual([
+      'homebrew-cache is managed by its tool: run `brew cleanup` first; deleting from here stays possible.',
+      'swiftpm-cache is managed by its tool: run `swift package purge-cache` first; deleting from here stays possible.',
+    ]);
   });
 });

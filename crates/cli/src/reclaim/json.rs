@@ -20,6 +20,9 @@ pub struct ReclaimJson<'a> {
     pub older_than_secs: u64,
     /// What the plan would delete.
     pub planned: Planned<'a>,
+    /// For each planned producer whose tool manages its cache, the tool's own clean-up command
+    /// (`go clean -cache`): the better first step than deleting its entries.
+    pub managed_by: std::collections::BTreeMap<String, String>,
     /// Deleted items (empty unless executed).
     pub deleted: Deleted<'a>,
     /// Kept items with the reason: at planning, then at the re-check before deleting.

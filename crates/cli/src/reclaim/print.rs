@@ -108,6 +108,19 @@ pub fn plan(plan: &StreamedPlan, list: bool, out: &mut dyn Write) -> std::io::Re
     t.write(out)
 }
 
+/// The producers of the plan whose tool manages their cache, with the tool's own command
+/// (`managed_by`), by producer id.
+pub fn managed_by(
+    plan: &StreamedPlan,
+    catalogue: &cachewatch::Catalogue,
+) -> BTreeMap<String, String> {
+    plan.summary
+        .producers
+        .keys()
+        .filter_map(|p| Some((p.clone(), catalogue.rule(p)?.managed_by.clone()?)))
+        .collect()
+}
+
 /// Names, for each producer in the plan whose tool manages its cache (`managed_by`), the tool's
 /// own command: the better first step than deleting its entries.
 pub fn managed(
@@ -115,17 +128,12 @@ pub fn managed(
     catalogue: &cachewatch::Catalogue,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    for producer in plan.summary.producers.keys() {
-        let Some(rule) = catalogue.rule(producer) else {
-            continue;
-        };
-        if let Some(cmd) = &rule.managed_by {
-            writeln!(
-                out,
-                "{producer} is managed by its tool: `{cmd}` cleans it the tool's way; run it \
-                 first, or go on to delete these entries."
-            )?;
-        }
+    for (producer, cmd) in managed_by(plan, catalogue) {
+        writeln!(
+            out,
+            "{producer} is managed by its tool: `{cmd}` cleans it the tool's way; run it \
+             first, or go on to delete these entries."
+        )?;
     }
     Ok(())
 }

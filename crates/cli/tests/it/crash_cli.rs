@@ -203,3 +203,137 @@ fn crashes_lists_other_report_kinds_and_escapes_names_in_the_table() {
     assert!(table.contains("Other reports (not crashes):"), "{table}");
     assert!(table.contains("reloaded the model 2 times"), "{table}");
 }
+
+/// Every report shape in one dir through the binary: `crashes --json` groups the crashes (whole,
+/// cut short, header only, a Console copy) and none of the others (synced analytics, stackshots
+/// with and without a bug_type, a simulated fault), however many and recent they are.
+#[test]
+fn crashes_json_groups_the_real_crashes_of_a_dir_of_every_shape() {
+    use cachewatch_testkit::ips::{
+        console_copy, header_line, report_name, segv_report, stackshot, synced_analytics, template,
+        write_report,
+    };
+    use std::process::Command;
+
+    const BIN: &str = env!("CARGO_BIN_EXE_cachewatch");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("DiagnosticReports");
+    std::fs::create_dir(&d).unwrap();
+    let now = SystemTime::now();
+    let ago = |s: u64| now - Duration::from_secs(s);
+    for (i, s) in [(10u32, 240u64), (11, 200)] {
+        std::fs::write(
+            d.join(report_name("ingest", ago(s))),
+            segv_report("ingest", ago(s), i),
+        )
+        .unwrap();
+    }
+    let cut = segv_report("ingest", ago(160), 12);
+    std::fs::write(
+        d.join(report_name("ingest", ago(160))),
+        &cut[..cut.len() * 2 / 3],
+    )
+    .unwrap();
+    std::fs::write(
+        d.join(report_name("ingest", ago(120))),
+        header_line("309", Some("ingest"), ago(120)),
+    )
+    .unwrap();
+    let pool = template("coreai_pool.ips");
+    let ips = write_report(&pool, &d, "embedder", ago(100), 7301);
+    let ips_text = std::fs::read_to_string(&ips).unwrap();
+    std::fs::write(
+        d.join("embedder console copy.ips"),
+        console_copy(&ips_text, "embedder", 7301),
+    )
+    .unwrap();
+    let fault = template("coreai_pool.ips").replace(
+        "\"bug_type\":\"309\"",
+        "\"bug_type\":\"309\",\"is_simulated\":1",
+    );
+    for i in 0..6u64 {
+        let t = ago(30 * i);
+        std::fs::write(
+            d.join(format!("Analytics-2026-03-14-0959{i:02}.ips.ca.synced")),
+            synced_analytics(t, 2),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join(format!("stacks-2026-03-14-0959{i:02}.ips")),
+            stackshot(Some("288"), t, &["ingest", "launchd"]),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join(format!("spins-2026-03-14-0959{i:02}.ips")),
+            stackshot(None, t, &["ingest"]),
+        )
+        .unwrap();
+        write_report(&fault, &d, &format!("ExcUserFault_app{i}"), t, 900);
+    }
+    let root_arg = format!("diagnostic-reports={}", d.display());
+    let out = Command::new(BIN)
+        .args(["crashes", "--json", "--root", &root_arg, "--config"])
+        .arg(dir.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut groups: Vec<(String, String, u64)> = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["process"].as_str().unwrap().to_owned(),
+                g["signature"].as_str().unwrap().to_owned(),
+                g["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    groups.sort();
+    // Hand count: ingest 2 whole + 1 cut + 1 header only; embedder its .ips and the copy.
+    assert_eq!(
+        groups,
+        [
+            ("embedder".to_owned(), COREAI.to_owned(), 2),
+            ("ingest".to_owned(), "crash".to_owned(), 4),
+        ]
+    );
+    assert!(doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|g| g["crash_loop"] == false));
+    let mut kinds: Vec<(String, u64)> = doc["other_reports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["kind"].as_str().unwrap().to_owned(),
+                o["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    kinds.sort();
+    let mut want: Vec<(String, u64)> = vec![
+        ("analytics".into(), 6),
+        ("hang".into(), 6),
+        ("hang".into(), 6),
+    ];
+    want.extend((0..6).map(|_| ("simulated-fault".to_owned(), 1)));
+    want.sort();
+    assert_eq!(kinds, want);
+    let partial: Vec<&str> = doc["partial"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(partial.len(), 2, "{doc:#}");
+    assert_eq!(doc["unreadable"].as_array().unwrap().len(), 0, "{doc:#}");
+}

@@ -39,6 +39,14 @@ pub(super) fn default_dirs() -> DefaultDirs {
     }
 }
 
+pub(super) fn application_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::from("/Applications")];
+    if let Some(home) = directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf()) {
+        dirs.push(home.join("Applications"));
+    }
+    dirs
+}
+
 pub(super) fn bundle_id_of_exe(exe: &std::path::Path) -> Option<String> {
     let macos = exe.parent()?;
     if macos.file_name()? != "MacOS" {

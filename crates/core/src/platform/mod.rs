@@ -80,6 +80,12 @@ pub fn bundle_id_of_exe(exe: &Path) -> Option<String> {
     imp::bundle_id_of_exe(exe)
 }
 
+/// The dirs installed apps live in: `/Applications` and `~/Applications` on macOS; none
+/// elsewhere (no app bundles to compare a staged update with).
+pub fn application_dirs() -> Vec<PathBuf> {
+    imp::application_dirs()
+}
+
 /// Files that processes hold open or mapped, gathered once (see [`open_files`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OpenFiles {

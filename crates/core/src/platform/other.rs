@@ -26,6 +26,11 @@ pub(super) fn bundle_id_of_exe(_exe: &std::path::Path) -> Option<String> {
     None
 }
 
+/// No application dirs outside macOS.
+pub(super) fn application_dirs() -> Vec<PathBuf> {
+    Vec::new()
+}
+
 /// Open and mapped files of every process we may read, from `/proc`: each `/proc/<pid>/fd/*` link
 /// but those of directories, the `cwd` link, and the file mappings of `/proc/<pid>/maps`, kept
 /// only at or under `scope` (every path when `None`) and within the bounds of [`Collector`].

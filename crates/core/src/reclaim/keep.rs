@@ -98,6 +98,15 @@ pub enum KeepReason {
         /// The version its name carries.
         version: String,
     },
+    /// A staged app update (`sparkle-installation`) that may still be installed: its version is
+    /// newer than the installed app's, or either cannot be read (see
+    /// [`crate::reclaim::staged`]). A staged build at most as new as the installed app is stale.
+    StagedUpdate {
+        /// The staged build's version (`5.2 (520)`), when read.
+        staged: Option<String>,
+        /// The installed app's version, when one was found and read.
+        installed: Option<String>,
+    },
     /// The scan could not read the item or something inside it (permission denied, I/O error):
     /// execute could not delete it whole, so the plan keeps it.
     Unreadable {
@@ -140,6 +149,7 @@ impl KeepReason {
             KeepReason::HoldsProtected { .. } => "holds-protected",
             KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
             KeepReason::NewestVersion { .. } => "newest-version",
+            KeepReason::StagedUpdate { .. } => "staged-update",
             KeepReason::Unreadable { .. } => "unreadable",
             KeepReason::NotDeletable { .. } => "not-deletable",
         }
@@ -185,6 +195,16 @@ impl std::fmt::Display for KeepReason {
             KeepReason::NewestVersion { version } => {
                 write!(f, "newest version ({version}) of a version-keyed cache")
             }
+            KeepReason::StagedUpdate { staged, installed } => match (staged, installed) {
+                (Some(s), Some(i)) => {
+                    write!(f, "staged update {s} is newer than the installed {i}")
+                }
+                (Some(s), None) => write!(
+                    f,
+                    "staged update {s}: no installed app of its bundle id found to compare with"
+                ),
+                (None, _) => f.write_str("staged update whose version cannot be read"),
+            },
             KeepReason::Unreadable { path } => {
                 write!(f, "unreadable: the scan could not read {}", path.display())
             }

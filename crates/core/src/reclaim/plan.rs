@@ -243,6 +243,12 @@ fn decide(
             return Err(KeepReason::NewestVersion { version });
         }
     }
+    if rule.id == super::staged::SPARKLE_INSTALLATION {
+        let bundle = item.captures.bundle.as_deref().unwrap_or_default();
+        if let Some(reason) = super::staged::keep_reason(&item.path, bundle, probe) {
+            return Err(reason);
+        }
+    }
     let name_ts = item.captures.ts;
     let age = age_secs(item.measure.newest_mtime, name_ts, now);
     let needed = needed_secs(policy, rule);

@@ -107,13 +107,9 @@ const CASES: &[Case] = &[
         item: "com.tinyapp.DBngin/org.sparkle-project.Sparkle/PersistentDownloads/AbC123xyz",
         app: "com.tinyapp.DBngin",
     },
-    Case {
-        kind: RootKind::LibraryCaches,
-        producer: "sparkle-installation",
-        item: "com.example.Notes/org.sparkle-project.Sparkle/Installation/3hTzFa1Q",
-        app: "com.example.Notes",
-    },
 ];
+// `sparkle-installation` is also kept while its app runs: `sparkle_staged.rs`, whose staged
+// builds carry the versions its rule compares first.
 
 /// Builds the case's item (a dir of two files, or a file when its name has an extension such as
 /// `.zip`) 20 days old (past every floor), and returns its path under the root's canonical path.

@@ -1,7 +1,5 @@
 //! The words of the alerts: short, naming the producer, the amount, the rate and what to do.
 
-use std::time::Duration;
-
 use crate::dto::{AlertDto, SuggestedReclaim};
 
 /// The `--older-than` to suggest for a producer, seconds: at least an hour, and at least its
@@ -14,14 +12,17 @@ pub(crate) fn suggested_older_than_secs(min_age_secs: u64) -> u64 {
 const RECLAIM_SENTENCE: &str = " Reclaim: cachewatch reclaim --producer ";
 
 /// The sentence of `message` that tells a terminal user how to reclaim what `s` suggests:
-/// ` Reclaim: cachewatch reclaim --producer ID --older-than 1h.` ([`suggestion_in`] reads it back).
+/// ` Reclaim: cachewatch reclaim --producer ID --older-than 2d.` ([`suggestion_in`] reads it
+/// back). The age is the window's unit ([`crate::units::format_threshold`]: `2 d`, `36 h`) written
+/// without its space, so the command can be pasted as is (never humantime's `2days`/`86400s`).
 pub(crate) fn reclaim_sentence(s: &SuggestedReclaim) -> String {
-    let older = humantime::format_duration(Duration::from_secs(s.older_than_secs));
+    let older = crate::units::format_threshold(s.older_than_secs).replace(' ', "");
     format!("{RECLAIM_SENTENCE}{} --older-than {older}.", s.producer)
 }
 
 /// The reclaim `message` suggests, read from its [`reclaim_sentence`] (alerts read back from the
-/// history database carry only their text); `None` when it suggests none.
+/// history database carry only their text, older ones humantime's `2days`); `None` when it
+/// suggests none.
 pub fn suggestion_in(message: &str) -> Option<SuggestedReclaim> {
     let rest = &message[message.find(RECLAIM_SENTENCE)? + RECLAIM_SENTENCE.len()..];
     let (producer, rest) = rest.split_once(" --older-than ")?;
@@ -113,7 +114,7 @@ mod tests {
         );
         assert!(
             m.contains(
-                "Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 2days. "
+                "Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 2d. "
             ),
             "{m}"
         );
@@ -127,6 +128,15 @@ mod tests {
             a.suggested_reclaim.map(|s| s.older_than_secs),
             Some(172_800)
         );
+        // Alerts of earlier versions, read back from the database, said `2days`.
+        let old = "X grew. Reclaim: cachewatch reclaim --producer p --older-than 2days.";
+        assert_eq!(suggestion_in(old).map(|s| s.older_than_secs), Some(172_800));
+        let h = SuggestedReclaim {
+            producer: "p".into(),
+            older_than_secs: 36 * 3600,
+        };
+        assert!(reclaim_sentence(&h).ends_with("--older-than 36h."));
+        assert_eq!(suggestion_in(&reclaim_sentence(&h)), Some(h));
         assert_eq!(suggested_older_than_secs(0), 3600);
         assert_eq!(suggested_older_than_secs(3601), 7200);
     }

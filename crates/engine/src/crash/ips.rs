@@ -188,6 +188,8 @@ struct Body {
     asi: Messages,
     /// Jetsam (298): the process that used the most memory.
     largest_process: Option<String>,
+    /// Stackshots (288): every process of the system by pid, present (the rest is not read).
+    process_by_pid: Option<IgnoredAny>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -372,9 +374,12 @@ pub(super) fn parse_header(head: &str) -> Option<Header> {
 
 /// Fills `report` from a parsed `header` and the text after the header line.
 ///
+/// A header with a `bug_type` over a JSON body cut short, or over nothing, gives the report of
+/// that kind with [`CrashReport::partial`] set (what the header says, nothing of the body).
+///
 /// # Errors
-/// [`CrashError::Parse`] when a crash report's JSON body is truncated or not JSON, or the file
-/// has nothing after the header.
+/// [`CrashError::Parse`] when a crash report's JSON body is not JSON, or is cut short or absent
+/// under a header with no `bug_type` (nothing says what the file is).
 pub(super) fn parse(
     header: Header,
     rest: &str,
@@ -393,22 +398,40 @@ pub(super) fn parse(
         .as_deref()
         .map(ReportKind::of_bug_type)
         .or_else(|| ReportKind::of_file_name(path));
+    // A header that says what the report is: enough to count it while its body is still being
+    // written (or was cut short).
+    let countable = header.bug_type.is_some();
+    let crash_or_unknown = kind.unwrap_or(ReportKind::Crash) == ReportKind::Crash;
     let body: Option<Body> = if json_body {
         // The first JSON value; whatever follows it (plain text, more JSON lines) is ignored.
         let mut values = serde_json::Deserializer::from_str(rest).into_iter::<Body>();
         match values.next() {
             Some(Ok(b)) => Some(b),
-            Some(Err(e)) if kind.unwrap_or(ReportKind::Crash) == ReportKind::Crash => {
-                return Err(parse_err(body_error(&e)))
+            Some(Err(e)) if e.is_eof() && countable => {
+                report.partial = Some(body_error(&e));
+                None
             }
+            Some(Err(e)) if crash_or_unknown => return Err(parse_err(body_error(&e))),
             _ => None,
         }
     } else {
         None
     };
-    if rest.trim().is_empty() && kind.unwrap_or(ReportKind::Crash) == ReportKind::Crash {
-        return Err(parse_err("no body after the header line".to_owned()));
+    if rest.trim().is_empty() {
+        if countable {
+            report.partial = Some("no body after the header line yet".to_owned());
+        } else if crash_or_unknown {
+            return Err(parse_err(
+                "no body after the header line, and no bug_type in it".to_owned(),
+            ));
+        }
     }
+    // A stackshot (hang, spin) names every process of the system; never a crash of one.
+    let stackshot = body.as_ref().is_some_and(|b| b.process_by_pid.is_some());
+    let kind = match kind {
+        Some(ReportKind::Crash) | None if stackshot => Some(ReportKind::Hang),
+        k => k,
+    };
     report.kind = kind
         .or_else(|| {
             body.as_ref()

@@ -142,6 +142,10 @@ pub struct CrashReport {
     pub thread_names: BTreeMap<String, u32>,
     /// Application-specific information (`asi`, legacy `Application Specific Information:`).
     pub messages: Vec<String>,
+    /// Why only the header line was read, when it was: the body is cut short or absent (a report
+    /// read while macOS still writes it). Such a report counts by its header (kind, process,
+    /// time) and is read again when the file changes.
+    pub partial: Option<String>,
 }
 
 impl CrashReport {
@@ -167,6 +171,7 @@ impl CrashReport {
             thread_frames: Vec::new(),
             thread_names: BTreeMap::new(),
             messages: Vec::new(),
+            partial: None,
         }
     }
 

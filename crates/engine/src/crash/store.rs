@@ -28,8 +28,10 @@ struct Entry {
     parsed: Result<CrashReport, String>,
 }
 
-/// Parsed reports of one or more reports dirs (files with a [`REPORT_EXTENSIONS`] extension at the
-/// top and in `Retired/`), re-read only when a file's size or mtime changes.
+/// Parsed reports of one or more reports dirs (files with a [`REPORT_EXTENSIONS`] extension, and
+/// synced analytics `*.ips.ca.synced`, at the top and in `Retired/`), re-read only when a file's
+/// size or mtime changes: a report read while it was written (counted by its header,
+/// [`CrashReport::partial`]) is read whole once it grows.
 #[derive(Debug, Default)]
 pub struct ReportStore {
     entries: HashMap<PathBuf, Entry>,
@@ -98,13 +100,30 @@ impl ReportStore {
         };
         for entry in rd.flatten() {
             let p = entry.path();
-            if p.extension()
+            let report_ext = p
+                .extension()
                 .and_then(|e| e.to_str())
-                .is_some_and(|e| REPORT_EXTENSIONS.contains(&e))
-            {
+                .is_some_and(|e| REPORT_EXTENSIONS.contains(&e));
+            if report_ext || super::read::is_synced_analytics(&p) {
                 seen.push(p);
             }
         }
+    }
+
+    /// The reports read only by their header so far (body cut short or absent: being written),
+    /// with why, sorted by path.
+    pub fn partial(&self) -> Vec<Unreadable> {
+        let mut out: Vec<Unreadable> = self
+            .reports()
+            .filter_map(|r| {
+                r.partial.as_ref().map(|cause| Unreadable {
+                    path: r.path.clone(),
+                    cause: cause.clone(),
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
     }
 
     /// The parsed reports (crash or not), in no particular order.

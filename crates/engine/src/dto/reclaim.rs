@@ -28,6 +28,10 @@ pub struct PreviewProducer {
     pub freeable_bytes: u64,
     /// The oldest one's age, seconds.
     pub oldest_age_secs: u64,
+    /// The tool's own clean-up command when the tool manages this cache (`brew cleanup`): the
+    /// confirmations name it as the better first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<String>,
 }
 
 /// The items kept for one kind of reason, counted, with a few named.

@@ -160,6 +160,9 @@ impl ProcessProbe for Refreshed<'_> {
     fn app_running(&self, app: &str) -> bool {
         self.0.app_running(app)
     }
+    fn application_dirs(&self) -> Vec<std::path::PathBuf> {
+        self.0.application_dirs()
+    }
     fn open_file_under(&self, dir: &std::path::Path) -> Option<crate::process::OpenFile> {
         self.0.open_file_under(dir)
     }

@@ -10,13 +10,24 @@ pub(super) fn preview() -> ReclaimPreview {
         planned_items: 700_000,
         planned_bytes: 700_000 * 4096,
         planned_freeable_bytes: 700_000 * 4096 - 1024,
-        producers: vec![PreviewProducer {
-            producer: "gpuarchiver".to_owned(),
-            items: 700_000,
-            allocated_bytes: 700_000 * 4096,
-            freeable_bytes: 700_000 * 4096 - 1024,
-            oldest_age_secs: 90_000,
-        }],
+        producers: vec![
+            PreviewProducer {
+                producer: "gpuarchiver".to_owned(),
+                items: 699_990,
+                allocated_bytes: 699_990 * 4096,
+                freeable_bytes: 699_990 * 4096 - 1024,
+                oldest_age_secs: 90_000,
+                managed_by: None,
+            },
+            PreviewProducer {
+                producer: "homebrew-cache".to_owned(),
+                items: 10,
+                allocated_bytes: 10 * 4096,
+                freeable_bytes: 10 * 4096,
+                oldest_age_secs: 200_000,
+                managed_by: Some("brew cleanup".to_owned()),
+            },
+        ],
         kept_items: 14,
         kept: every_keep_reason()
             .into_iter()

@@ -160,6 +160,11 @@ impl Actor {
             out.allocated_bytes += t.allocated_bytes;
             out.freeable_bytes += t.freeable_bytes;
             out.producers.push(PreviewProducer {
+                managed_by: self
+                    .opts
+                    .catalogue
+                    .rule(&id)
+                    .and_then(|r| r.managed_by.clone()),
                 producer: id,
                 items: t.items,
                 allocated_bytes: t.allocated_bytes,

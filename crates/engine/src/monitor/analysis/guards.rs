@@ -115,6 +115,9 @@ impl ProcessProbe for Recording<'_> {
         self.seen().apps.insert(app.to_owned(), r);
         r
     }
+    fn application_dirs(&self) -> Vec<std::path::PathBuf> {
+        self.inner.application_dirs()
+    }
     // Open files are not recorded per question: every answer is read from the open files under
     // the roots, which the inputs keep whole.
     fn open_file_under(&self, dir: &Path) -> Option<OpenFile> {

@@ -43,6 +43,7 @@ pub(crate) fn plan_states(
     })?;
     let id = plan.id()?;
     let preview = view.finish(
+        catalogue,
         id,
         crate::units::unix_secs(now),
         policy.older_than.as_secs(),
@@ -193,6 +194,7 @@ impl PreviewBuilder {
     /// are `summary`.
     pub fn finish(
         self,
+        catalogue: &Catalogue,
         id: String,
         created_unix_secs: u64,
         threshold_secs: u64,
@@ -234,6 +236,7 @@ impl PreviewBuilder {
                     allocated_bytes: p.allocated_bytes,
                     freeable_bytes: p.freeable_bytes,
                     oldest_age_secs: p.oldest_age_secs,
+                    managed_by: catalogue.rule(id).and_then(|r| r.managed_by.clone()),
                 })
                 .collect(),
             kept_items: summary.kept_items,
