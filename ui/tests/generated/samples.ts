@@ -162,6 +162,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "temp",
       "mount": "/",
       "path": "/roots/temp",
+      "purgeable_bytes": 3221225472,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -180,6 +181,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "cache",
       "mount": "/",
       "path": "/roots/cache",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -198,6 +200,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "library-caches",
       "mount": "/",
       "path": "/roots/library-caches",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -216,6 +219,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "diagnostic-reports",
       "mount": "/",
       "path": "/roots/diagnostic-reports",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -234,6 +238,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "container-temp",
       "mount": "/",
       "path": "/roots/container-temp",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -252,6 +257,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "code-sign-clones",
       "mount": "/",
       "path": "/roots/code-sign-clones",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
@@ -270,6 +276,7 @@ export const SNAPSHOT: Snapshot = {
       "kind": "other",
       "mount": null,
       "path": "/roots/other",
+      "purgeable_bytes": 0,
       "rescans": 2,
       "unreadable": 1,
       "unreadable_paths": [
