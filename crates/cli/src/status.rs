@@ -123,11 +123,19 @@ fn signed(b: Option<i64>) -> String {
     }
 }
 
+/// "12.0 GiB free", and "(3.0 GiB purgeable)" after it when part of that space is purgeable
+/// (macOS: the system frees it on demand, as Finder counts it).
+fn free_text(free: Option<u64>, purgeable: Option<u64>) -> String {
+    match (free, purgeable) {
+        (None, _) => "?".to_owned(),
+        (Some(f), Some(p)) if p > 0 => format!("{} free ({} purgeable)", size(f), size(p)),
+        (Some(f), _) => format!("{} free", size(f)),
+    }
+}
+
 fn print_human(s: &Snapshot) {
     for r in &s.roots {
-        let free = r
-            .free_bytes
-            .map_or_else(|| "?".to_owned(), |f| format!("{} free", size(f)));
+        let free = free_text(r.free_bytes, r.purgeable_bytes);
         println!(
             "{:<18} {:>11} {:>7} items  {:<12} {}  {}",
             r.kind,
@@ -164,5 +172,22 @@ fn print_human(s: &Snapshot) {
     }
     for e in &s.errors {
         println!("note: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::free_text;
+
+    #[test]
+    fn free_space_says_how_much_of_it_is_purgeable_only_when_some_is() {
+        // 118.6 GiB available as Finder counts it, 77.4 GiB of it purgeable.
+        assert_eq!(
+            free_text(Some(127_345_975_296), Some(83_088_621_568)),
+            "119 GiB free (77.4 GiB purgeable)"
+        );
+        assert_eq!(free_text(Some(3 << 30), Some(0)), "3.0 GiB free");
+        assert_eq!(free_text(Some(3 << 30), None), "3.0 GiB free");
+        assert_eq!(free_text(None, Some(1)), "?");
     }
 }

@@ -112,8 +112,13 @@ pub struct RootDto {
     pub apparent_bytes: u64,
     /// Items (claimed + unattributed).
     pub items: u64,
-    /// Free bytes on the root's volume; `None` when unknown.
+    /// Free bytes on the root's volume, as the system shows them (on macOS Finder's figure,
+    /// purgeable space included); `None` when unknown.
     pub free_bytes: Option<u64>,
+    /// Part of `free_bytes` that is purgeable (the system deletes it when space is needed) rather
+    /// than free now: macOS (APFS) only, 0 elsewhere; `None` when unknown.
+    #[serde(default)]
+    pub purgeable_bytes: Option<u64>,
     /// Total bytes of the root's volume; `None` when unknown.
     pub volume_bytes: Option<u64>,
     /// Mount point of the root's volume (longest mount-point prefix of its canonical path);

@@ -71,6 +71,7 @@ pub(crate) fn snapshot() -> Snapshot {
                 apparent_bytes: 1 << 19,
                 items: 3,
                 free_bytes: Some(10 << 30),
+                purgeable_bytes: Some(if *k == RootKind::Temp { 3 << 30 } else { 0 }),
                 volume_bytes: (*k != RootKind::Other).then_some(100 << 30),
                 mount: (*k != RootKind::Other).then(|| "/".to_owned()),
                 watch_mode: match k {

@@ -33,9 +33,15 @@ apparent_bytes: number,
  */
 items: number, 
 /**
- * Free bytes on the root's volume; `None` when unknown.
+ * Free bytes on the root's volume, as the system shows them (on macOS Finder's figure,
+ * purgeable space included); `None` when unknown.
  */
 free_bytes: number | null, 
+/**
+ * Part of `free_bytes` that is purgeable (the system deletes it when space is needed) rather
+ * than free now: macOS (APFS) only, 0 elsewhere; `None` when unknown.
+ */
+purgeable_bytes: number | null, 
 /**
  * Total bytes of the root's volume; `None` when unknown.
  */

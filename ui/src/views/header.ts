@@ -21,6 +21,27 @@ export function minFreeBytes(snapshot: Snapshot): number | null {
   return min;
 }
 
+/**
+ * The purgeable part of the smallest free space among the roots' volumes (macOS: space the system
+ * frees on demand, which Finder counts as available), bytes; 0 when none or unknown.
+ */
+export function purgeableOfMinFree(snapshot: Snapshot): number {
+  let min: { free: number; purgeable: number } | null = null;
+  for (const root of snapshot.roots) {
+    if (root.free_bytes === null) continue;
+    if (min === null || root.free_bytes < min.free) {
+      min = { free: root.free_bytes, purgeable: root.purgeable_bytes ?? 0 };
+    }
+  }
+  return min?.purgeable ?? 0;
+}
+
+/** The free figure's label: `free`, or `free, 3.0 GiB purgeable` when part of it is purgeable. */
+export function freeLabel(snapshot: Snapshot): string {
+  const purgeable = purgeableOfMinFree(snapshot);
+  return purgeable > 0 ? `free, ${formatBytes(purgeable)} purgeable` : 'free';
+}
+
 /** The state in words: `Watching`, `Scanning`, `Paused` (the scan's progress is [`scanText`]). */
 export function stateLabel(snapshot: Snapshot): string {
   switch (snapshot.state) {
@@ -126,7 +147,7 @@ export function renderHeader(el: HTMLElement, snapshot: Snapshot, actions: Heade
         'div',
         { class: 'figure' },
         h('span', { class: 'figure-value', 'data-testid': 'free' }, free === null ? '—' : formatBytes(free)),
-        h('span', { class: 'figure-label' }, 'free'),
+        h('span', { class: 'figure-label', 'data-testid': 'free-label' }, freeLabel(snapshot)),
       ),
       h(
         'div',

@@ -28,6 +28,7 @@ function root(over: Partial<RootDto>): RootDto {
     apparent_bytes: 0,
     items: 0,
     free_bytes: null,
+    purgeable_bytes: null,
     volume_bytes: null,
     mount: null,
     watch_mode: 'events',

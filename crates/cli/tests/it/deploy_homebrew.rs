@@ -1,13 +1,13 @@
-//! deploy/homebrew: the formula's `service do` command is one the CLI accepts, and it is the
-//! runner recipe the README gives (`watch --metrics 127.0.0.1:9187`). Ruby syntax is checked by
-//! `.ci/run` (`ruby -c`).
+//! The Homebrew tap (Formula/, Casks/): the formula's `service do` command is one the CLI
+//! accepts, and it is the runner recipe the README gives (`watch --metrics 127.0.0.1:9187`). Ruby
+//! syntax and the README's brew commands are checked by `.ci/run` (`ruby -c`, `.ci/brew-readme.py`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::Command;
 
-const FORMULA: &str = include_str!("../../../../deploy/homebrew/cachewatch.rb");
-const CASK: &str = include_str!("../../../../deploy/homebrew/cachewatch-app.rb");
+const FORMULA: &str = include_str!("../../../../Formula/cachewatch.rb");
+const CASK: &str = include_str!("../../../../Casks/cachewatch-app.rb");
 
 /// The arguments of the formula's `run [opt_bin/"cachewatch", "a", "b", ...]` line.
 fn service_args() -> Vec<String> {

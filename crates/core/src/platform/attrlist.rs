@@ -368,6 +368,7 @@ impl BulkEntry<'_> {
             kind,
             mtime: time(self.modified?),
             born: self.created.and_then(time),
+            private_bytes: self.private_bytes.filter(|_| kind == ScanKind::File),
         })
     }
 }

@@ -213,6 +213,7 @@ fn a_hand_laid_file_entry_reads_field_by_field() {
             kind: ScanKind::File,
             mtime: Some(epoch + Duration::new(1_700_000_100, 999_999_999)),
             born: Some(epoch + Duration::new(1_700_000_000, 5)),
+            private_bytes: Some(4096),
         }
     );
     // The laid-out twin of the same entry reads the same (the builder the other tests use).
@@ -253,7 +254,11 @@ fn an_entry_with_an_error_keeps_its_name_and_its_neighbours() {
     assert_eq!((got[1].obj_type, got[1].file_id), (None, None));
     // No stat from an entry in error: the listing's caller `lstat`s it and reports the real error.
     assert_eq!(got[1].scan_stat(), None);
-    let want = ScanStat::of(&md);
+    // The builder lists a file's private size as its allocated bytes.
+    let want = ScanStat {
+        private_bytes: Some(md.blocks() * 512),
+        ..ScanStat::of(&md)
+    };
     assert_eq!(got[0].scan_stat(), Some(want));
     assert_eq!(got[2].scan_stat(), Some(want));
 }
@@ -475,7 +480,22 @@ fn the_bulk_buffer_of_a_real_tree_gives_the_linux_listing_s_stats_and_du_s_total
             bulk.push((e.name.to_bytes().to_vec(), e.scan_stat().unwrap()));
         }
     }
-    assert_eq!(bulk, linux);
+    // The same stats, and a regular file's private size (the builder's: its allocated bytes),
+    // which the Linux listing leaves to a call by path.
+    let linux_as_listed: Vec<_> = linux
+        .iter()
+        .map(|(n, st)| {
+            let private = (st.kind == ScanKind::File).then_some(st.blocks * 512);
+            (
+                n.clone(),
+                ScanStat {
+                    private_bytes: private,
+                    ..*st
+                },
+            )
+        })
+        .collect();
+    assert_eq!(bulk, linux_as_listed);
 
     // And the totals a scan sums from them (hard links once, symlinks not followed, the dir's own
     // blocks) are du's.

@@ -324,3 +324,57 @@ pub(super) fn mount_points() -> Vec<PathBuf> {
         })
         .collect()
 }
+
+/// `statfs(path)`: (size of the volume, bytes available to this user now). `statfs`, not
+/// `statvfs`: macOS's `statvfs` counts blocks in 32 bits.
+#[allow(clippy::unnecessary_cast)]
+pub(super) fn statfs_space(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path; `st` is writable for one `statfs`.
+    if unsafe { libc::statfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    let bsize = st.f_bsize as u64;
+    Ok((
+        (st.f_blocks as u64).saturating_mul(bsize),
+        (st.f_bavail as u64).saturating_mul(bsize),
+    ))
+}
+
+/// The volume's capacity available for important usage (what Finder shows as available: free
+/// blocks plus purgeable space), from `CFURLCopyResourcePropertyForKey` with
+/// `kCFURLVolumeAvailableCapacityForImportantUsageKey` on a file URL of `path`. `None` when the
+/// URL, the key or the number cannot be had (non-APFS volumes may lack it).
+pub(super) fn important_usage_capacity(path: &std::path::Path) -> Option<u64> {
+    use objc2_core_foundation::{
+        kCFURLVolumeAvailableCapacityForImportantUsageKey, CFNumber, CFRetained, CFType, CFURL,
+    };
+    let bytes = path.as_os_str().as_bytes();
+    let len = isize::try_from(bytes.len()).ok()?;
+    // SAFETY: `bytes` is readable for `len` bytes; CoreFoundation copies them.
+    let url = unsafe { CFURL::from_file_system_representation(None, bytes.as_ptr(), len, true) }?;
+    // SAFETY: a constant CoreFoundation exports; read once.
+    let key = unsafe { kCFURLVolumeAvailableCapacityForImportantUsageKey }?;
+    let mut value: *mut CFType = std::ptr::null_mut();
+    // SAFETY: `value` is a valid out pointer for one CFTypeRef; a null error pointer asks for no
+    // CFError.
+    let ok = unsafe {
+        url.resource_property_for_key(
+            Some(key),
+            (&mut value as *mut *mut CFType).cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    let value = std::ptr::NonNull::new(value)?;
+    // SAFETY: a Copy function returned a +1 reference, released when `value` drops.
+    let value: CFRetained<CFType> = unsafe { CFRetained::from_raw(value) };
+    if !ok {
+        return None;
+    }
+    let n = value.downcast_ref::<CFNumber>()?.as_i64()?;
+    u64::try_from(n).ok()
+}

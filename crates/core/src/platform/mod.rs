@@ -31,6 +31,7 @@ mod scan_fs;
 mod scan_fs_linux;
 #[cfg(target_os = "macos")]
 mod scan_fs_macos;
+mod volume;
 
 pub use fd::{mount_id, open_dir_beneath, stat_at, stat_fd, EntryStat, FileKind, MountId, FD_WALK};
 pub use open_set::{COARSE_BYTES, ENTRY_COST, EXACT_BYTES, EXACT_BYTES_PER_PROCESS};
@@ -38,6 +39,7 @@ pub(crate) use scan_fs::{
     is_replaced, listed_stat, open_dir_at, open_dir_path, open_files_limit, scan_stat_at, Listing,
     ScanKind, ScanStat,
 };
+pub use volume::{combine as combine_volume_free, volume_free, VolumeFree};
 
 use std::io;
 use std::path::{Path, PathBuf};

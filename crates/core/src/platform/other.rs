@@ -405,6 +405,30 @@ fn unescape_octal(field: &[u8], escaped: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `statvfs(path)`: (size of the volume, bytes available to this user now).
+#[allow(clippy::unnecessary_cast)] // the field types differ between Unix systems
+pub(super) fn statfs_space(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path; `st` is writable for one `statvfs`.
+    if unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: statvfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    let frsize = st.f_frsize as u64;
+    Ok((
+        (st.f_blocks as u64).saturating_mul(frsize),
+        (st.f_bavail as u64).saturating_mul(frsize),
+    ))
+}
+
+/// The important-usage capacity is a macOS notion (purgeable space): none here.
+pub(super) fn important_usage_capacity(_path: &std::path::Path) -> Option<u64> {
+    None
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

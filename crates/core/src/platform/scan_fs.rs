@@ -49,6 +49,10 @@ pub(crate) struct ScanStat {
     pub(crate) mtime: Option<SystemTime>,
     /// Birth time (`statx` `btime`, `st_birthtime`), when the filesystem records one.
     pub(crate) born: Option<SystemTime>,
+    /// Bytes of a regular file no clone shares, when the listing returned them with the rest
+    /// (macOS `getattrlistbulk`, `ATTR_CMNEXT_PRIVATESIZE`): what deleting it frees, known
+    /// without asking per file. `None` when not listed with them (then asked for by path).
+    pub(crate) private_bytes: Option<u64>,
 }
 
 impl ScanStat {
@@ -73,6 +77,7 @@ impl ScanStat {
             kind,
             mtime: md.modified().ok(),
             born: md.created().ok(),
+            private_bytes: None,
         }
     }
 

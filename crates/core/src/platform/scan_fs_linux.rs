@@ -57,6 +57,7 @@ pub(super) fn stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<ScanStat> 
                     born: has_btime
                         .then(|| time_of(s.stx_btime.tv_sec, s.stx_btime.tv_nsec))
                         .flatten(),
+                    private_bytes: None,
                 });
             }
             Err(Errno::NOSYS | Errno::PERM) => {
@@ -92,6 +93,7 @@ fn of_stat(s: &rustix::fs::Stat) -> ScanStat {
         mtime: time_of(s.st_mtime as i64, s.st_mtime_nsec as u32),
         // `fstatat` has no birth time (std's `created()` fails the same way without `statx`).
         born: None,
+        private_bytes: None,
     }
 }
 

@@ -88,6 +88,7 @@ pub(super) fn stat_at(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<ScanStat> 
         kind,
         mtime: time_of(s.st_mtime, s.st_mtime_nsec as u32),
         born: time_of(s.st_birthtime, s.st_birthtime_nsec as u32),
+        private_bytes: None,
     })
 }
 

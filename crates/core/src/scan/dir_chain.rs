@@ -288,6 +288,7 @@ mod tests {
             kind: crate::platform::ScanKind::File,
             mtime: None,
             born: None,
+            private_bytes: None,
         };
         let mut names = Names::default();
         names.push(c"a");

@@ -138,11 +138,16 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
 
     /// The entry's own sizes, hard links counted once per walk. Its freeable bytes are its
     /// allocated bytes unless it is a regular file of at least the walk's `private_from` bytes: then
-    /// its private bytes ([`crate::platform::private_bytes`] of `path()`), when the OS can tell.
+    /// its private bytes, when the OS can tell: those the listing returned with its stat (macOS
+    /// bulk listing), else [`crate::platform::private_bytes`] of `path()` (one call per file).
     pub(crate) fn own(&self, st: &ScanStat, path: impl FnOnce() -> PathBuf) -> Acc {
         let mut acc = Acc::of(st, &self.links);
         if st.kind == ScanKind::File && acc.allocated_bytes >= self.private_from.max(1) {
-            if let Ok(private) = platform::private_bytes(&path()) {
+            let private = match st.private_bytes {
+                Some(listed) => Some(listed),
+                None => platform::private_bytes(&path()).ok(),
+            };
+            if let Some(private) = private {
                 acc.freeable_bytes = private.min(acc.allocated_bytes);
             }
         }

@@ -237,3 +237,45 @@ fn walk_one_top_with(root: &Path, fds: Option<usize>) -> (Item, u64) {
     );
     (top, progress.entries())
 }
+
+/// A regular file listed with its private bytes (macOS bulk listing) takes them as its freeable
+/// bytes without asking by path: the path handed over is never read (it does not exist, so a call
+/// by path would fail and leave the file's allocated bytes). A file listed without them is asked
+/// by path, and a small file (under `private_from`) is not asked at all.
+#[test]
+fn listed_private_bytes_are_the_freeable_bytes_without_a_call_per_file() {
+    let sink = |_: Item| {};
+    let progress = ScanProgress::new();
+    let walker = Walker::new(RootKind::Cache, &NoRules, 1, 4096, &sink, &progress, None);
+    let st = platform::ScanStat {
+        dev: 1,
+        ino: 7,
+        nlink: 1,
+        blocks: 64, // 32 KiB allocated
+        size: 32 * 1024,
+        kind: platform::ScanKind::File,
+        mtime: None,
+        born: None,
+        private_bytes: Some(12 * 1024),
+    };
+    let mut asked = 0;
+    let acc = walker.own(&st, || {
+        asked += 1;
+        PathBuf::from("/nonexistent/cachewatch-listed")
+    });
+    assert_eq!(
+        (acc.allocated_bytes, acc.freeable_bytes, asked),
+        (32 * 1024, 12 * 1024, 0)
+    );
+    // Listed without them: asked by path (here the call fails: freeable stays allocated).
+    let unlisted = platform::ScanStat {
+        ino: 8,
+        private_bytes: None,
+        ..st
+    };
+    let acc = walker.own(&unlisted, || {
+        asked += 1;
+        PathBuf::from("/nonexistent/cachewatch-unlisted")
+    });
+    assert_eq!((acc.freeable_bytes, asked), (32 * 1024, 1));
+}

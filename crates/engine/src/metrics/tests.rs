@@ -124,6 +124,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
             apparent_bytes: 10,
             items: 1,
             free_bytes: Some(77),
+            purgeable_bytes: Some(0),
             volume_bytes: Some(100),
             mount: Some("/".into()),
             watch_mode: WatchMode::Events,

@@ -124,6 +124,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             apparent_bytes: st.total.apparent_bytes,
             items: st.item_count() as u64,
             free_bytes: space.as_ref().map(|s| s.free_bytes),
+            purgeable_bytes: space.as_ref().map(|s| s.purgeable_bytes),
             volume_bytes: space.as_ref().map(|s| s.total_bytes),
             mount: space.as_ref().map(|s| s.mount.clone()),
             watch_mode: st.mode,

@@ -1,8 +1,10 @@
 # Homebrew cask for the CacheWatch menu-bar app (the signed, notarized .dmg of a release).
 #
-#   brew install --cask ./deploy/homebrew/cachewatch-app.rb   (or from a tap: brew install --cask cachewatch-app)
+#   brew tap cachewatch/cachewatch https://github.com/cachewatch/cachewatch
+#   brew install --cask cachewatch-app
 #
-# The release workflow (.github/workflows/release.yml) fills `version` and `sha256` for each tag.
+# The release workflow (.github/workflows/release.yml) fills `version` and `sha256` for each tag
+# and commits them here; until the first release `sha256` is all zeros.
 cask "cachewatch-app" do
   version "0.1.0"
   sha256 "0000000000000000000000000000000000000000000000000000000000000000"

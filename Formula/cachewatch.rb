@@ -1,9 +1,12 @@
-# Homebrew formula for the `cachewatch` CLI, built from source with cargo.
+# Homebrew formula for the `cachewatch` CLI, built from source with cargo. This repository is
+# its own tap (Formula/, Casks/ at the root; Homebrew accepts formulae from taps only):
 #
-#   brew install --formula ./deploy/homebrew/cachewatch.rb   (or from a tap: brew install cachewatch)
-#   brew services start cachewatch                           (the runner recipe: watch + /metrics)
+#   brew tap cachewatch/cachewatch https://github.com/cachewatch/cachewatch
+#   brew install cachewatch                  (the last release; --HEAD builds main)
+#   brew services start cachewatch           (the runner recipe: watch + /metrics)
 #
-# The release workflow (.github/workflows/release.yml) fills `url` and `sha256` for each tag.
+# The release workflow (.github/workflows/release.yml) fills `url` and `sha256` for each tag and
+# commits them here; until the first release `sha256` is all zeros and only --HEAD installs.
 class Cachewatch < Formula
   desc "Watch temp and cache dirs, attribute what fills them, reclaim old items safely"
   homepage "https://github.com/cachewatch/cachewatch"
