@@ -4,9 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use cachewatch::catalogue::ProducerKind;
 use cachewatch::explain::{Explanation, Verdict};
 use cachewatch::inventory::Item;
-use cachewatch::catalogue::ProducerKind;
 use cachewatch::reclaim::{newest_access, read_age_used, AgeClock};
 use cachewatch::units::format_duration;
 
@@ -121,10 +121,16 @@ fn write_age(item: &Item, kind: ProducerKind, out: &mut dyn Write) -> std::io::R
     let when = |t: std::time::SystemTime| humantime::format_rfc3339_seconds(t).to_string();
     let mut clocks = Vec::new();
     if let Some(m) = newest {
-        clocks.push((AgeClock::NewestChange, format!("its newest change, {}", when(m))));
+        clocks.push((
+            AgeClock::NewestChange,
+            format!("its newest change, {}", when(m)),
+        ));
     }
     if let Some(t) = named {
-        clocks.push((AgeClock::NameTime, format!("the time in its name, {}", when(t))));
+        clocks.push((
+            AgeClock::NameTime,
+            format!("the time in its name, {}", when(t)),
+        ));
     }
     if let Some(u) = used {
         clocks.push((
@@ -144,8 +150,10 @@ fn write_age(item: &Item, kind: ProducerKind, out: &mut dyn Write) -> std::io::R
         Some((_, text)) => format!("from {text}, later than {}", others.join(" and ")),
     };
     let rule = match kind {
-        ProducerKind::Cache => "a cache: age counts from the latest of its changes, the time in \
-                                its name and its last use",
+        ProducerKind::Cache => {
+            "a cache: age counts from the latest of its changes, the time in \
+                                its name and its last use"
+        }
         _ => "age counts from the later of the two",
     };
     writeln!(

@@ -58,10 +58,10 @@ pub use execute::{
     DEFAULT_LOCK_WAIT,
 };
 pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
+pub use last_use::newest_access;
 pub use pass::{Decision, PlanPass};
 pub use plan::{plan, plan_id_of, Planner};
-use rules::{held_protected, last_use_of, held_root, needed_secs, protected_paths};
-pub use last_use::newest_access;
+use rules::{held_protected, held_root, last_use_of, needed_secs, protected_paths};
 pub use rules::{read_age, read_age_used, AgeClock, AgeReading};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};

@@ -279,11 +279,8 @@ fn check_ids(all: &[Loaded]) -> Result<(), CatalogueError> {
 /// Every `contains` and `lacks` entry is a relative path of plain names (not empty, no leading
 /// or trailing `/`, no empty, `.` or `..` component); `lacks` only beside `contains`.
 fn check_contains(l: &Loaded) -> Result<(), CatalogueError> {
-    let plain = |n: &String| {
-        !n.is_empty()
-            && n.split('/')
-                .all(|c| !c.is_empty() && c != "." && c != "..")
-    };
+    let plain =
+        |n: &String| !n.is_empty() && n.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
     let invalid = |message: String| CatalogueError::Invalid {
         origin: l.origin.clone(),
         line: l.id_line,

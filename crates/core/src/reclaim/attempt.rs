@@ -10,7 +10,8 @@ use super::execute::{Checkpoint, CheckpointFn};
 use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::tree::{self, ChildDir, RootDir, Walk};
 use super::{
-    held_protected, held_root, last_use_of, needed_secs, KeepReason, PlannedItem, Policy, ReclaimError,
+    held_protected, held_root, last_use_of, needed_secs, KeepReason, PlannedItem, Policy,
+    ReclaimError,
 };
 use crate::catalogue::Catalogue;
 use crate::platform::FileKind;

@@ -2,8 +2,8 @@
 //! `fstatat` per component of each entry named, relative to the fd of the dir being listed, only
 //! for an entry a rule with a signature already matches by name (no second pass over the tree).
 
-use std::ffi::CString;
 use std::ffi::CStr;
+use std::ffi::CString;
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 
