@@ -21,6 +21,9 @@ use super::support::OwnFilesProbe;
 
 const DAY: u64 = 86_400;
 
+/// A rule id, an item path relative to its root, and the files (path in the item, bytes) in it.
+type Planted = (&'static str, &'static str, &'static [(&'static str, usize)]);
+
 fn root(dir: &Path, name: &str, kind: RootKind) -> Root {
     let p = dir.join(name);
     fs::create_dir_all(&p).unwrap();
@@ -77,7 +80,7 @@ fn each_new_producer_is_attributed_with_du_totals_and_look_alikes_are_not() {
     let w = |p: &Path, rel: &str, len: usize| tree::write_file(&p.join(rel), len);
 
     // (rule, item paths relative to their root, files written in each)
-    let temp_items: Vec<(&str, &str, &[(&str, usize)])> = vec![
+    let temp_items: Vec<Planted> = vec![
         ("browser-use-tmp", "browser-use-user-data-dir-k3x_9qa2", &[("Default/Cookies", 20_000), ("Local State", 3_000)]),
         ("browser-use-tmp", "browser-use-downloads-5f0c2e9a", &[("report.pdf", 50_000)]),
         ("browser-use-tmp", "browseruse-tmp-ab12cd34", &[("Default/Preferences", 4_000)]),
@@ -94,7 +97,7 @@ fn each_new_producer_is_attributed_with_du_totals_and_look_alikes_are_not() {
         ("tfhub-modules", "tfhub_modules/063d866c06683311b44b4992fd46003be952409c", &[("saved_model.pb", 90_000), ("variables/variables.index", 500)]),
         ("tfhub-modules", "tfhub_modules/063d866c06683311b44b4992fd46003be952409c.0123456789abcdef0123456789abcdef.tmp", &[("saved_model.pb", 10_000)]),
     ];
-    let cache_items: Vec<(&str, &str, &[(&str, usize)])> = vec![
+    let cache_items: Vec<Planted> = vec![
         ("claude-mcp-logs", "claude-cli-nodejs/-Users-alice-src-app/mcp-logs-playwright/2026-08-01T10-00-00-000Z.jsonl", &[]),
         ("claude-mcp-logs", "claude-cli-nodejs/-Users-alice/mcp-logs-github/2026-08-02T11-00-00-000Z.jsonl", &[]),
         ("executorch-coreml-assets", "executorchcoreml/3F2A9C1E-7B4D-4E8A-9C2F-1A2B3C4D5E6F", &[("model.mlmodelc/weights.bin", 70_000), ("metadata.json", 300)]),
