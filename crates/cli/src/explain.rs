@@ -4,9 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use cachewatch::catalogue::ProducerKind;
 use cachewatch::explain::{Explanation, Verdict};
 use cachewatch::inventory::Item;
-use cachewatch::reclaim::{read_age, AgeClock};
+use cachewatch::reclaim::{newest_access, read_age_used, AgeClock};
 use cachewatch::units::format_duration;
 
 use super::scan::enum_word;
@@ -106,33 +107,61 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// When each of an item's two clocks says it was made, and which one its age counts from.
-fn write_age(item: &Item, out: &mut dyn Write) -> std::io::Result<()> {
+/// When each of an item's clocks says it was made or last used, and which one its age counts
+/// from: its newest change, the time in its name and, for a cache, its last use (the newest
+/// access time of a file in it, where the volume records one).
+fn write_age(item: &Item, kind: ProducerKind, out: &mut dyn Write) -> std::io::Result<()> {
     let now = std::time::SystemTime::now();
     let newest = item.measure.newest_mtime;
     let named = item.captures.ts;
-    let reading = read_age(newest, named, now);
+    let used = (kind == ProducerKind::Cache)
+        .then(|| newest_access(&item.path))
+        .flatten();
+    let reading = read_age_used(newest, used, named, now);
     let when = |t: std::time::SystemTime| humantime::format_rfc3339_seconds(t).to_string();
-    let why = match (reading.clock, newest, named) {
-        (AgeClock::NameTime, Some(m), Some(t)) => format!(
-            "from the time in its name, {}, later than its newest change, {}",
-            when(t),
-            when(m)
-        ),
-        (AgeClock::NameTime, _, Some(t)) => format!("from the time in its name, {}", when(t)),
-        (AgeClock::NewestChange, Some(m), Some(t)) => format!(
-            "from its newest change, {}, later than the time in its name, {}",
-            when(m),
-            when(t)
-        ),
-        (AgeClock::NewestChange, Some(m), None) => format!("from its newest change, {}", when(m)),
-        _ => "unknown: it counts as brand new".to_owned(),
+    let mut clocks = Vec::new();
+    if let Some(m) = newest {
+        clocks.push((
+            AgeClock::NewestChange,
+            format!("its newest change, {}", when(m)),
+        ));
+    }
+    if let Some(t) = named {
+        clocks.push((
+            AgeClock::NameTime,
+            format!("the time in its name, {}", when(t)),
+        ));
+    }
+    if let Some(u) = used {
+        clocks.push((
+            AgeClock::LastUse,
+            format!("its last use (newest file access), {}", when(u)),
+        ));
+    }
+    let decided = clocks.iter().find(|(c, _)| *c == reading.clock);
+    let others: Vec<&str> = clocks
+        .iter()
+        .filter(|(c, _)| *c != reading.clock)
+        .map(|(_, text)| text.as_str())
+        .collect();
+    let why = match decided {
+        None => "unknown: it counts as brand new".to_owned(),
+        Some((_, text)) if others.is_empty() => format!("from {text}"),
+        Some((_, text)) => format!("from {text}, later than {}", others.join(" and ")),
+    };
+    let rule = match kind {
+        ProducerKind::Cache => {
+            "a cache: age counts from the latest of its changes, the time in \
+                                its name and its last use"
+        }
+        _ => "age counts from the later of the two",
     };
     writeln!(
         out,
-        "  age {} ({why}; age counts from the later of the two)",
+        "  age {} ({why}; {rule})",
         format_duration(reading.age_secs)
-    )
+    )?;
+    writeln!(out, "  age clock: {}", enum_word(&reading.clock))
 }
 
 fn write_human(
@@ -204,7 +233,7 @@ fn write_human(
                 writeln!(out, "  bundle in its path: {b}")?;
             }
             match measured {
-                Some(item) => write_age(item, out)?,
+                Some(item) => write_age(item, *kind, out)?,
                 None => {
                     if let Some(ts) = captures.ts {
                         writeln!(

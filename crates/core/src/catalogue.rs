@@ -90,6 +90,12 @@ pub struct Owner {
     /// (crash reports, whose `bundle` is the crashed process, and code-sign clones, whose running
     /// app keeps only its newest clone).
     pub app_in_path: bool,
+    /// The item is an app bundle (or holds one, `<App>.app`): while a process runs whose
+    /// executable name is one the bundle holds (`Contents/MacOS/<name>`), the item is kept, and
+    /// an item in which no executable name can be read is kept too (its app is unknown). For
+    /// backups of an installed app an updater keeps while it swaps the app (Tauri's updater):
+    /// deleting one during an install leaves no app at all.
+    pub app_in_item: bool,
 }
 
 impl Default for Owner {
@@ -98,6 +104,7 @@ impl Default for Owner {
             pid_in_name: false,
             processes: Vec::new(),
             app_in_path: true,
+            app_in_item: false,
         }
     }
 }
@@ -157,14 +164,21 @@ pub struct Rule {
     /// item's siblings ([`crate::reclaim::KeepReason::NewestVersion`]).
     #[serde(default)]
     pub versioned: bool,
-    /// Entry names that must all exist directly inside an item (a dir) for the rule to claim it:
-    /// the content signature a generic name needs (`tmp*` dirs holding a YDF model:
-    /// `data_spec.pb`, `header.pb`, `done`). Checked against the file system by the scan (a few
-    /// `fstatat` calls per candidate, as it lists the candidate's parent) and by
+    /// Entries that must all exist inside an item (a dir) for the rule to claim it: the content
+    /// signature a generic name needs. Each is a relative path of plain names (`index`, or
+    /// `model/done` below the item: TF-DF's `tmp*` dirs hold the YDF model in `model/`); every
+    /// dir on the way must be a real dir, never a symlink. Checked against the file system by
+    /// the scan (a few `fstatat` calls per candidate, as it lists the candidate's parent) and by
     /// [`Catalogue::item_of_in`]; the path-only [`Catalogue::classify`] and
     /// [`Catalogue::item_of`] never let such a rule claim anything. Empty when absent.
     #[serde(default)]
     pub contains: Vec<String>,
+    /// Entries (written like `contains`) that must not exist inside an item for the rule to
+    /// claim it: what tells a producer's dir from a look-alike (a temporary Git object database
+    /// has `index` and `objects/` but no `HEAD`; a clone has `.git/HEAD`). Only with `contains`.
+    /// Empty when absent.
+    #[serde(default)]
+    pub lacks: Vec<String>,
     /// The command of the tool that manages this cache itself (`brew cleanup`,
     /// `go clean -cache`): offered first wherever CacheWatch would delete its items (explain,
     /// the reclaim plan, alerts, the window); deleting by naming the producer stays possible.
@@ -390,9 +404,10 @@ impl Catalogue {
         self.classify_with(kind, rel, &|_| false)
     }
 
-    /// [`Catalogue::classify`], where `has(name)` says whether the entry `name` exists directly
+    /// [`Catalogue::classify`], where `has(entry)` says whether `entry` (a relative path) exists
     /// inside `rel`: a rule with `contains` claims `rel` only when every one of its entries does
-    /// (a rule that matches by name but fails its signature claims nothing).
+    /// and none of its `lacks` does (a rule that matches by name but fails its signature claims
+    /// nothing).
     pub fn classify_with(
         &self,
         kind: RootKind,
@@ -415,12 +430,22 @@ impl Catalogue {
         self.item_of_with(kind, rel, &|_, _| false)
     }
 
-    /// [`Catalogue::item_of`] for a path inside `root`, checking the `contains` entries of a
-    /// candidate item on disk (`lstat` of `<root>/<item>/<entry>`), as the scan does.
+    /// [`Catalogue::item_of`] for a path inside `root`, checking the `contains` and `lacks`
+    /// entries of a candidate item on disk (`lstat` of each component of `<root>/<item>/<entry>`,
+    /// no symlink followed), as the scan does.
     pub fn item_of_in(&self, root: &Root, rel: &Path) -> Option<Match<'_>> {
         let base = &root.canonical;
-        self.item_of_with(root.kind, rel, &|item, name| {
-            std::fs::symlink_metadata(base.join(item).join(name)).is_ok()
+        self.item_of_with(root.kind, rel, &|item, entry| {
+            let mut at = base.join(item);
+            let mut parts = entry.split('/').peekable();
+            while let Some(part) = parts.next() {
+                at.push(part);
+                match std::fs::symlink_metadata(&at) {
+                    Ok(md) if parts.peek().is_none() || md.is_dir() => {}
+                    _ => return false,
+                }
+            }
+            true
         })
     }
 

@@ -19,6 +19,7 @@
 //! Open or mapped files are a separate check (rule 3's last sentence), made by reclaim after this
 //! one.
 
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -146,6 +147,58 @@ pub fn item_verdict(probe: &dyn ProcessProbe, rule: &Rule, item: &Item) -> Owner
     )
 }
 
+/// For a rule with `owner.app_in_item`: the app keeping the item at `path`, if any. The item is
+/// an app bundle (`Contents/MacOS/<exe>` inside it) or holds one (`<App>.app/Contents/MacOS/<exe>`);
+/// while a process with one of those executable names (or `<App>`) runs, the item is kept. An
+/// item in which no executable name can be read is kept too, its app unknown. Symlinks are never
+/// followed. `None` when the rule does not ask, or no app of the item runs.
+pub fn app_in_item_running(probe: &dyn ProcessProbe, rule: &Rule, path: &Path) -> Option<String> {
+    if !rule.owner.app_in_item {
+        return None;
+    }
+    let names = held_app_names(path);
+    if names.is_empty() {
+        return Some(UNKNOWN_HELD_APP.to_owned());
+    }
+    names.into_iter().find(|n| probe.is_running(n))
+}
+
+/// The name [`app_in_item_running`] gives an item whose app cannot be read.
+pub const UNKNOWN_HELD_APP: &str = "the unknown app it holds (no Contents/MacOS executable found)";
+
+/// Executable names an app bundle at `path` (or one `<App>.app` directly inside it) holds.
+fn held_app_names(path: &Path) -> Vec<String> {
+    let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    let exes = |bundle: &Path| -> Vec<String> {
+        let macos = bundle.join("Contents/MacOS");
+        if !real_dir(&bundle.join("Contents")) || !real_dir(&macos) {
+            return Vec::new();
+        }
+        std::fs::read_dir(&macos)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    if !real_dir(path) {
+        return Vec::new();
+    }
+    let mut out = exes(path);
+    for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(app) = name.strip_suffix(".app") {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                out.push(app.to_owned());
+                out.extend(exes(&e.path()));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Which owner check applies to an item, without looking at processes (for `explain`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "check", rename_all = "kebab-case")]
@@ -177,6 +230,12 @@ pub enum OwnerCheck {
         /// The app whose clones these are (the bundle id in the path).
         app: String,
     },
+    /// The item is an app bundle or holds one (`owner.app_in_item`): kept while a process of an
+    /// executable it holds runs, and kept when none can be read.
+    AppInItem {
+        /// The rule's `owner.processes`, which keep it too.
+        processes: Vec<String>,
+    },
     /// Neither: no owner keeps the item (only open files and age do).
     None,
 }
@@ -192,6 +251,9 @@ impl OwnerCheck {
             },
             None if owner_app(rule, captures).is_some() => OwnerCheck::App {
                 app: owner_app(rule, captures).unwrap_or_default().to_owned(),
+                processes: rule.owner.processes.clone(),
+            },
+            None if rule.owner.app_in_item => OwnerCheck::AppInItem {
                 processes: rule.owner.processes.clone(),
             },
             None if !rule.owner.processes.is_empty() => OwnerCheck::Processes {
@@ -244,6 +306,16 @@ impl std::fmt::Display for OwnerCheck {
                 "a clone of {app}: the newest clone is kept while the app runs; older ones go \
                  unless a file in them is open or mapped"
             ),
+            OwnerCheck::AppInItem { processes } => {
+                f.write_str(
+                    "an app bundle (or holding one): kept while an executable it holds \
+                     (Contents/MacOS) runs, and kept when none can be read",
+                )?;
+                if !processes.is_empty() {
+                    write!(f, "; also while any of {} runs", processes.join(", "))?;
+                }
+                Ok(())
+            }
             OwnerCheck::None => f.write_str("no owner check: only age and open files keep it"),
         }
     }

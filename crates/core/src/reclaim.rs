@@ -34,6 +34,7 @@ mod beneath;
 mod error;
 mod execute;
 mod keep;
+mod last_use;
 mod measure;
 mod pass;
 pub mod path_text;
@@ -59,10 +60,11 @@ pub use execute::{
     DEFAULT_LOCK_WAIT,
 };
 pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
+pub use last_use::newest_access;
 pub use pass::{Decision, PlanPass};
 pub use plan::{plan, plan_id_of, Planner};
-use rules::{age_secs, held_protected, held_root, needed_secs, protected_paths};
-pub use rules::{read_age, AgeClock, AgeReading};
+use rules::{held_protected, held_root, last_use_of, needed_secs, protected_paths};
+pub use rules::{read_age, read_age_used, AgeClock, AgeReading};
 pub use run::execute;
 pub use spool::{Record, Spool, MEMORY_RECORDS};
 pub use stream::{plan_streamed, KeptGroup, PlanSink, PlanSummary, ProducerPlan, StreamedPlan};

@@ -17,14 +17,16 @@ pub fn write_file(path: &Path, len: usize) {
     fs::write(path, content).expect("write file");
 }
 
-/// Sets the mtime of `path` (not following a symlink's target).
+/// Sets the mtime of `path` (not following a symlink's target), and its access time to the same
+/// moment: a tree backdated this way was made then and not read since (caches age by last use).
 ///
 /// # Panics
 /// The file cannot be opened or its time set.
 pub fn set_mtime(path: &Path, t: SystemTime) {
+    let times = std::fs::FileTimes::new().set_modified(t).set_accessed(t);
     File::open(path)
         .expect("open")
-        .set_modified(t)
+        .set_times(times)
         .expect("set mtime");
 }
 

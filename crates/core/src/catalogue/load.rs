@@ -68,6 +68,8 @@ struct RawRule {
     #[serde(default)]
     contains: Vec<String>,
     #[serde(default)]
+    lacks: Vec<String>,
+    #[serde(default)]
     managed_by: Option<String>,
 }
 
@@ -177,6 +179,7 @@ fn loaded(text: &str, origin: &Path, r: RawRule) -> Loaded {
             structure,
             versioned: r.versioned,
             contains: r.contains,
+            lacks: r.lacks,
             managed_by: r.managed_by,
         },
         origin: origin.to_path_buf(),
@@ -295,25 +298,33 @@ pub(crate) fn is_slug(id: &str) -> bool {
         })
 }
 
-/// Every `contains` entry is one plain name (no `/`, not empty, `.` or `..`).
+/// Every `contains` and `lacks` entry is a relative path of plain names (not empty, no leading
+/// or trailing `/`, no empty, `.` or `..` component); `lacks` only beside `contains`.
 fn check_contains(l: &Loaded) -> Result<(), CatalogueError> {
-    match l
-        .rule
-        .contains
-        .iter()
-        .find(|n| n.is_empty() || n.contains('/') || *n == "." || *n == "..")
-    {
-        Some(bad) => Err(CatalogueError::Invalid {
-            origin: l.origin.clone(),
-            line: l.id_line,
-            message: format!(
-                "producer {:?}: contains entry {bad:?} is not a plain name; list names found \
-                 directly inside the item, e.g. contains = [\"header.pb\"]",
-                l.rule.id
-            ),
-        }),
-        None => Ok(()),
+    let plain =
+        |n: &String| !n.is_empty() && n.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    let invalid = |message: String| CatalogueError::Invalid {
+        origin: l.origin.clone(),
+        line: l.id_line,
+        message,
+    };
+    let entries = l.rule.contains.iter().map(|n| ("contains", n));
+    let absent = l.rule.lacks.iter().map(|n| ("lacks", n));
+    if let Some((field, bad)) = entries.chain(absent).find(|(_, n)| !plain(n)) {
+        return Err(invalid(format!(
+            "producer {:?}: {field} entry {bad:?} is not a relative path of plain names; write \
+             entries inside the item such as \"header.pb\" or \"model/done\"",
+            l.rule.id
+        )));
     }
+    if !l.rule.lacks.is_empty() && l.rule.contains.is_empty() {
+        return Err(invalid(format!(
+            "producer {:?}: lacks needs contains: a signature must name at least one entry the \
+             item holds, e.g. contains = [\"index\"]",
+            l.rule.id
+        )));
+    }
+    Ok(())
 }
 
 fn check_globs(l: &Loaded) -> Result<(), CatalogueError> {

@@ -344,7 +344,7 @@ impl Catalogue {
     ) -> Option<(&Rule, Captures)> {
         let (index, captures) = self.compiled.classify(kind, rel)?;
         let rule = &self.rules[index];
-        if rule.contains.iter().all(|name| has(name)) {
+        if rule.contains.iter().all(|name| has(name)) && !rule.lacks.iter().any(|name| has(name)) {
             return Some((rule, captures));
         }
         // Its signature is not there: a rule claiming by name alone (a user's rule for the same

@@ -48,6 +48,9 @@ pub struct EntryStat {
     pub allocated_bytes: u64,
     /// Last modification, when the filesystem reports one.
     pub mtime: Option<SystemTime>,
+    /// Last access, as the volume records it (`relatime` on Linux, APFS's default on macOS;
+    /// never later than creation on a `noatime` volume), when the filesystem reports one.
+    pub atime: Option<SystemTime>,
     /// Birth time (`statx` `btime`, `st_birthtime`), when the filesystem reports one.
     pub born: Option<SystemTime>,
     /// The mount the entry lies on, when the stat call tells (Linux `statx`); `None` on macOS,

@@ -85,6 +85,9 @@ fn entry(s: &rustix::fs::Statx) -> EntryStat {
         mtime: has(StatxFlags::MTIME)
             .then(|| time_of(s.stx_mtime.tv_sec, s.stx_mtime.tv_nsec))
             .flatten(),
+        atime: has(StatxFlags::ATIME)
+            .then(|| time_of(s.stx_atime.tv_sec, s.stx_atime.tv_nsec))
+            .flatten(),
         born: has(StatxFlags::BTIME)
             .then(|| time_of(s.stx_btime.tv_sec, s.stx_btime.tv_nsec))
             .flatten(),

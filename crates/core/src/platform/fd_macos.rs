@@ -49,6 +49,7 @@ fn entry(s: &rustix::fs::Stat) -> EntryStat {
         nlink: u64::from(s.st_nlink),
         allocated_bytes: (s.st_blocks as u64) * 512,
         mtime: time_of(s.st_mtime, s.st_mtime_nsec as u32),
+        atime: time_of(s.st_atime, s.st_atime_nsec as u32),
         born: time_of(s.st_birthtime, s.st_birthtime_nsec as u32),
         mount: None,
     }

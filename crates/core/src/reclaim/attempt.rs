@@ -10,7 +10,8 @@ use super::execute::{Checkpoint, CheckpointFn};
 use super::measure::{remeasure, LinkedInodes, Remeasure};
 use super::tree::{self, ChildDir, RootDir, Walk};
 use super::{
-    age_secs, held_protected, held_root, needed_secs, KeepReason, PlannedItem, Policy, ReclaimError,
+    held_protected, held_root, last_use_of, needed_secs, KeepReason, PlannedItem, Policy,
+    ReclaimError,
 };
 use crate::catalogue::Catalogue;
 use crate::platform::FileKind;
@@ -115,6 +116,9 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
     if let Some(reason) = owner.keep_reason() {
         return Outcome::Kept(reason);
     }
+    if let Some(name) = crate::owner::app_in_item_running(cx.probe, rule, &item.path) {
+        return Outcome::Kept(KeepReason::AppRunning { name });
+    }
     if let Some(open) = cx.probe.open_file_under(&item.path) {
         return Outcome::Kept(KeepReason::InUse {
             pid: open.pid,
@@ -147,7 +151,8 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
             return changed("modified after the plan (newer mtime inside)");
         }
     }
-    let age = age_secs(m.newest_mtime, item.name_ts, cx.now);
+    let used = last_use_of(rule, || m.newest_atime);
+    let age = super::read_age_used(m.newest_mtime, used, item.name_ts, cx.now).age_secs;
     let needed = needed_secs(cx.policy, rule);
     if age < needed {
         return Outcome::Kept(KeepReason::TooYoung {

@@ -24,6 +24,9 @@ pub(super) struct Remeasure {
     pub multi_link: Vec<LinkSeen>,
     /// Newest mtime of any entry, the item itself included.
     pub newest_mtime: Option<SystemTime>,
+    /// Newest access time of any file (not dir: listing a dir, as every scan does, marks it read)
+    /// inside the item: a cache's last use.
+    pub newest_atime: Option<SystemTime>,
     /// The first mount point met inside the item (another device or mount id); the walk stops
     /// there.
     pub mount_inside: Option<PathBuf>,
@@ -81,6 +84,9 @@ impl Remeasure {
         }
         if let Some(m) = st.mtime {
             self.newest_mtime = Some(self.newest_mtime.map_or(m, |n| n.max(m)));
+        }
+        if let (FileKind::Other, Some(a)) = (st.kind, st.atime) {
+            self.newest_atime = Some(self.newest_atime.map_or(a, |n| n.max(a)));
         }
     }
 }

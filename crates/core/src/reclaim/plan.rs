@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use super::{
-    age_secs, held_protected, held_root, needed_secs, protected_paths, KeepReason, KeptItem,
+    held_protected, held_root, last_use_of, needed_secs, protected_paths, KeepReason, KeptItem,
     PlannedItem, Policy, ReclaimPlan,
 };
 use crate::catalogue::{Catalogue, ReclaimMode, Rule};
@@ -250,8 +250,15 @@ fn decide(
         }
     }
     let name_ts = item.captures.ts;
-    let age = age_secs(item.measure.newest_mtime, name_ts, now);
+    let newest = item.measure.newest_mtime;
     let needed = needed_secs(policy, rule);
+    // A cache ages from its last use: read the access times only when its changes say it is old
+    // enough (an access can only make it younger).
+    let mut age = super::read_age(newest, name_ts, now).age_secs;
+    if age >= needed {
+        let used = last_use_of(rule, || super::newest_access(&item.path));
+        age = super::read_age_used(newest, used, name_ts, now).age_secs;
+    }
     if age < needed {
         return Err(KeepReason::TooYoung {
             age_secs: age,
@@ -264,6 +271,9 @@ fn decide(
     let verdict = owner::verdict(probe, rule, owner_pid, owner_app, birth_time);
     if let Some(reason) = verdict.keep_reason() {
         return Err(reason);
+    }
+    if let Some(name) = owner::app_in_item_running(probe, rule, &item.path) {
+        return Err(KeepReason::AppRunning { name });
     }
     if let Some(open) = probe.open_file_under(&item.path) {
         return Err(KeepReason::InUse {

@@ -45,25 +45,15 @@ pub(super) fn secs_between(earlier: SystemTime, now: SystemTime) -> u64 {
     now.duration_since(earlier).map_or(0, |d| d.as_secs())
 }
 
-/// The reading of an item's age: `now − max(newest mtime, name ts)`, seconds; 0 when neither is
-/// known (an item of unknown age is treated as brand new).
-pub(super) fn age_secs(
-    newest_mtime: Option<SystemTime>,
-    name_ts: Option<SystemTime>,
-    now: SystemTime,
-) -> u64 {
-    match newest_mtime.into_iter().chain(name_ts).max() {
-        Some(t) => secs_between(t, now),
-        None => 0,
-    }
-}
-
 /// Which clock gave an item its age (see [`read_age`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AgeClock {
     /// The newest mtime inside the item (its newest change).
     NewestChange,
+    /// The newest access time of a file inside a cache (its last use), later than its newest
+    /// change and than the time in its name.
+    LastUse,
     /// The time in its name (the rule's `ts` capture), later than its newest change.
     NameTime,
     /// Neither is known: the item counts as brand new.
@@ -73,9 +63,9 @@ pub enum AgeClock {
 /// An item's age as plan and execute read it, with the clock that decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct AgeReading {
-    /// `now` − the later of the two times, seconds (0 when that time is in the future).
+    /// `now` − the latest of the times read, seconds (0 when that time is in the future).
     pub age_secs: u64,
-    /// Which of the two times was the later.
+    /// Which of the times was the latest.
     pub clock: AgeClock,
 }
 
@@ -87,16 +77,57 @@ pub fn read_age(
     name_ts: Option<SystemTime>,
     now: SystemTime,
 ) -> AgeReading {
-    let clock = match (newest_mtime, name_ts) {
-        (Some(m), Some(t)) if t > m => AgeClock::NameTime,
-        (None, Some(_)) => AgeClock::NameTime,
-        (Some(_), _) => AgeClock::NewestChange,
-        (None, None) => AgeClock::Unknown,
-    };
-    AgeReading {
-        age_secs: age_secs(newest_mtime, name_ts, now),
-        clock,
+    read_age_used(newest_mtime, None, name_ts, now)
+}
+
+/// [`read_age`] of a cache (`kind = "cache"`) whose files were last read at `last_use` (their
+/// newest access time, as the volume records it): a cache ages from its last use when that is
+/// later than its newest change, as clang prunes its module cache by access time. Leaks keep
+/// [`read_age`]: a leftover read by a backup tool or an indexer is still a leftover. On a volume
+/// that does not record accesses (`noatime`) an access time is never later than the file's
+/// creation, so the newest change decides, as for a leak.
+pub fn read_age_used(
+    newest_mtime: Option<SystemTime>,
+    last_use: Option<SystemTime>,
+    name_ts: Option<SystemTime>,
+    now: SystemTime,
+) -> AgeReading {
+    let candidates = [
+        (newest_mtime, AgeClock::NewestChange),
+        (name_ts, AgeClock::NameTime),
+        (last_use, AgeClock::LastUse),
+    ];
+    // The latest time wins; on a tie the earlier entry's clock is named.
+    let mut best: Option<(SystemTime, AgeClock)> = None;
+    for (t, clock) in candidates {
+        match (t, best) {
+            (Some(t), Some((b, _))) if t <= b => {}
+            (Some(t), _) => best = Some((t, clock)),
+            (None, _) => {}
+        }
     }
+    match best {
+        Some((t, clock)) => AgeReading {
+            age_secs: secs_between(t, now),
+            clock,
+        },
+        None => AgeReading {
+            age_secs: 0,
+            clock: AgeClock::Unknown,
+        },
+    }
+}
+
+/// The last use of an item of `rule` that counts towards its age: the newest access time of a
+/// file inside it (read by `read`, called only for `kind = "cache"` rules), `None` for any other
+/// kind.
+pub(super) fn last_use_of(
+    rule: &crate::catalogue::Rule,
+    read: impl FnOnce() -> Option<SystemTime>,
+) -> Option<SystemTime> {
+    (rule.kind == crate::catalogue::ProducerKind::Cache)
+        .then(read)
+        .flatten()
 }
 
 /// Needed age, seconds: max(threshold, the rule's floor).

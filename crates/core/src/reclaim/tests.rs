@@ -107,9 +107,12 @@ fn make_dir(root: &Root, name: &str, mtime: SystemTime) -> PathBuf {
     p
 }
 
+/// Sets mtime and access time: the item was made then and not read since (a cache ages from
+/// its last use).
 fn set_mtime(p: &Path, t: SystemTime) {
     let f = fs::File::open(p).unwrap();
-    f.set_modified(t).unwrap();
+    f.set_times(fs::FileTimes::new().set_modified(t).set_accessed(t))
+        .unwrap();
 }
 
 /// Allocated bytes (`st_blocks * 512`) and newest mtime of `path` and everything under it, not

@@ -90,6 +90,7 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule 
         structure: Vec::new(),
         versioned: false,
         contains: Vec::new(),
+        lacks: Vec::new(),
         managed_by: None,
     }
 }

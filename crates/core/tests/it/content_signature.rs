@@ -25,14 +25,16 @@ fn temp_root(dir: &Path) -> Root {
     Root::new(RootKind::Temp, &t).unwrap()
 }
 
-/// A YDF model dir as TF-DF leaves it (~20 MB in the report; smaller here).
+/// A temp dir as TF-DF leaves it (~20 MB in the report; smaller here): `core.py` trains into
+/// `os.path.join(temp_directory, "model")`, so the YDF model is one level down.
 fn ydf(root: &Path, name: &str) -> PathBuf {
     let d = root.join(name);
-    tree::write_file(&d.join("data_spec.pb"), 3_000);
-    tree::write_file(&d.join("header.pb"), 200);
-    tree::write_file(&d.join("done"), 0);
-    tree::write_file(&d.join("random_forest_header.pb"), 100);
-    tree::write_file(&d.join("nodes-00000-of-00001"), 90_000);
+    let m = d.join("model");
+    tree::write_file(&m.join("data_spec.pb"), 3_000);
+    tree::write_file(&m.join("header.pb"), 200);
+    tree::write_file(&m.join("done"), 0);
+    tree::write_file(&m.join("random_forest_header.pb"), 100);
+    tree::write_file(&m.join("nodes-00000-of-00001"), 90_000);
     d
 }
 
@@ -46,10 +48,18 @@ fn tfdf_dirs_are_claimed_by_their_signature_and_no_other_tmp_dir_is() {
         ydf(t, "tmp_x9y8z7w"),
         ydf(t, "tmpqwertyui"),
     ];
-    // Five tmp* entries of other content, each with a name the rule's glob and regex accept.
+    // Seven tmp* entries of other content, each with a name the rule's glob and regex accept.
     tree::write_file(&t.join("tmpzxcvbnm1/setup.py"), 1_000); // a pip build dir
-    tree::write_file(&t.join("tmpasdfghj2/data_spec.pb"), 3_000); // a training in progress:
-    tree::write_file(&t.join("tmpasdfghj2/header.pb"), 200); // no `done` yet
+    tree::write_file(&t.join("tmpasdfghj2/model/data_spec.pb"), 3_000); // training in progress:
+    tree::write_file(&t.join("tmpasdfghj2/model/header.pb"), 200); // no `done` yet
+                                                                   // The layout the rule used to claim: the model files directly in the dir (not TF-DF's).
+    tree::write_file(&t.join("tmpflatmod6/data_spec.pb"), 3_000);
+    tree::write_file(&t.join("tmpflatmod6/header.pb"), 200);
+    tree::write_file(&t.join("tmpflatmod6/done"), 0);
+    // `model` a symlink to a real model dir: the signature is not followed through it.
+    std::os::unix::fs::symlink(models[0].join("model"), t.join("tmplinked07")).unwrap();
+    fs::create_dir(t.join("tmplinkdir8")).unwrap();
+    std::os::unix::fs::symlink(models[0].join("model"), t.join("tmplinkdir8/model")).unwrap();
     fs::create_dir(t.join("tmppoiuytr3")).unwrap(); // empty
     tree::write_file(&t.join("tmplkjhgfd4"), 5_000); // a file, not a dir
     tree::write_file(&t.join("tmpmnbvcxz5/saved_model.pb"), 4_000); // another framework's model
@@ -60,6 +70,8 @@ fn tfdf_dirs_are_claimed_by_their_signature_and_no_other_tmp_dir_is() {
         "tmppoiuytr3",
         "tmplkjhgfd4",
         "tmpmnbvcxz5",
+        "tmpflatmod6",
+        "tmplinkdir8",
     ];
     for p in models
         .iter()
@@ -95,7 +107,7 @@ fn tfdf_dirs_are_claimed_by_their_signature_and_no_other_tmp_dir_is() {
 
     // explain gives the same answer, reading the signature from disk.
     for m in &models {
-        let e = cat.explain(roots, &m.join("header.pb"));
+        let e = cat.explain(roots, &m.join("model/header.pb"));
         assert!(
             matches!(&e.verdict, Verdict::Claimed { producer, .. } if producer == "tfdf-ydf-tmp"),
             "{e:?}"

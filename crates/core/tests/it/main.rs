@@ -4,6 +4,7 @@
 mod app_owner;
 mod catalogue;
 mod catalogue_2026;
+mod catalogue_2026h2;
 mod code_sign_clone_reclaim;
 mod containers;
 mod content_signature;

@@ -476,7 +476,7 @@ fn plan_json_times_are_unix_secs_and_a_plan_read_back_deletes_nothing() {
 fn claim_all_catalogue(kind: &str) -> Catalogue {
     let text = format!(
         "[[producer]]\nid = \"claim-all\"\nname = \"Claims everything\"\nroot = \"{kind}\"\n\
-         item = \"*\"\nkind = \"cache\"\nreclaim = \"auto\"\nmin_age_secs = 0\n"
+         item = \"*\"\nkind = \"leak\"\nreclaim = \"auto\"\nmin_age_secs = 0\n"
     );
     Catalogue::from_toml(&text, Path::new("config.toml")).unwrap()
 }

@@ -148,6 +148,7 @@ mod tests {
             structure: Vec::new(),
             versioned: false,
             contains: Vec::new(),
+            lacks: Vec::new(),
             managed_by: None,
         }
     }
