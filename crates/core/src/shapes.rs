@@ -36,14 +36,16 @@ use std::os::unix::ffi::OsStrExt;
 pub use group::{
     Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
 };
-pub use rule::{check_rule, rule_for, suggested_id, RuleCheck, RuleOptions, MIN_AGE_FLOOR_SECS};
+pub use rule::{
+    check_rule, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions, MIN_AGE_FLOOR_SECS,
+};
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
 /// One run of a shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Part {
-    /// Literal text (a lossy rendering when the name is not UTF-8).
-    Lit(String),
+    /// Literal bytes, as the names hold them (not always UTF-8).
+    Lit(Vec<u8>),
     /// A UUID, any case.
     Uuid,
     /// Epoch seconds (10 digits) or milliseconds (13 digits).
@@ -69,7 +71,7 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for p in &self.parts {
             match p {
-                Part::Lit(s) => f.write_str(s)?,
+                Part::Lit(s) => write_lit(f, s)?,
                 Part::Uuid => f.write_str("<uuid>")?,
                 Part::Ts => f.write_str("<ts>")?,
                 Part::Hex(n) => write!(f, "<hex{n}>")?,
@@ -84,6 +86,18 @@ impl fmt::Display for Shape {
     }
 }
 
+/// Writes literal bytes: UTF-8 as text, any other byte as `\xNN`, so a name holding the byte
+/// 0xff never reads as one holding U+FFFD.
+fn write_lit(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    for chunk in b.utf8_chunks() {
+        f.write_str(chunk.valid())?;
+        for x in chunk.invalid() {
+            write!(f, "\\x{x:02x}")?;
+        }
+    }
+    Ok(())
+}
+
 impl Shape {
     /// True when the shape has a placeholder (a literal shape is one name only).
     pub fn has_placeholder(&self) -> bool {
@@ -91,13 +105,22 @@ impl Shape {
     }
 
     /// An anchored regex matching exactly the names of this shape (dir or not aside), with a `ts`
-    /// capture on a `<ts>` run so a rule made from it ages items by the time in their names.
+    /// capture on a `<ts>` run so a rule made from it ages items by the time in their names. A
+    /// literal byte that is not UTF-8 is written `(?-u:\xFF)`: the pattern then compiles only as
+    /// a [`regex::bytes::Regex`], and [`rule_for`] refuses such a shape.
     pub fn regex(&self) -> String {
         let mut out = String::from("^");
         let mut ts_seen = false;
         for p in &self.parts {
             match p {
-                Part::Lit(s) => out.push_str(&regex::escape(s)),
+                Part::Lit(s) => {
+                    for chunk in s.utf8_chunks() {
+                        out.push_str(&regex::escape(chunk.valid()));
+                        for x in chunk.invalid() {
+                            out.push_str(&format!("(?-u:\\x{x:02X})"));
+                        }
+                    }
+                }
                 Part::Uuid => out.push_str(
                     "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}",
                 ),
@@ -116,21 +139,22 @@ impl Shape {
     }
 
     /// A glob (catalogue syntax, relative to the root) matching every name of this shape: each
-    /// placeholder a `*`, glob metacharacters of the literal text escaped.
+    /// placeholder a `*`, each glob metacharacter of the literal text (`*?[]{}\` and `!`, `,`,
+    /// `-`, which mean something inside a class or braces) escaped with a backslash. Literal bytes
+    /// that are not UTF-8 read as U+FFFD (see [`rule_for`], which refuses such a shape).
     pub fn glob(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
             match p {
                 Part::Lit(s) => {
-                    for c in s.chars() {
-                        match c {
-                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' => {
-                                out.push('[');
-                                out.push(c);
-                                out.push(']');
-                            }
-                            _ => out.push(c),
+                    for c in String::from_utf8_lossy(s).chars() {
+                        if matches!(
+                            c,
+                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-'
+                        ) {
+                            out.push('\\');
                         }
+                        out.push(c);
                     }
                 }
                 _ => {
@@ -164,7 +188,7 @@ impl Shape {
                         break;
                     }
                     let mut parts = self.parts.clone();
-                    let lit = String::from_utf8_lossy(&rest[..k]).into_owned();
+                    let lit = rest[..k].to_vec();
                     parts[i] = Part::Rand(n - k);
                     parts.insert(i, Part::Lit(lit));
                     return Shape {
@@ -179,6 +203,48 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// True when `name` (one path component, its bytes; a dir when `dir`) has this shape: what
+    /// [`Shape::regex`] matches, decided on the bytes themselves (no rendering of them).
+    pub fn matches(&self, name: &[u8], dir: bool) -> bool {
+        dir == self.dir && match_parts(&self.parts, name)
+    }
+
+    /// True when every literal byte is UTF-8 and no literal holds U+FFFD: a rule's regex, matched
+    /// on names as text, then tells this shape's names from all others.
+    pub fn is_text(&self) -> bool {
+        self.parts.iter().all(|p| match p {
+            Part::Lit(s) => std::str::from_utf8(s).is_ok_and(|t| !t.contains('\u{FFFD}')),
+            _ => true,
+        })
+    }
+}
+
+/// [`Shape::matches`] on the parts: literals byte for byte, placeholders their classes.
+fn match_parts(parts: &[Part], s: &[u8]) -> bool {
+    let Some((p, rest)) = parts.split_first() else {
+        return s.is_empty();
+    };
+    let run = |n: usize, ok: fn(&u8) -> bool| -> bool {
+        s.get(..n).is_some_and(|r| r.iter().all(ok)) && match_parts(rest, &s[n..])
+    };
+    match p {
+        Part::Lit(l) => s.starts_with(l) && match_parts(rest, &s[l.len()..]),
+        Part::Uuid => {
+            s.get(..36).is_some_and(|r| {
+                r.iter().enumerate().all(|(j, c)| match j {
+                    8 | 13 | 18 | 23 => *c == b'-',
+                    _ => c.is_ascii_hexdigit(),
+                })
+            }) && match_parts(rest, &s[36..])
+        }
+        Part::Ts => run(13, u8::is_ascii_digit) || run(10, u8::is_ascii_digit),
+        Part::Hex(n) => run(*n, u8::is_ascii_hexdigit),
+        Part::Digits(n) => run(*n, u8::is_ascii_digit),
+        Part::Rand(n) => run(*n, u8::is_ascii_alphanumeric),
+    }
+}
+
 /// The shape of `name` (one path component), a dir when `dir`.
 pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
     let mut key = Vec::new();
@@ -189,12 +255,18 @@ pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
 /// Marks a placeholder in a shape key: a byte no file name holds.
 const MARK: u8 = 0;
 
-/// Writes the shape of `name` as a compact key into `out` (cleared first): literal bytes as they
-/// are, each placeholder as [`MARK`], a kind byte and a length byte, and `/` last for a dir (no
-/// name holds NUL or `/`). Allocates nothing once `out` has grown: the grouper looks shapes up
-/// by this key.
+/// First byte of the key of a dir's shape ...
+const KEY_DIR: u8 = b'd';
+/// ... and of a file's.
+const KEY_FILE: u8 = b'f';
+
+/// Writes the shape of `name` as a compact key into `out` (cleared first): [`KEY_DIR`] or
+/// [`KEY_FILE`], then literal bytes as they are and each placeholder as [`MARK`] (no name holds
+/// NUL), a kind byte and a length byte (any value: read by position, never taken for text).
+/// Allocates nothing once `out` has grown: the grouper looks shapes up by this key.
 pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
     out.clear();
+    out.push(if dir { KEY_DIR } else { KEY_FILE });
     let mut i = 0;
     while i < b.len() {
         if !b[i].is_ascii_alphanumeric() {
@@ -214,17 +286,15 @@ pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
         classify(&b[i..end], out);
         i = end;
     }
-    if dir {
-        out.push(b'/');
-    }
 }
 
 impl Shape {
     /// The shape a key of [`shape_key`] encodes.
     pub fn from_key(key: &[u8]) -> Shape {
-        let (body, dir) = match key.last() {
-            Some(b'/') => (&key[..key.len() - 1], true),
-            _ => (key, false),
+        let (dir, body) = match key.split_first() {
+            Some((&KEY_DIR, body)) => (true, body),
+            Some((_, body)) => (false, body),
+            None => (false, key),
         };
         let mut parts = Vec::new();
         let mut lit: Vec<u8> = Vec::new();
@@ -236,8 +306,7 @@ impl Shape {
                 continue;
             }
             if !lit.is_empty() {
-                parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
-                lit.clear();
+                parts.push(Part::Lit(std::mem::take(&mut lit)));
             }
             let n = usize::from(body[i + 2]);
             parts.push(match body[i + 1] {
@@ -250,7 +319,7 @@ impl Shape {
             i += 3;
         }
         if !lit.is_empty() {
-            parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+            parts.push(Part::Lit(lit));
         }
         Shape { parts, dir }
     }
@@ -260,7 +329,7 @@ fn merge_lits(parts: Vec<Part>) -> Vec<Part> {
     let mut out: Vec<Part> = Vec::with_capacity(parts.len());
     for p in parts {
         match (out.last_mut(), p) {
-            (Some(Part::Lit(a)), Part::Lit(b)) => a.push_str(&b),
+            (Some(Part::Lit(a)), Part::Lit(b)) => a.extend_from_slice(&b),
             (_, p) => out.push(p),
         }
     }
@@ -382,3 +451,7 @@ fn word_like(run: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "shapes/bytes_tests.rs"]
+mod bytes_tests;

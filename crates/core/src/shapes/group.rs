@@ -1,15 +1,15 @@
 //! [`Grouper`]: the unattributed top-level entries of one root collected under their shapes as
-//! they stream past, in memory bounded by the number of distinct shapes (at most
-//! [`MAX_SHAPES`]), never by the number of members of a group.
+//! they stream past, in memory bounded by [`NAME_BUDGET`] bytes of names and keys and at most
+//! [`MAX_SHAPES`] shapes, never by the number of members of a group nor by how long the names
+//! are. A group holds no compiled matcher: membership is decided on the name's bytes by its
+//! shape ([`super::Shape::matches`]); a rule's regex is built only for a group made into a rule.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
-use regex::bytes::{Regex, RegexSet};
-
-use super::{shape_key, Shape, MARK};
+use super::{shape_key, Part, Shape, MARK};
 use crate::inventory::Measure;
 
 /// A shape is a group from this many members on ...
@@ -24,6 +24,14 @@ pub const MAX_SHAPES: usize = 4096;
 /// join a group whose regex they match or to be listed; further ones are kept only when among
 /// the largest.
 pub const MAX_LITERALS: usize = 16_384;
+/// Bytes of names, keys and bookkeeping a [`Grouper`] holds at most (per root): past it, entries
+/// of new shapes, further members of shapes short of a group and further literal names stay lone
+/// entries, kept only when among the largest.
+pub const NAME_BUDGET: usize = 8 << 20;
+/// What one kept name costs against [`NAME_BUDGET`] besides its bytes.
+const NAME_COST: usize = std::mem::size_of::<Lone>() + 16;
+/// What one shape costs against [`NAME_BUDGET`] besides its key and names.
+const SHAPE_COST: usize = std::mem::size_of::<Acc>() + 64;
 /// Shapes short of a group tried as near-groups (the largest first), at most.
 const MAX_NEAR: usize = 64;
 /// Example names kept per group (the first in byte order, so the report is stable).
@@ -56,15 +64,14 @@ pub struct ShapeGroup {
     pub newest_mtime: Option<SystemTime>,
     /// Up to three member names, first in byte order.
     pub examples: Vec<OsString>,
-    matcher: Regex,
 }
 
 impl ShapeGroup {
-    /// True when the entry `name` (a dir when `dir`) belongs to this group: it matches the
-    /// group's regex (every member of its shape does, and so does a random run that looked like
-    /// a word).
+    /// True when the entry `name` (a dir when `dir`) belongs to this group: its bytes have the
+    /// group's shape (every member of its key does, and so does a random run that looked like a
+    /// word), decided byte for byte, never on a rendering of the name.
     pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
-        dir == self.shape.dir && self.matcher.is_match(name.as_bytes())
+        self.shape.matches(name.as_bytes(), dir)
     }
 }
 
@@ -79,6 +86,14 @@ struct Acc {
     common: Option<Vec<u8>>,
     /// Every member while the shape is not (yet) a group; dropped once it is one.
     members: Vec<Lone>,
+    /// What this shape's names cost against [`NAME_BUDGET`].
+    held: usize,
+    /// The longest member name, in bytes.
+    longest: usize,
+    /// What the kept members cost.
+    kept_bytes: usize,
+    /// Some members were not kept (past the budget): they went to the overflow.
+    partial: bool,
 }
 
 impl Acc {
@@ -86,7 +101,10 @@ impl Acc {
         self.items >= GROUP_MIN_ITEMS || self.measure.allocated_bytes >= GROUP_MIN_BYTES
     }
 
-    fn add(&mut self, name: &OsStr, measure: &Measure) {
+    /// Counts `name` in, keeping it as a member while the shape is short of a group and `keep`;
+    /// returns the change of what the shape holds against [`NAME_BUDGET`].
+    fn add(&mut self, name: &OsStr, measure: &Measure, keep: bool) -> isize {
+        let before = self.held;
         self.items += 1;
         self.measure.add(measure);
         if let Some(t) = measure.newest_mtime {
@@ -106,14 +124,22 @@ impl Acc {
             self.examples.insert(at, name.to_os_string());
             self.examples.truncate(EXAMPLES);
         }
+        self.longest = self.longest.max(bytes.len());
         if self.is_group() {
             self.members = Vec::new();
-        } else {
+            self.kept_bytes = 0;
+        } else if keep {
             self.members.push(Lone {
                 name: name.to_os_string(),
                 measure: *measure,
             });
+            self.kept_bytes += bytes.len() + NAME_COST;
+        } else {
+            self.partial = true;
         }
+        // Examples and the common prefix, at most as long as the longest name, and the members.
+        self.held = (EXAMPLES + 1) * (self.longest + NAME_COST) + self.kept_bytes;
+        self.held as isize - before as isize
     }
 }
 
@@ -138,6 +164,8 @@ pub struct Grouper {
     /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
     overflow: Vec<Lone>,
     keep: usize,
+    /// What is held against [`NAME_BUDGET`].
+    held: usize,
 }
 
 impl Grouper {
@@ -152,8 +180,11 @@ impl Grouper {
     /// Adds the entry `name` (a dir when `dir`) with its sizes.
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
         shape_key(name.as_bytes(), dir, &mut self.key);
+        let cost = name.len() + NAME_COST;
+        let fits = |held: usize, more: usize| held + more <= NAME_BUDGET;
         if !self.key.contains(&MARK) {
-            if self.literals.len() < MAX_LITERALS {
+            if self.literals.len() < MAX_LITERALS && fits(self.held, cost) {
+                self.held += cost;
                 let lone = Lone {
                     name: name.to_os_string(),
                     measure: *measure,
@@ -164,16 +195,28 @@ impl Grouper {
             }
             return;
         }
-        if let Some(acc) = self.shapes.get_mut(self.key.as_slice()) {
-            acc.add(name, measure);
+        // Every name of a shape is counted; a member of a shape short of a group is kept to be
+        // listed should the shape stay short, or past the budget goes to the overflow instead
+        // (taken out of it again when the shape becomes a group).
+        let (held, key) = (self.held, self.key.as_slice());
+        if let Some(acc) = self.shapes.get_mut(key) {
+            let keep = acc.is_group() || fits(held, cost);
+            self.held = held.saturating_add_signed(acc.add(name, measure, keep));
+            if !keep {
+                self.add_overflow(name, measure);
+            }
             return;
         }
-        if self.shapes.len() >= MAX_SHAPES {
+        let new_shape = self.key.len() + SHAPE_COST + (EXAMPLES + 2) * cost;
+        if self.shapes.len() >= MAX_SHAPES || !fits(self.held, new_shape) {
             self.add_overflow(name, measure);
             return;
         }
         let mut acc = Acc::default();
-        acc.add(name, measure);
+        self.held += self.key.len() + SHAPE_COST;
+        self.held = self
+            .held
+            .saturating_add_signed(acc.add(name, measure, true));
         self.shapes.insert(self.key.as_slice().into(), acc);
     }
 
@@ -249,8 +292,8 @@ impl Grouper {
                 .filter(|&i| {
                     !taken[i]
                         && pool[i].0 != si
-                        && dir_of(pool[i].0) == key.dir
-                        && g.matcher.is_match(pool[i].1.name.as_bytes())
+                        && g.shape
+                            .matches(pool[i].1.name.as_bytes(), dir_of(pool[i].0))
                 })
                 .collect();
             let n = joins.len() as u64;
@@ -265,18 +308,40 @@ impl Grouper {
             }
             groups.push(g);
         }
-        let mut lone: Vec<Lone> = self.overflow.clone();
-        // One pass of all the groups' regexes over each remaining name.
-        let set = RegexSet::new(groups.iter().map(|g| g.shape.regex())).ok();
+        // An overflowed member of a shape that became a group is counted in the group.
+        let mut key = Vec::new();
+        let mut lone: Vec<Lone> = self
+            .overflow
+            .iter()
+            .filter(|m| {
+                let b = m.name.as_bytes();
+                let in_group = |dir: bool, key: &mut Vec<u8>| {
+                    shape_key(b, dir, key);
+                    self.shapes
+                        .get(key.as_slice())
+                        .is_some_and(|a| a.partial && a.is_group())
+                };
+                !in_group(false, &mut key) && !in_group(true, &mut key)
+            })
+            .cloned()
+            .collect();
+        // Each remaining name tried against the groups of its length (most shapes fix it).
+        let mut by_len: HashMap<(bool, usize), Vec<usize>> = HashMap::new();
+        for (gi, g) in groups.iter().enumerate() {
+            let (lo, hi) = g.shape.len_range();
+            for n in lo..=hi.min(lo + 8) {
+                by_len.entry((g.shape.dir, n)).or_default().push(gi);
+            }
+        }
         for (i, (si, m)) in pool.iter().enumerate() {
             if taken[i] {
                 continue;
             }
-            let dir = dir_of(*si);
-            let home = set.as_ref().and_then(|set| {
-                set.matches(m.name.as_bytes())
-                    .iter()
-                    .find(|&gi| groups[gi].shape.dir == dir)
+            let (dir, name) = (dir_of(*si), m.name.as_bytes());
+            let home = by_len.get(&(dir, name.len())).and_then(|gis| {
+                gis.iter()
+                    .copied()
+                    .find(|&gi| groups[gi].shape.matches(name, dir))
             });
             match home {
                 Some(gi) => groups[gi].absorb(m),
@@ -295,8 +360,6 @@ impl Grouper {
 
 fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
     let shape = key.with_rand_prefix(acc.common.as_deref().unwrap_or_default());
-    // The regex is built from escaped text and fixed classes; it always compiles.
-    let matcher = Regex::new(&shape.regex()).ok()?;
     Some(ShapeGroup {
         shape,
         key: key.clone(),
@@ -305,8 +368,19 @@ fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
         oldest_mtime: acc.oldest,
         newest_mtime: acc.newest,
         examples: acc.examples.clone(),
-        matcher,
     })
+}
+
+impl Shape {
+    /// The shortest and longest name of this shape, in bytes.
+    fn len_range(&self) -> (usize, usize) {
+        self.parts.iter().fold((0, 0), |(lo, hi), p| match p {
+            Part::Lit(s) => (lo + s.len(), hi + s.len()),
+            Part::Uuid => (lo + 36, hi + 36),
+            Part::Ts => (lo + 10, hi + 13),
+            Part::Hex(n) | Part::Digits(n) | Part::Rand(n) => (lo + n, hi + n),
+        })
+    }
 }
 
 impl ShapeGroup {
