@@ -9,12 +9,17 @@
 //! | `8-4-4-4-12` hex digits                                           | `<uuid>`    |
 //! | 10 digits of epoch seconds or 13 of epoch milliseconds (2001–2099)| `<ts>`      |
 //! | 16, 32, 40 or 64 digits (a hash that came out all digits)         | `<hexN>`    |
-//! | 5 digits or more (a trailing counter after letters too)           | `<digitsN>` |
+//! | any other digit run (a pid, a counter, a thread index, a time part; after letters too, and between the `T`/`Z` of an ISO time) | `<digitsA-B>` |
 //! | 8 hex digits or more, one case, with a digit (or 12 or more)      | `<hexN>`    |
 //! | 5 alphanumerics or more mixing digits and letters, or mixing case in a way no word does | `<randN>` |
 //!
-//! So `.1a2b3c4d5e6f7a8b-00012345.dylib` is `.<hex16>-<digits8>.dylib`, `tmpXk3q9ZbA/` is
-//! `<rand11>/` and `report-2026-01-05.pdf` stays as it is. [`Grouper`] collects the unattributed
+//! So `.1a2b3c4d5e6f7a8b-00012345.dylib` is `.<hex16>-<digits8>.dylib` and `tmpXk3q9ZbA/` is
+//! `<rand11>/`. A shape's key leaves the length of its digit runs out, so names that differ only
+//! there (`kestrel_417_0_<ts>`, `kestrel_48213_1_<ts>`) share one key; in the group's shape a
+//! digit run that took one value in every member is given back literal (`report-2026-01-05.pdf`
+//! stays itself), one that varied becomes `<digitsA-B>` with the lengths seen
+//! (`kestrel_<digits2-6>_<digits1>_<ts>/`). A handful of numbered names (`report-1.pdf` ..
+//! `report-4.pdf`) is no group: it is short of [`GROUP_MIN_ITEMS`]. [`Grouper`] collects the unattributed
 //! entries of one root under their shapes and keeps the groups of at least [`GROUP_MIN_ITEMS`]
 //! members or [`GROUP_MIN_BYTES`]; for display a group's leading random run gives back the
 //! literal prefix all its members share (`tmp<rand8>/`), which is also what its [`Shape::regex`]
@@ -52,8 +57,8 @@ pub enum Part {
     Ts,
     /// `n` hex digits of one case.
     Hex(usize),
-    /// `n` decimal digits.
-    Digits(usize),
+    /// Decimal digits, from `.0` to `.1` of them (a pid, a counter, a thread index, a time part).
+    Digits(usize, usize),
     /// `n` characters of `[A-Za-z0-9]`.
     Rand(usize),
 }
@@ -75,7 +80,8 @@ impl fmt::Display for Shape {
                 Part::Uuid => f.write_str("<uuid>")?,
                 Part::Ts => f.write_str("<ts>")?,
                 Part::Hex(n) => write!(f, "<hex{n}>")?,
-                Part::Digits(n) => write!(f, "<digits{n}>")?,
+                Part::Digits(lo, hi) if lo == hi => write!(f, "<digits{lo}>")?,
+                Part::Digits(lo, hi) => write!(f, "<digits{lo}-{hi}>")?,
                 Part::Rand(n) => write!(f, "<rand{n}>")?,
             }
         }
@@ -130,7 +136,8 @@ impl Shape {
                 }
                 Part::Ts => out.push_str("(?:[0-9]{13}|[0-9]{10})"),
                 Part::Hex(n) => out.push_str(&format!("[0-9A-Fa-f]{{{n}}}")),
-                Part::Digits(n) => out.push_str(&format!("[0-9]{{{n}}}")),
+                Part::Digits(lo, hi) if lo == hi => out.push_str(&format!("[0-9]{{{lo}}}")),
+                Part::Digits(lo, hi) => out.push_str(&format!("[0-9]{{{lo},{hi}}}")),
                 Part::Rand(n) => out.push_str(&format!("[A-Za-z0-9]{{{n}}}")),
             }
         }
@@ -240,16 +247,24 @@ fn match_parts(parts: &[Part], s: &[u8]) -> bool {
         }
         Part::Ts => run(13, u8::is_ascii_digit) || run(10, u8::is_ascii_digit),
         Part::Hex(n) => run(*n, u8::is_ascii_hexdigit),
-        Part::Digits(n) => run(*n, u8::is_ascii_digit),
+        Part::Digits(lo, hi) => (*lo..=*hi).any(|n| run(n, u8::is_ascii_digit)),
         Part::Rand(n) => run(*n, u8::is_ascii_alphanumeric),
     }
 }
 
 /// The shape of `name` (one path component), a dir when `dir`.
 pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
-    let mut key = Vec::new();
-    shape_key(name.as_bytes(), dir, &mut key);
-    Shape::from_key(&key)
+    let (mut key, mut nums) = (Vec::new(), Vec::new());
+    key_and_numbers(name.as_bytes(), dir, &mut key, &mut nums);
+    let mut shape = Shape::from_key(&key);
+    let mut lens = nums.iter().map(|(s, e)| e - s);
+    for p in &mut shape.parts {
+        if let Part::Digits(lo, hi) = p {
+            let n = lens.next().unwrap_or(0);
+            (*lo, *hi) = (n, n);
+        }
+    }
+    shape
 }
 
 /// Marks a placeholder in a shape key: a byte no file name holds.
@@ -265,6 +280,19 @@ const KEY_FILE: u8 = b'f';
 /// NUL), a kind byte and a length byte (any value: read by position, never taken for text).
 /// Allocates nothing once `out` has grown: the grouper looks shapes up by this key.
 pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
+    let mut nums = Vec::new();
+    key_and_numbers(b, dir, out, &mut nums);
+}
+
+/// [`shape_key`], with the byte ranges of the name's number runs (each a `<digits>` placeholder
+/// of the key, whose length the key leaves out) in `nums` (cleared first).
+pub(crate) fn key_and_numbers(
+    b: &[u8],
+    dir: bool,
+    out: &mut Vec<u8>,
+    nums: &mut Vec<(usize, usize)>,
+) {
+    nums.clear();
     out.clear();
     out.push(if dir { KEY_DIR } else { KEY_FILE });
     let mut i = 0;
@@ -283,7 +311,7 @@ pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
             .iter()
             .take_while(|c| c.is_ascii_alphanumeric())
             .count();
-        classify(&b[i..end], out);
+        classify(&b[i..end], out, i, nums);
         i = end;
     }
 }
@@ -313,7 +341,7 @@ impl Shape {
                 b'u' => Part::Uuid,
                 b't' => Part::Ts,
                 b'h' => Part::Hex(n),
-                b'd' => Part::Digits(n),
+                b'd' => Part::Digits(n, n),
                 _ => Part::Rand(n),
             });
             i += 3;
@@ -352,14 +380,13 @@ fn is_uuid_at(b: &[u8], i: usize) -> bool {
 /// Epoch seconds of 2001-09-09 .. 2099-12-31 have 10 digits; milliseconds 13.
 const TS_SECS: std::ops::RangeInclusive<u64> = 1_000_000_000..=4_102_444_800;
 
-/// Writes one alphanumeric run into a shape key: its placeholder(s), or the run itself.
-fn classify(run: &[u8], out: &mut Vec<u8>) {
+/// Writes one alphanumeric run (at `at` in the name) into a shape key: its placeholder(s), or the
+/// run itself; the ranges of its number runs go to `nums`.
+fn classify(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
     let digits = run.iter().filter(|c| c.is_ascii_digit()).count();
     if digits == n {
-        if !digits_part(run, out) {
-            out.extend_from_slice(run);
-        }
+        digits_part(run, out, at, nums);
         return;
     }
     let lower = run.iter().filter(|c| c.is_ascii_lowercase()).count();
@@ -372,15 +399,30 @@ fn classify(run: &[u8], out: &mut Vec<u8>) {
         placeholder(out, b'h', n);
         return;
     }
-    // Letters of one case, then a counter: `build20240105`, `tmp123456`.
+    // Letters of one case, then a counter: `build20240105`, `tmp123456`, `python3`.
     let letters = n - digits;
     if digits > 0
         && run[..letters].iter().all(u8::is_ascii_alphabetic)
         && (lower == 0 || upper == 0 || word_like(&run[..letters]))
     {
         out.extend_from_slice(&run[..letters]);
-        if !digits_part(&run[letters..], out) {
-            out.extend_from_slice(&run[letters..]);
+        digits_part(&run[letters..], out, at + letters, nums);
+        return;
+    }
+    // Times: digits around single `T` and `Z` (`31T23`, `20251231T235959Z`, `123Z`).
+    if run[0].is_ascii_digit() && is_time_run(run) {
+        let mut i = 0;
+        while i < n {
+            let len = run[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit() == run[i].is_ascii_digit())
+                .count();
+            if run[i].is_ascii_digit() {
+                digits_part(&run[i..i + len], out, at + i, nums);
+            } else {
+                out.extend_from_slice(&run[i..i + len]);
+            }
+            i += len;
         }
         return;
     }
@@ -392,22 +434,36 @@ fn classify(run: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(run);
 }
 
+/// Digits with single `T` or `Z` letters between them (a `Z` may end the run).
+fn is_time_run(run: &[u8]) -> bool {
+    run.iter().enumerate().all(|(i, c)| {
+        c.is_ascii_digit()
+            || (matches!(c, b'T' | b'Z')
+                && run.get(i + 1).map_or(*c == b'Z', u8::is_ascii_digit)
+                && i > 0
+                && run[i - 1].is_ascii_digit())
+    })
+}
+
 fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
     out.extend_from_slice(&[MARK, kind, u8::try_from(n).unwrap_or(u8::MAX)]);
 }
 
-/// Writes the placeholder of an all-digit run; false when it stays literal.
-fn digits_part(run: &[u8], out: &mut Vec<u8>) -> bool {
+/// Writes the placeholder of an all-digit run (at `at` in the name): a time or a hash of its
+/// own length, else a number run of any length (its range goes to `nums`; the grouper decides
+/// whether it stays literal: see [`group`]).
+fn digits_part(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
     let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
     match n {
         10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
         13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
         16 | 32 | 40 | 64 => placeholder(out, b'h', n),
-        5.. => placeholder(out, b'd', n),
-        _ => return false,
+        _ => {
+            placeholder(out, b'd', 0);
+            nums.push((at, at + n));
+        }
     }
-    true
 }
 
 /// Mixed-case letters written as words are: `TemporaryItems`, `MyProject`, `HTTPServer`. From 8

@@ -292,3 +292,51 @@ proptest! {
         }
     }
 }
+
+/// Bundles `<word>_<pid>_<thread>_<ts>` of 30 launches with pids of 2 to 6 digits and threads 0
+/// and 1: one group, whose rule (digit classes with length ranges) claims all 60 and neither a
+/// 7-digit pid nor another word.
+#[test]
+fn pids_and_thread_indexes_make_one_group_and_one_exact_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    for launch in 0..30u64 {
+        let pid = [42u64, 917, 4321, 48213, 123456][launch as usize % 5] + launch;
+        for thread in 0..2 {
+            names.push(
+                format!("kestrel_{pid}_{thread}_{}", 1_767_000_000 + launch * 61).into_bytes(),
+            );
+        }
+    }
+    make(dir.path(), &names, true);
+    let decoys = [
+        "kestrel_42_0_1767000000_old",
+        "kestrelx_42_0_1767000000",
+        "kestrel_42_0_176700000",
+    ];
+    let decoys: Vec<Vec<u8>> = decoys.iter().map(|d| d.as_bytes().to_vec()).collect();
+    make(dir.path(), &decoys, true);
+    let mut g = Grouper::new(10);
+    for n in names.iter().chain(&decoys) {
+        g.add(OsStr::from_bytes(n), true, &measure());
+    }
+    let out = g.finish();
+    assert_eq!(out.groups.len(), 1);
+    let grp = &out.groups[0];
+    assert_eq!(grp.items, 60);
+    assert_eq!(grp.shape.to_string(), "kestrel_<digits2-6>_<digits1>_<ts>/");
+    let rule = rule_for(RootKind::Temp, grp, &opts("local-kestrel")).unwrap();
+    assert_eq!(
+        rule.name_regex.as_deref(),
+        Some("^kestrel_[0-9]{2,6}_[0-9]{1}_(?P<ts>[0-9]{13}|[0-9]{10})$")
+    );
+    let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml")).unwrap();
+    let check = check_rule(&cat, "local-kestrel", RootKind::Temp, dir.path(), grp).unwrap();
+    assert!(check.is_exact(), "{check:?}");
+    assert_eq!(check.claimed, 60);
+    for d in &decoys {
+        assert!(cat
+            .classify(RootKind::Temp, Path::new(OsStr::from_bytes(d)))
+            .is_none());
+    }
+}

@@ -9,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
-use super::{shape_key, Part, Shape, MARK};
+use super::{key_and_numbers, merge_lits, shape_key, Part, Shape, MARK};
 use crate::inventory::Measure;
 
 /// A shape is a group from this many members on ...
@@ -94,6 +94,35 @@ struct Acc {
     kept_bytes: usize,
     /// Some members were not kept (past the budget): they went to the overflow.
     partial: bool,
+    /// What the members hold in each number run of the key, in order.
+    nums: Vec<NumStat>,
+}
+
+/// The values one number run of a shape took: a run that took one value in every member stays
+/// literal in the group's shape (`report-2026-...`), one that varied becomes `<digitsA-B>`.
+#[derive(Debug, Default)]
+struct NumStat {
+    lo: usize,
+    hi: usize,
+    /// The one value seen, until a second one is.
+    value: Option<Box<[u8]>>,
+    varied: bool,
+}
+
+impl NumStat {
+    fn add(&mut self, digits: &[u8], first: bool) {
+        if first {
+            (self.lo, self.hi) = (digits.len(), digits.len());
+            self.value = Some(digits.into());
+            return;
+        }
+        self.lo = self.lo.min(digits.len());
+        self.hi = self.hi.max(digits.len());
+        if !self.varied && self.value.as_deref() != Some(digits) {
+            self.varied = true;
+            self.value = None;
+        }
+    }
 }
 
 impl Acc {
@@ -103,8 +132,21 @@ impl Acc {
 
     /// Counts `name` in, keeping it as a member while the shape is short of a group and `keep`;
     /// returns the change of what the shape holds against [`NAME_BUDGET`].
-    fn add(&mut self, name: &OsStr, measure: &Measure, keep: bool) -> isize {
+    fn add(
+        &mut self,
+        name: &OsStr,
+        measure: &Measure,
+        keep: bool,
+        nums: &[(usize, usize)],
+    ) -> isize {
         let before = self.held;
+        let first = self.items == 0;
+        if first {
+            self.nums.resize_with(nums.len(), NumStat::default);
+        }
+        for (st, &(a, b)) in self.nums.iter_mut().zip(nums) {
+            st.add(&name.as_bytes()[a..b], first);
+        }
         self.items += 1;
         self.measure.add(measure);
         if let Some(t) = measure.newest_mtime {
@@ -159,8 +201,10 @@ pub struct Grouper {
     shapes: HashMap<Box<[u8]>, Acc>,
     /// Names without a placeholder, with whether each is a dir.
     literals: Vec<(Lone, bool)>,
-    /// Scratch for the key of the name being added.
+    /// Scratch for the key of the name being added ...
     key: Vec<u8>,
+    /// ... and for the ranges of its number runs.
+    nums: Vec<(usize, usize)>,
     /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
     overflow: Vec<Lone>,
     keep: usize,
@@ -179,7 +223,7 @@ impl Grouper {
 
     /// Adds the entry `name` (a dir when `dir`) with its sizes.
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
-        shape_key(name.as_bytes(), dir, &mut self.key);
+        key_and_numbers(name.as_bytes(), dir, &mut self.key, &mut self.nums);
         let cost = name.len() + NAME_COST;
         let fits = |held: usize, more: usize| held + more <= NAME_BUDGET;
         if !self.key.contains(&MARK) {
@@ -201,7 +245,7 @@ impl Grouper {
         let (held, key) = (self.held, self.key.as_slice());
         if let Some(acc) = self.shapes.get_mut(key) {
             let keep = acc.is_group() || fits(held, cost);
-            self.held = held.saturating_add_signed(acc.add(name, measure, keep));
+            self.held = held.saturating_add_signed(acc.add(name, measure, keep, &self.nums));
             if !keep {
                 self.add_overflow(name, measure);
             }
@@ -216,7 +260,7 @@ impl Grouper {
         self.held += self.key.len() + SHAPE_COST;
         self.held = self
             .held
-            .saturating_add_signed(acc.add(name, measure, true));
+            .saturating_add_signed(acc.add(name, measure, true, &self.nums));
         self.shapes.insert(self.key.as_slice().into(), acc);
     }
 
@@ -329,7 +373,7 @@ impl Grouper {
         let mut by_len: HashMap<(bool, usize), Vec<usize>> = HashMap::new();
         for (gi, g) in groups.iter().enumerate() {
             let (lo, hi) = g.shape.len_range();
-            for n in lo..=hi.min(lo + 8) {
+            for n in lo..=hi.min(lo + 64) {
                 by_len.entry((g.shape.dir, n)).or_default().push(gi);
             }
         }
@@ -358,11 +402,42 @@ impl Grouper {
     }
 }
 
+/// The group of a shape: its number runs given the lengths its members had, a run that took one
+/// value in all of them (two at least) given back as that literal, then the literal prefix its
+/// members share at a leading random run.
 fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
-    let shape = key.with_rand_prefix(acc.common.as_deref().unwrap_or_default());
+    let mut stats = acc.nums.iter();
+    let (mut ranged, mut shown) = (Vec::new(), Vec::new());
+    for p in &key.parts {
+        let st = match p {
+            Part::Digits(..) => stats.next(),
+            _ => None,
+        };
+        let (r, s) = match (p, st) {
+            (Part::Digits(..), Some(st)) => {
+                let r = Part::Digits(st.lo, st.hi);
+                match &st.value {
+                    Some(v) if acc.items >= 2 && !st.varied => (r, Part::Lit(v.to_vec())),
+                    _ => (r.clone(), r),
+                }
+            }
+            _ => (p.clone(), p.clone()),
+        };
+        ranged.push(r);
+        shown.push(s);
+    }
+    let key = Shape {
+        parts: ranged,
+        dir: key.dir,
+    };
+    let shape = Shape {
+        parts: merge_lits(shown),
+        dir: key.dir,
+    }
+    .with_rand_prefix(acc.common.as_deref().unwrap_or_default());
     Some(ShapeGroup {
         shape,
-        key: key.clone(),
+        key,
         items: acc.items,
         measure: acc.measure,
         oldest_mtime: acc.oldest,
@@ -378,7 +453,8 @@ impl Shape {
             Part::Lit(s) => (lo + s.len(), hi + s.len()),
             Part::Uuid => (lo + 36, hi + 36),
             Part::Ts => (lo + 10, hi + 13),
-            Part::Hex(n) | Part::Digits(n) | Part::Rand(n) => (lo + n, hi + n),
+            Part::Digits(a, b) => (lo + a, hi + b),
+            Part::Hex(n) | Part::Rand(n) => (lo + n, hi + n),
         })
     }
 }
