@@ -130,8 +130,11 @@ struct SuggestionJson {
     root: String,
     items: u64,
     allocated_bytes: u64,
-    /// The rule, as it would be written.
-    rule: Rule,
+    /// The rule, as it would be written; null when no rule can be made for the group.
+    rule: Option<Rule>,
+    /// Why no rule can be made for the group (names that are not text), when so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<String>,
     /// Top-level entries of the root the rule would claim that are not members.
     wrongly_claimed: Vec<String>,
     /// Members the rule would not claim.
@@ -153,9 +156,13 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         }
         taken.push(id.clone());
         let opts = options(f, id, None, ReclaimMode::Manual);
-        let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts);
-        let check = check(ctx, f, &rule).unwrap_or_default();
-        out.push((f, rule, check));
+        match shapes::rule_for(f.group.root_kind, &f.group.group, &opts) {
+            Ok(rule) => {
+                let check = check(ctx, f, &rule).unwrap_or_default();
+                out.push((f, Ok(rule), check));
+            }
+            Err(e) => out.push((f, Err(e), RuleCheck::default())),
+        }
     }
     let mut stdout = std::io::stdout().lock();
     if args.json {
@@ -167,7 +174,8 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
                 root: f.group.root.display().to_string(),
                 items: f.group.group.items,
                 allocated_bytes: f.group.group.measure.allocated_bytes,
-                rule,
+                refused: rule.as_ref().err().map(ToString::to_string),
+                rule: rule.ok(),
                 wrongly_claimed: lossy(&check.wrongly_claimed),
                 missed: lossy(&check.missed),
             })
@@ -186,6 +194,20 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     for (f, rule, check) in out {
+        let rule = match rule {
+            Ok(rule) => rule,
+            Err(e) => {
+                writeln!(
+                    stdout,
+                    "# {} in {} ({} items, {}): {e}\n",
+                    f.group.group.shape,
+                    f.group.root.display(),
+                    f.group.group.items,
+                    bytes(f.group.group.measure.allocated_bytes),
+                )?;
+                continue;
+            }
+        };
         writeln!(
             stdout,
             "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
@@ -282,7 +304,12 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         ReclaimArg::Auto => ReclaimMode::Auto,
     };
     let opts = options(f, args.id.clone(), args.name.clone(), reclaim);
-    let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts);
+    let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts).map_err(|e| {
+        anyhow::anyhow!(
+            "{e} (the group is in {}); nothing written",
+            f.group.root.display()
+        )
+    })?;
     // Checked and written under the config's lock, on the file as it is then: a rule another
     // `rules add` wrote meanwhile is kept, and the check sees it.
     let check = cachewatch::api::rules::add(&path, &rule, |catalogue| {

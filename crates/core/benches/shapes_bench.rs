@@ -2,8 +2,9 @@
 //! `cargo bench -p cachewatch-core --bench shapes_bench` (env `SHAPES_BENCH_N=100000`,
 //! `SHAPES_BENCH_DIR` to keep the tree somewhere else than the system temp dir).
 //!
-//! Builds a root of N unattributed entries (empty files) in 5 leak shapes plus 2% ordinary-looking
-//! noise, then scans it with `scan_root_each` three times each way: a visitor that only counts
+//! Builds a root of N unattributed entries (empty files) in 10 leak templates (mkdtemp runs,
+//! UUIDs, hex and digits, epoch ms, pids of 2-6 digits with thread indexes and counters, ISO
+//! times) plus 2% ordinary-looking noise, then scans it with `scan_root_each` three times each way: a visitor that only counts
 //! (the scan's own cost), and one that feeds a `Tally` (producers, shape groups, lone entries), as
 //! `cachewatch scan` does. Prints the wall time of both and the heap the tally holds at its peak,
 //! measured by a counting allocator.
@@ -52,10 +53,17 @@ fn name(i: usize, x: &mut u64) -> String {
     };
     const AN: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     const HEX: &[u8] = b"0123456789abcdef";
+    let pid = |x: &mut u64| {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        let digits = 2 + (*x % 5) as u32;
+        10u64.pow(digits - 1) + *x % (9 * 10u64.pow(digits - 1))
+    };
     match i % 50 {
-        0 => format!("notes-{}-{i}.txt", rnd(3, b"abcdefgh")),
-        k if k < 11 => format!("pbx{}", rnd(8, AN)),
-        k if k < 21 => format!(
+        0 => format!("notes-{}-{i}.txt", rnd(3, b"ghijklmn")),
+        k if k < 6 => format!("pbx{}", rnd(8, AN)),
+        k if k < 11 => format!(
             "swc-{}-{}-{}-{}-{}",
             rnd(8, HEX),
             rnd(4, HEX),
@@ -63,9 +71,20 @@ fn name(i: usize, x: &mut u64) -> String {
             rnd(4, HEX),
             rnd(12, HEX)
         ),
-        k if k < 31 => format!(".{}-{}.bin", rnd(16, HEX), rnd(8, b"0123456789")),
-        k if k < 41 => format!("esb-{}.trace", 1_700_000_000_000u64 + (i as u64) * 7919),
-        _ => format!("ocl.{}", rnd(6, AN)),
+        k if k < 16 => format!(".{}-{}.bin", rnd(16, HEX), rnd(8, b"0123456789")),
+        k if k < 21 => format!("esb-{}.trace", 1_700_000_000_000u64 + (i as u64) * 7919),
+        k if k < 26 => format!("ocl.{}", rnd(6, AN)),
+        k if k < 31 => format!("kestrel_{}_{}_{}", pid(x), i % 2, 1_700_000_000 + i),
+        k if k < 36 => format!("lspd{}-{}", rnd(6, HEX), i % 100),
+        k if k < 41 => format!("worker-{}-{}.sock", pid(x), i % 97),
+        k if k < 46 => format!(
+            "run-2026-01-{:02}T{:02}-{:02}-{:02}",
+            1 + i % 28,
+            i % 24,
+            i % 60,
+            (i / 60) % 60
+        ),
+        _ => format!("core.{}.{i}", pid(x)),
     }
 }
 

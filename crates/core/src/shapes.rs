@@ -9,12 +9,17 @@
 //! | `8-4-4-4-12` hex digits                                           | `<uuid>`    |
 //! | 10 digits of epoch seconds or 13 of epoch milliseconds (2001–2099)| `<ts>`      |
 //! | 16, 32, 40 or 64 digits (a hash that came out all digits)         | `<hexN>`    |
-//! | 5 digits or more (a trailing counter after letters too)           | `<digitsN>` |
+//! | any other digit run (a pid, a counter, a thread index, a time part; after letters too, and between the `T`/`Z` of an ISO time) | `<digitsA-B>` |
 //! | 8 hex digits or more, one case, with a digit (or 12 or more)      | `<hexN>`    |
 //! | 5 alphanumerics or more mixing digits and letters, or mixing case in a way no word does | `<randN>` |
 //!
-//! So `.1a2b3c4d5e6f7a8b-00012345.dylib` is `.<hex16>-<digits8>.dylib`, `tmpXk3q9ZbA/` is
-//! `<rand11>/` and `report-2026-01-05.pdf` stays as it is. [`Grouper`] collects the unattributed
+//! So `.1a2b3c4d5e6f7a8b-00012345.dylib` is `.<hex16>-<digits8>.dylib` and `tmpXk3q9ZbA/` is
+//! `<rand11>/`. A shape's key leaves the length of its digit runs out, so names that differ only
+//! there (`kestrel_417_0_<ts>`, `kestrel_48213_1_<ts>`) share one key; in the group's shape a
+//! digit run that took one value in every member is given back literal (`report-2026-01-05.pdf`
+//! stays itself), one that varied becomes `<digitsA-B>` with the lengths seen
+//! (`kestrel_<digits2-6>_<digits1>_<ts>/`). A handful of numbered names (`report-1.pdf` ..
+//! `report-4.pdf`) is no group: it is short of [`GROUP_MIN_ITEMS`]. [`Grouper`] collects the unattributed
 //! entries of one root under their shapes and keeps the groups of at least [`GROUP_MIN_ITEMS`]
 //! members or [`GROUP_MIN_BYTES`]; for display a group's leading random run gives back the
 //! literal prefix all its members share (`tmp<rand8>/`), which is also what its [`Shape::regex`]
@@ -36,22 +41,24 @@ use std::os::unix::ffi::OsStrExt;
 pub use group::{
     Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
 };
-pub use rule::{check_rule, rule_for, suggested_id, RuleCheck, RuleOptions, MIN_AGE_FLOOR_SECS};
+pub use rule::{
+    check_rule, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions, MIN_AGE_FLOOR_SECS,
+};
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
 /// One run of a shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Part {
-    /// Literal text (a lossy rendering when the name is not UTF-8).
-    Lit(String),
+    /// Literal bytes, as the names hold them (not always UTF-8).
+    Lit(Vec<u8>),
     /// A UUID, any case.
     Uuid,
     /// Epoch seconds (10 digits) or milliseconds (13 digits).
     Ts,
     /// `n` hex digits of one case.
     Hex(usize),
-    /// `n` decimal digits.
-    Digits(usize),
+    /// Decimal digits, from `.0` to `.1` of them (a pid, a counter, a thread index, a time part).
+    Digits(usize, usize),
     /// `n` characters of `[A-Za-z0-9]`.
     Rand(usize),
 }
@@ -69,11 +76,12 @@ impl fmt::Display for Shape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for p in &self.parts {
             match p {
-                Part::Lit(s) => f.write_str(s)?,
+                Part::Lit(s) => write_lit(f, s)?,
                 Part::Uuid => f.write_str("<uuid>")?,
                 Part::Ts => f.write_str("<ts>")?,
                 Part::Hex(n) => write!(f, "<hex{n}>")?,
-                Part::Digits(n) => write!(f, "<digits{n}>")?,
+                Part::Digits(lo, hi) if lo == hi => write!(f, "<digits{lo}>")?,
+                Part::Digits(lo, hi) => write!(f, "<digits{lo}-{hi}>")?,
                 Part::Rand(n) => write!(f, "<rand{n}>")?,
             }
         }
@@ -84,6 +92,18 @@ impl fmt::Display for Shape {
     }
 }
 
+/// Writes literal bytes: UTF-8 as text, any other byte as `\xNN`, so a name holding the byte
+/// 0xff never reads as one holding U+FFFD.
+fn write_lit(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    for chunk in b.utf8_chunks() {
+        f.write_str(chunk.valid())?;
+        for x in chunk.invalid() {
+            write!(f, "\\x{x:02x}")?;
+        }
+    }
+    Ok(())
+}
+
 impl Shape {
     /// True when the shape has a placeholder (a literal shape is one name only).
     pub fn has_placeholder(&self) -> bool {
@@ -91,13 +111,22 @@ impl Shape {
     }
 
     /// An anchored regex matching exactly the names of this shape (dir or not aside), with a `ts`
-    /// capture on a `<ts>` run so a rule made from it ages items by the time in their names.
+    /// capture on a `<ts>` run so a rule made from it ages items by the time in their names. A
+    /// literal byte that is not UTF-8 is written `(?-u:\xFF)`: the pattern then compiles only as
+    /// a [`regex::bytes::Regex`], and [`rule_for`] refuses such a shape.
     pub fn regex(&self) -> String {
         let mut out = String::from("^");
         let mut ts_seen = false;
         for p in &self.parts {
             match p {
-                Part::Lit(s) => out.push_str(&regex::escape(s)),
+                Part::Lit(s) => {
+                    for chunk in s.utf8_chunks() {
+                        out.push_str(&regex::escape(chunk.valid()));
+                        for x in chunk.invalid() {
+                            out.push_str(&format!("(?-u:\\x{x:02X})"));
+                        }
+                    }
+                }
                 Part::Uuid => out.push_str(
                     "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}",
                 ),
@@ -107,7 +136,8 @@ impl Shape {
                 }
                 Part::Ts => out.push_str("(?:[0-9]{13}|[0-9]{10})"),
                 Part::Hex(n) => out.push_str(&format!("[0-9A-Fa-f]{{{n}}}")),
-                Part::Digits(n) => out.push_str(&format!("[0-9]{{{n}}}")),
+                Part::Digits(lo, hi) if lo == hi => out.push_str(&format!("[0-9]{{{lo}}}")),
+                Part::Digits(lo, hi) => out.push_str(&format!("[0-9]{{{lo},{hi}}}")),
                 Part::Rand(n) => out.push_str(&format!("[A-Za-z0-9]{{{n}}}")),
             }
         }
@@ -116,21 +146,22 @@ impl Shape {
     }
 
     /// A glob (catalogue syntax, relative to the root) matching every name of this shape: each
-    /// placeholder a `*`, glob metacharacters of the literal text escaped.
+    /// placeholder a `*`, each glob metacharacter of the literal text (`*?[]{}\` and `!`, `,`,
+    /// `-`, which mean something inside a class or braces) escaped with a backslash. Literal bytes
+    /// that are not UTF-8 read as U+FFFD (see [`rule_for`], which refuses such a shape).
     pub fn glob(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
             match p {
                 Part::Lit(s) => {
-                    for c in s.chars() {
-                        match c {
-                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' => {
-                                out.push('[');
-                                out.push(c);
-                                out.push(']');
-                            }
-                            _ => out.push(c),
+                    for c in String::from_utf8_lossy(s).chars() {
+                        if matches!(
+                            c,
+                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-'
+                        ) {
+                            out.push('\\');
                         }
+                        out.push(c);
                     }
                 }
                 _ => {
@@ -164,7 +195,7 @@ impl Shape {
                         break;
                     }
                     let mut parts = self.parts.clone();
-                    let lit = String::from_utf8_lossy(&rest[..k]).into_owned();
+                    let lit = rest[..k].to_vec();
                     parts[i] = Part::Rand(n - k);
                     parts.insert(i, Part::Lit(lit));
                     return Shape {
@@ -179,22 +210,91 @@ impl Shape {
     }
 }
 
+impl Shape {
+    /// True when `name` (one path component, its bytes; a dir when `dir`) has this shape: what
+    /// [`Shape::regex`] matches, decided on the bytes themselves (no rendering of them).
+    pub fn matches(&self, name: &[u8], dir: bool) -> bool {
+        dir == self.dir && match_parts(&self.parts, name)
+    }
+
+    /// True when every literal byte is UTF-8 and no literal holds U+FFFD: a rule's regex, matched
+    /// on names as text, then tells this shape's names from all others.
+    pub fn is_text(&self) -> bool {
+        self.parts.iter().all(|p| match p {
+            Part::Lit(s) => std::str::from_utf8(s).is_ok_and(|t| !t.contains('\u{FFFD}')),
+            _ => true,
+        })
+    }
+}
+
+/// [`Shape::matches`] on the parts: literals byte for byte, placeholders their classes.
+fn match_parts(parts: &[Part], s: &[u8]) -> bool {
+    let Some((p, rest)) = parts.split_first() else {
+        return s.is_empty();
+    };
+    let run = |n: usize, ok: fn(&u8) -> bool| -> bool {
+        s.get(..n).is_some_and(|r| r.iter().all(ok)) && match_parts(rest, &s[n..])
+    };
+    match p {
+        Part::Lit(l) => s.starts_with(l) && match_parts(rest, &s[l.len()..]),
+        Part::Uuid => {
+            s.get(..36).is_some_and(|r| {
+                r.iter().enumerate().all(|(j, c)| match j {
+                    8 | 13 | 18 | 23 => *c == b'-',
+                    _ => c.is_ascii_hexdigit(),
+                })
+            }) && match_parts(rest, &s[36..])
+        }
+        Part::Ts => run(13, u8::is_ascii_digit) || run(10, u8::is_ascii_digit),
+        Part::Hex(n) => run(*n, u8::is_ascii_hexdigit),
+        Part::Digits(lo, hi) => (*lo..=*hi).any(|n| run(n, u8::is_ascii_digit)),
+        Part::Rand(n) => run(*n, u8::is_ascii_alphanumeric),
+    }
+}
+
 /// The shape of `name` (one path component), a dir when `dir`.
 pub fn shape_of(name: &OsStr, dir: bool) -> Shape {
-    let mut key = Vec::new();
-    shape_key(name.as_bytes(), dir, &mut key);
-    Shape::from_key(&key)
+    let (mut key, mut nums) = (Vec::new(), Vec::new());
+    key_and_numbers(name.as_bytes(), dir, &mut key, &mut nums);
+    let mut shape = Shape::from_key(&key);
+    let mut lens = nums.iter().map(|(s, e)| e - s);
+    for p in &mut shape.parts {
+        if let Part::Digits(lo, hi) = p {
+            let n = lens.next().unwrap_or(0);
+            (*lo, *hi) = (n, n);
+        }
+    }
+    shape
 }
 
 /// Marks a placeholder in a shape key: a byte no file name holds.
 const MARK: u8 = 0;
 
-/// Writes the shape of `name` as a compact key into `out` (cleared first): literal bytes as they
-/// are, each placeholder as [`MARK`], a kind byte and a length byte, and `/` last for a dir (no
-/// name holds NUL or `/`). Allocates nothing once `out` has grown: the grouper looks shapes up
-/// by this key.
+/// First byte of the key of a dir's shape ...
+const KEY_DIR: u8 = b'd';
+/// ... and of a file's.
+const KEY_FILE: u8 = b'f';
+
+/// Writes the shape of `name` as a compact key into `out` (cleared first): [`KEY_DIR`] or
+/// [`KEY_FILE`], then literal bytes as they are and each placeholder as [`MARK`] (no name holds
+/// NUL), a kind byte and a length byte (any value: read by position, never taken for text).
+/// Allocates nothing once `out` has grown: the grouper looks shapes up by this key.
 pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
+    let mut nums = Vec::new();
+    key_and_numbers(b, dir, out, &mut nums);
+}
+
+/// [`shape_key`], with the byte ranges of the name's number runs (each a `<digits>` placeholder
+/// of the key, whose length the key leaves out) in `nums` (cleared first).
+pub(crate) fn key_and_numbers(
+    b: &[u8],
+    dir: bool,
+    out: &mut Vec<u8>,
+    nums: &mut Vec<(usize, usize)>,
+) {
+    nums.clear();
     out.clear();
+    out.push(if dir { KEY_DIR } else { KEY_FILE });
     let mut i = 0;
     while i < b.len() {
         if !b[i].is_ascii_alphanumeric() {
@@ -211,20 +311,18 @@ pub fn shape_key(b: &[u8], dir: bool, out: &mut Vec<u8>) {
             .iter()
             .take_while(|c| c.is_ascii_alphanumeric())
             .count();
-        classify(&b[i..end], out);
+        classify(&b[i..end], out, i, nums);
         i = end;
-    }
-    if dir {
-        out.push(b'/');
     }
 }
 
 impl Shape {
     /// The shape a key of [`shape_key`] encodes.
     pub fn from_key(key: &[u8]) -> Shape {
-        let (body, dir) = match key.last() {
-            Some(b'/') => (&key[..key.len() - 1], true),
-            _ => (key, false),
+        let (dir, body) = match key.split_first() {
+            Some((&KEY_DIR, body)) => (true, body),
+            Some((_, body)) => (false, body),
+            None => (false, key),
         };
         let mut parts = Vec::new();
         let mut lit: Vec<u8> = Vec::new();
@@ -236,21 +334,20 @@ impl Shape {
                 continue;
             }
             if !lit.is_empty() {
-                parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
-                lit.clear();
+                parts.push(Part::Lit(std::mem::take(&mut lit)));
             }
             let n = usize::from(body[i + 2]);
             parts.push(match body[i + 1] {
                 b'u' => Part::Uuid,
                 b't' => Part::Ts,
                 b'h' => Part::Hex(n),
-                b'd' => Part::Digits(n),
+                b'd' => Part::Digits(n, n),
                 _ => Part::Rand(n),
             });
             i += 3;
         }
         if !lit.is_empty() {
-            parts.push(Part::Lit(String::from_utf8_lossy(&lit).into_owned()));
+            parts.push(Part::Lit(lit));
         }
         Shape { parts, dir }
     }
@@ -260,7 +357,7 @@ fn merge_lits(parts: Vec<Part>) -> Vec<Part> {
     let mut out: Vec<Part> = Vec::with_capacity(parts.len());
     for p in parts {
         match (out.last_mut(), p) {
-            (Some(Part::Lit(a)), Part::Lit(b)) => a.push_str(&b),
+            (Some(Part::Lit(a)), Part::Lit(b)) => a.extend_from_slice(&b),
             (_, p) => out.push(p),
         }
     }
@@ -283,14 +380,13 @@ fn is_uuid_at(b: &[u8], i: usize) -> bool {
 /// Epoch seconds of 2001-09-09 .. 2099-12-31 have 10 digits; milliseconds 13.
 const TS_SECS: std::ops::RangeInclusive<u64> = 1_000_000_000..=4_102_444_800;
 
-/// Writes one alphanumeric run into a shape key: its placeholder(s), or the run itself.
-fn classify(run: &[u8], out: &mut Vec<u8>) {
+/// Writes one alphanumeric run (at `at` in the name) into a shape key: its placeholder(s), or the
+/// run itself; the ranges of its number runs go to `nums`.
+fn classify(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
     let digits = run.iter().filter(|c| c.is_ascii_digit()).count();
     if digits == n {
-        if !digits_part(run, out) {
-            out.extend_from_slice(run);
-        }
+        digits_part(run, out, at, nums);
         return;
     }
     let lower = run.iter().filter(|c| c.is_ascii_lowercase()).count();
@@ -303,15 +399,30 @@ fn classify(run: &[u8], out: &mut Vec<u8>) {
         placeholder(out, b'h', n);
         return;
     }
-    // Letters of one case, then a counter: `build20240105`, `tmp123456`.
+    // Letters of one case, then a counter: `build20240105`, `tmp123456`, `python3`.
     let letters = n - digits;
     if digits > 0
         && run[..letters].iter().all(u8::is_ascii_alphabetic)
         && (lower == 0 || upper == 0 || word_like(&run[..letters]))
     {
         out.extend_from_slice(&run[..letters]);
-        if !digits_part(&run[letters..], out) {
-            out.extend_from_slice(&run[letters..]);
+        digits_part(&run[letters..], out, at + letters, nums);
+        return;
+    }
+    // Times: digits around single `T` and `Z` (`31T23`, `20251231T235959Z`, `123Z`).
+    if run[0].is_ascii_digit() && is_time_run(run) {
+        let mut i = 0;
+        while i < n {
+            let len = run[i..]
+                .iter()
+                .take_while(|c| c.is_ascii_digit() == run[i].is_ascii_digit())
+                .count();
+            if run[i].is_ascii_digit() {
+                digits_part(&run[i..i + len], out, at + i, nums);
+            } else {
+                out.extend_from_slice(&run[i..i + len]);
+            }
+            i += len;
         }
         return;
     }
@@ -323,22 +434,36 @@ fn classify(run: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(run);
 }
 
+/// Digits with single `T` or `Z` letters between them (a `Z` may end the run).
+fn is_time_run(run: &[u8]) -> bool {
+    run.iter().enumerate().all(|(i, c)| {
+        c.is_ascii_digit()
+            || (matches!(c, b'T' | b'Z')
+                && run.get(i + 1).map_or(*c == b'Z', u8::is_ascii_digit)
+                && i > 0
+                && run[i - 1].is_ascii_digit())
+    })
+}
+
 fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
     out.extend_from_slice(&[MARK, kind, u8::try_from(n).unwrap_or(u8::MAX)]);
 }
 
-/// Writes the placeholder of an all-digit run; false when it stays literal.
-fn digits_part(run: &[u8], out: &mut Vec<u8>) -> bool {
+/// Writes the placeholder of an all-digit run (at `at` in the name): a time or a hash of its
+/// own length, else a number run of any length (its range goes to `nums`; the grouper decides
+/// whether it stays literal: see [`group`]).
+fn digits_part(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
     let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
     match n {
         10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
         13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
         16 | 32 | 40 | 64 => placeholder(out, b'h', n),
-        5.. => placeholder(out, b'd', n),
-        _ => return false,
+        _ => {
+            placeholder(out, b'd', 0);
+            nums.push((at, at + n));
+        }
     }
-    true
 }
 
 /// Mixed-case letters written as words are: `TemporaryItems`, `MyProject`, `HTTPServer`. From 8
@@ -382,3 +507,7 @@ fn word_like(run: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "shapes/bytes_tests.rs"]
+mod bytes_tests;

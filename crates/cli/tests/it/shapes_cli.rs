@@ -472,3 +472,97 @@ fn add_refuses_a_rule_that_would_claim_what_is_not_in_the_group() {
         before
     );
 }
+
+/// 22 dirs `\xff-<rand8>` (a byte that is not UTF-8) next to 3 dirs `\u{FFFD}-<rand8>`: `scan`
+/// shows the 22 as one group with `du`'s bytes and names its writer; no rule is made for it
+/// (one would claim the other three and none of the 22): `rules add` says why and writes
+/// nothing, `rules suggest` offers none.
+#[test]
+fn a_group_of_non_utf8_names_is_counted_and_written_but_never_made_a_rule() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let mut rng = Rng::new(38);
+    let members: Vec<PathBuf> = (0..22)
+        .map(|_| {
+            let name = [b"\xff-".as_slice(), rng.alnum(8).as_bytes()].concat();
+            root.join(OsStr::from_bytes(&name))
+        })
+        .collect();
+    for (i, m) in members.iter().enumerate() {
+        tree::write_file(&m.join("blob"), 1000 + i * 4099);
+    }
+    let decoys: Vec<PathBuf> = (0..3)
+        .map(|_| root.join(format!("\u{FFFD}-{}", rng.alnum(8))))
+        .collect();
+    for d in &decoys {
+        tree::write_file(&d.join("keep-me"), 5000);
+    }
+    let config = "# mine\n";
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let held = &members[4];
+    let h = Held::cwd(held);
+    wait_open(h.0.id(), held);
+
+    let v = json(dir.path(), &root, &["scan", "--json"]);
+    let groups = v["unattributed_groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let g = &groups[0];
+    assert_eq!(g["shape"], "\\xff-<rand8>/");
+    assert_eq!(g["items"], 22);
+    assert_eq!(g["allocated_bytes"], du::allocated(&members));
+    assert_eq!(g["writers"][0]["pid"], h.0.id());
+
+    let (code, out, err) = cachewatch(
+        dir.path(),
+        &root,
+        &["rules", "add", "\\xff-<rand8>/", "--id", "local-ff"],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert!(err.contains("nothing written"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("config.toml")).unwrap(),
+        config
+    );
+    let v = json(dir.path(), &root, &["rules", "suggest", "--json"]);
+    let s = &v.as_array().unwrap()[0];
+    assert_eq!(s["rule"], Value::Null, "{s}");
+    assert!(s["refused"].as_str().unwrap().contains("not UTF-8"), "{s}");
+    assert!(decoys.iter().chain(&members).all(|p| p.exists()));
+}
+
+/// Names holding `!` (a glob metacharacter inside a class): `rules add` writes a rule that loads
+/// and claims exactly the group.
+#[test]
+fn a_group_of_names_with_a_bang_becomes_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let mut rng = Rng::new(10);
+    let members: Vec<PathBuf> = (0..21)
+        .map(|_| root.join(format!("build!{}", rng.alnum(8))))
+        .collect();
+    for (i, m) in members.iter().enumerate() {
+        tree::write_file(&m.join("o"), 100 + i * 977);
+    }
+    tree::write_file(&root.join("build!notes.txt"), 10);
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    let (code, out, err) = cachewatch(
+        dir.path(),
+        &root,
+        &["rules", "add", "build!<rand8>/", "--id", "local-bang"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v = json(dir.path(), &root, &["scan", "--json"]);
+    let p = v["producers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "local-bang")
+        .expect("the new producer");
+    assert_eq!(p["items"], 21);
+    assert_eq!(p["allocated_bytes"], du::allocated(&members));
+}

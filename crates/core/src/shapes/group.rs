@@ -1,15 +1,15 @@
 //! [`Grouper`]: the unattributed top-level entries of one root collected under their shapes as
-//! they stream past, in memory bounded by the number of distinct shapes (at most
-//! [`MAX_SHAPES`]), never by the number of members of a group.
+//! they stream past, in memory bounded by [`NAME_BUDGET`] bytes of names and keys and at most
+//! [`MAX_SHAPES`] shapes, never by the number of members of a group nor by how long the names
+//! are. A group holds no compiled matcher: membership is decided on the name's bytes by its
+//! shape ([`super::Shape::matches`]); a rule's regex is built only for a group made into a rule.
 
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
-use regex::bytes::{Regex, RegexSet};
-
-use super::{shape_key, Shape, MARK};
+use super::{key_and_numbers, merge_lits, shape_key, Part, Shape, MARK};
 use crate::inventory::Measure;
 
 /// A shape is a group from this many members on ...
@@ -24,6 +24,14 @@ pub const MAX_SHAPES: usize = 4096;
 /// join a group whose regex they match or to be listed; further ones are kept only when among
 /// the largest.
 pub const MAX_LITERALS: usize = 16_384;
+/// Bytes of names, keys and bookkeeping a [`Grouper`] holds at most (per root): past it, entries
+/// of new shapes, further members of shapes short of a group and further literal names stay lone
+/// entries, kept only when among the largest.
+pub const NAME_BUDGET: usize = 8 << 20;
+/// What one kept name costs against [`NAME_BUDGET`] besides its bytes.
+const NAME_COST: usize = std::mem::size_of::<Lone>() + 16;
+/// What one shape costs against [`NAME_BUDGET`] besides its key and names.
+const SHAPE_COST: usize = std::mem::size_of::<Acc>() + 64;
 /// Shapes short of a group tried as near-groups (the largest first), at most.
 const MAX_NEAR: usize = 64;
 /// Example names kept per group (the first in byte order, so the report is stable).
@@ -56,15 +64,14 @@ pub struct ShapeGroup {
     pub newest_mtime: Option<SystemTime>,
     /// Up to three member names, first in byte order.
     pub examples: Vec<OsString>,
-    matcher: Regex,
 }
 
 impl ShapeGroup {
-    /// True when the entry `name` (a dir when `dir`) belongs to this group: it matches the
-    /// group's regex (every member of its shape does, and so does a random run that looked like
-    /// a word).
+    /// True when the entry `name` (a dir when `dir`) belongs to this group: its bytes have the
+    /// group's shape (every member of its key does, and so does a random run that looked like a
+    /// word), decided byte for byte, never on a rendering of the name.
     pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
-        dir == self.shape.dir && self.matcher.is_match(name.as_bytes())
+        self.shape.matches(name.as_bytes(), dir)
     }
 }
 
@@ -79,6 +86,43 @@ struct Acc {
     common: Option<Vec<u8>>,
     /// Every member while the shape is not (yet) a group; dropped once it is one.
     members: Vec<Lone>,
+    /// What this shape's names cost against [`NAME_BUDGET`].
+    held: usize,
+    /// The longest member name, in bytes.
+    longest: usize,
+    /// What the kept members cost.
+    kept_bytes: usize,
+    /// Some members were not kept (past the budget): they went to the overflow.
+    partial: bool,
+    /// What the members hold in each number run of the key, in order.
+    nums: Vec<NumStat>,
+}
+
+/// The values one number run of a shape took: a run that took one value in every member stays
+/// literal in the group's shape (`report-2026-...`), one that varied becomes `<digitsA-B>`.
+#[derive(Debug, Default)]
+struct NumStat {
+    lo: usize,
+    hi: usize,
+    /// The one value seen, until a second one is.
+    value: Option<Box<[u8]>>,
+    varied: bool,
+}
+
+impl NumStat {
+    fn add(&mut self, digits: &[u8], first: bool) {
+        if first {
+            (self.lo, self.hi) = (digits.len(), digits.len());
+            self.value = Some(digits.into());
+            return;
+        }
+        self.lo = self.lo.min(digits.len());
+        self.hi = self.hi.max(digits.len());
+        if !self.varied && self.value.as_deref() != Some(digits) {
+            self.varied = true;
+            self.value = None;
+        }
+    }
 }
 
 impl Acc {
@@ -86,7 +130,23 @@ impl Acc {
         self.items >= GROUP_MIN_ITEMS || self.measure.allocated_bytes >= GROUP_MIN_BYTES
     }
 
-    fn add(&mut self, name: &OsStr, measure: &Measure) {
+    /// Counts `name` in, keeping it as a member while the shape is short of a group and `keep`;
+    /// returns the change of what the shape holds against [`NAME_BUDGET`].
+    fn add(
+        &mut self,
+        name: &OsStr,
+        measure: &Measure,
+        keep: bool,
+        nums: &[(usize, usize)],
+    ) -> isize {
+        let before = self.held;
+        let first = self.items == 0;
+        if first {
+            self.nums.resize_with(nums.len(), NumStat::default);
+        }
+        for (st, &(a, b)) in self.nums.iter_mut().zip(nums) {
+            st.add(&name.as_bytes()[a..b], first);
+        }
         self.items += 1;
         self.measure.add(measure);
         if let Some(t) = measure.newest_mtime {
@@ -106,14 +166,22 @@ impl Acc {
             self.examples.insert(at, name.to_os_string());
             self.examples.truncate(EXAMPLES);
         }
+        self.longest = self.longest.max(bytes.len());
         if self.is_group() {
             self.members = Vec::new();
-        } else {
+            self.kept_bytes = 0;
+        } else if keep {
             self.members.push(Lone {
                 name: name.to_os_string(),
                 measure: *measure,
             });
+            self.kept_bytes += bytes.len() + NAME_COST;
+        } else {
+            self.partial = true;
         }
+        // Examples and the common prefix, at most as long as the longest name, and the members.
+        self.held = (EXAMPLES + 1) * (self.longest + NAME_COST) + self.kept_bytes;
+        self.held as isize - before as isize
     }
 }
 
@@ -133,11 +201,15 @@ pub struct Grouper {
     shapes: HashMap<Box<[u8]>, Acc>,
     /// Names without a placeholder, with whether each is a dir.
     literals: Vec<(Lone, bool)>,
-    /// Scratch for the key of the name being added.
+    /// Scratch for the key of the name being added ...
     key: Vec<u8>,
+    /// ... and for the ranges of its number runs.
+    nums: Vec<(usize, usize)>,
     /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
     overflow: Vec<Lone>,
     keep: usize,
+    /// What is held against [`NAME_BUDGET`].
+    held: usize,
 }
 
 impl Grouper {
@@ -151,9 +223,12 @@ impl Grouper {
 
     /// Adds the entry `name` (a dir when `dir`) with its sizes.
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
-        shape_key(name.as_bytes(), dir, &mut self.key);
+        key_and_numbers(name.as_bytes(), dir, &mut self.key, &mut self.nums);
+        let cost = name.len() + NAME_COST;
+        let fits = |held: usize, more: usize| held + more <= NAME_BUDGET;
         if !self.key.contains(&MARK) {
-            if self.literals.len() < MAX_LITERALS {
+            if self.literals.len() < MAX_LITERALS && fits(self.held, cost) {
+                self.held += cost;
                 let lone = Lone {
                     name: name.to_os_string(),
                     measure: *measure,
@@ -164,16 +239,28 @@ impl Grouper {
             }
             return;
         }
-        if let Some(acc) = self.shapes.get_mut(self.key.as_slice()) {
-            acc.add(name, measure);
+        // Every name of a shape is counted; a member of a shape short of a group is kept to be
+        // listed should the shape stay short, or past the budget goes to the overflow instead
+        // (taken out of it again when the shape becomes a group).
+        let (held, key) = (self.held, self.key.as_slice());
+        if let Some(acc) = self.shapes.get_mut(key) {
+            let keep = acc.is_group() || fits(held, cost);
+            self.held = held.saturating_add_signed(acc.add(name, measure, keep, &self.nums));
+            if !keep {
+                self.add_overflow(name, measure);
+            }
             return;
         }
-        if self.shapes.len() >= MAX_SHAPES {
+        let new_shape = self.key.len() + SHAPE_COST + (EXAMPLES + 2) * cost;
+        if self.shapes.len() >= MAX_SHAPES || !fits(self.held, new_shape) {
             self.add_overflow(name, measure);
             return;
         }
         let mut acc = Acc::default();
-        acc.add(name, measure);
+        self.held += self.key.len() + SHAPE_COST;
+        self.held = self
+            .held
+            .saturating_add_signed(acc.add(name, measure, true, &self.nums));
         self.shapes.insert(self.key.as_slice().into(), acc);
     }
 
@@ -249,8 +336,8 @@ impl Grouper {
                 .filter(|&i| {
                     !taken[i]
                         && pool[i].0 != si
-                        && dir_of(pool[i].0) == key.dir
-                        && g.matcher.is_match(pool[i].1.name.as_bytes())
+                        && g.shape
+                            .matches(pool[i].1.name.as_bytes(), dir_of(pool[i].0))
                 })
                 .collect();
             let n = joins.len() as u64;
@@ -265,18 +352,40 @@ impl Grouper {
             }
             groups.push(g);
         }
-        let mut lone: Vec<Lone> = self.overflow.clone();
-        // One pass of all the groups' regexes over each remaining name.
-        let set = RegexSet::new(groups.iter().map(|g| g.shape.regex())).ok();
+        // An overflowed member of a shape that became a group is counted in the group.
+        let mut key = Vec::new();
+        let mut lone: Vec<Lone> = self
+            .overflow
+            .iter()
+            .filter(|m| {
+                let b = m.name.as_bytes();
+                let in_group = |dir: bool, key: &mut Vec<u8>| {
+                    shape_key(b, dir, key);
+                    self.shapes
+                        .get(key.as_slice())
+                        .is_some_and(|a| a.partial && a.is_group())
+                };
+                !in_group(false, &mut key) && !in_group(true, &mut key)
+            })
+            .cloned()
+            .collect();
+        // Each remaining name tried against the groups of its length (most shapes fix it).
+        let mut by_len: HashMap<(bool, usize), Vec<usize>> = HashMap::new();
+        for (gi, g) in groups.iter().enumerate() {
+            let (lo, hi) = g.shape.len_range();
+            for n in lo..=hi.min(lo + 64) {
+                by_len.entry((g.shape.dir, n)).or_default().push(gi);
+            }
+        }
         for (i, (si, m)) in pool.iter().enumerate() {
             if taken[i] {
                 continue;
             }
-            let dir = dir_of(*si);
-            let home = set.as_ref().and_then(|set| {
-                set.matches(m.name.as_bytes())
-                    .iter()
-                    .find(|&gi| groups[gi].shape.dir == dir)
+            let (dir, name) = (dir_of(*si), m.name.as_bytes());
+            let home = by_len.get(&(dir, name.len())).and_then(|gis| {
+                gis.iter()
+                    .copied()
+                    .find(|&gi| groups[gi].shape.matches(name, dir))
             });
             match home {
                 Some(gi) => groups[gi].absorb(m),
@@ -293,20 +402,61 @@ impl Grouper {
     }
 }
 
+/// The group of a shape: its number runs given the lengths its members had, a run that took one
+/// value in all of them (two at least) given back as that literal, then the literal prefix its
+/// members share at a leading random run.
 fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
-    let shape = key.with_rand_prefix(acc.common.as_deref().unwrap_or_default());
-    // The regex is built from escaped text and fixed classes; it always compiles.
-    let matcher = Regex::new(&shape.regex()).ok()?;
+    let mut stats = acc.nums.iter();
+    let (mut ranged, mut shown) = (Vec::new(), Vec::new());
+    for p in &key.parts {
+        let st = match p {
+            Part::Digits(..) => stats.next(),
+            _ => None,
+        };
+        let (r, s) = match (p, st) {
+            (Part::Digits(..), Some(st)) => {
+                let r = Part::Digits(st.lo, st.hi);
+                match &st.value {
+                    Some(v) if acc.items >= 2 && !st.varied => (r, Part::Lit(v.to_vec())),
+                    _ => (r.clone(), r),
+                }
+            }
+            _ => (p.clone(), p.clone()),
+        };
+        ranged.push(r);
+        shown.push(s);
+    }
+    let key = Shape {
+        parts: ranged,
+        dir: key.dir,
+    };
+    let shape = Shape {
+        parts: merge_lits(shown),
+        dir: key.dir,
+    }
+    .with_rand_prefix(acc.common.as_deref().unwrap_or_default());
     Some(ShapeGroup {
         shape,
-        key: key.clone(),
+        key,
         items: acc.items,
         measure: acc.measure,
         oldest_mtime: acc.oldest,
         newest_mtime: acc.newest,
         examples: acc.examples.clone(),
-        matcher,
     })
+}
+
+impl Shape {
+    /// The shortest and longest name of this shape, in bytes.
+    fn len_range(&self) -> (usize, usize) {
+        self.parts.iter().fold((0, 0), |(lo, hi), p| match p {
+            Part::Lit(s) => (lo + s.len(), hi + s.len()),
+            Part::Uuid => (lo + 36, hi + 36),
+            Part::Ts => (lo + 10, hi + 13),
+            Part::Digits(a, b) => (lo + a, hi + b),
+            Part::Hex(n) | Part::Rand(n) => (lo + n, hi + n),
+        })
+    }
 }
 
 impl ShapeGroup {

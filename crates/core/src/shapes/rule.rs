@@ -34,7 +34,7 @@ pub fn suggested_id(group: &ShapeGroup) -> String {
         .parts
         .iter()
         .filter_map(|p| match p {
-            super::Part::Lit(s) => Some(s.to_ascii_lowercase()),
+            super::Part::Lit(s) => Some(String::from_utf8_lossy(s).to_ascii_lowercase()),
             _ => None,
         })
         .flat_map(|s| {
@@ -51,10 +51,54 @@ pub fn suggested_id(group: &ShapeGroup) -> String {
     }
 }
 
+/// Why a group cannot be made a rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// The names hold bytes that are not UTF-8 (or U+FFFD): a rule's regex and globs match
+    /// names as text, where every such byte reads as U+FFFD, so a rule could not tell the members
+    /// from names that really hold U+FFFD (nor those from names with other bytes).
+    #[error(
+        "the names of group {shape:?} are not UTF-8 text (or hold U+FFFD, which stands for such \
+         bytes): a rule matches names as text and could not tell them from other names; no rule \
+         is made for it (remove or rename its members by hand)"
+    )]
+    NotText {
+        /// The group's shape, as shown (`\xff` for such a byte).
+        shape: String,
+    },
+    /// The rule made would not load (a glob or regex that does not compile).
+    #[error("the rule made for group {shape:?} would not load: {message}; no rule is made for it")]
+    Invalid {
+        /// The group's shape.
+        shape: String,
+        /// What does not compile.
+        message: String,
+    },
+}
+
 /// The `[[producer]]` rule for `group` (of a root of `kind`): the shape's glob and anchored regex,
 /// `kind = "leak"`, an age floor of [`MIN_AGE_FLOOR_SECS`], the group's examples.
-pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule {
+///
+/// # Errors
+/// [`RuleError::NotText`] when a literal of the shape is not UTF-8 text or holds U+FFFD (the
+/// catalogue matches such names on a lossy rendering); [`RuleError::Invalid`] when the glob or
+/// regex made would not compile.
+pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Result<Rule, RuleError> {
     let shape = group.shape.to_string();
+    if !group.shape.is_text() {
+        return Err(RuleError::NotText { shape });
+    }
+    let glob = group.shape.glob();
+    let regex = group.shape.regex();
+    let invalid = |message: String| RuleError::Invalid {
+        shape: shape.clone(),
+        message,
+    };
+    globset::GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| invalid(format!("glob {glob:?}: {e}")))?;
+    regex::Regex::new(&regex).map_err(|e| invalid(format!("regex {regex:?}: {e}")))?;
     let name = opts.name.clone().unwrap_or_else(|| match &opts.writer {
         Some(w) => format!("{w}: {shape} leftovers"),
         None => format!("Unknown producer of {shape}"),
@@ -68,12 +112,12 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule 
     if let Some(w) = &opts.writer {
         notes.push_str(&format!(" Seen written by {w}."));
     }
-    Rule {
+    Ok(Rule {
         id: opts.id.clone(),
         name,
         root: kind,
-        item: vec![group.shape.glob()],
-        name_regex: Some(group.shape.regex()),
+        item: vec![glob],
+        name_regex: Some(regex),
         path_regex: None,
         kind: ProducerKind::Leak,
         reclaim: opts.reclaim,
@@ -92,7 +136,7 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Rule 
         contains: Vec::new(),
         lacks: Vec::new(),
         managed_by: None,
-    }
+    })
 }
 
 /// What a rule would get wrong in a root.

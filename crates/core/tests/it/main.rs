@@ -22,6 +22,7 @@ mod reclaim_stream;
 mod reclaim_swap_loop;
 mod reclaim_swap_props;
 mod scan_du;
+mod shape_corpus;
 mod sparkle_staged;
 mod structure_dirs;
 mod support;
