@@ -38,6 +38,7 @@ pub mod inventory;
 pub mod owner;
 pub mod platform;
 pub mod process;
+pub mod provenance;
 pub mod reclaim;
 pub mod roots;
 pub mod scan;
