@@ -372,6 +372,7 @@ id = \"zz-mine\" # my rule
             structure: Vec::new(),
             versioned: false,
             contains: Vec::new(),
+            lacks: Vec::new(),
             managed_by: None,
         };
         for attempt in 0..20 {
