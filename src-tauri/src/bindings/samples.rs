@@ -319,6 +319,10 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NotDeletable {
             path: PathBuf::from("/roots/temp/kept/root-owned"),
         },
+        KeepReason::NotChecked {
+            path: PathBuf::from("/roots/temp/kept/deep/level-9"),
+            error: "Too many open files (os error 24)".to_owned(),
+        },
     ];
     for r in &all {
         match r {
@@ -338,7 +342,8 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::NewestVersion { .. }
             | KeepReason::StagedUpdate { .. }
             | KeepReason::Unreadable { .. }
-            | KeepReason::NotDeletable { .. } => {}
+            | KeepReason::NotDeletable { .. }
+            | KeepReason::NotChecked { .. } => {}
         }
     }
     all

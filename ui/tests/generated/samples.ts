@@ -557,6 +557,19 @@ export const PREVIEW: ReclaimPreview = {
       ],
       "items": 1,
       "reason": "not-deletable"
+    },
+    {
+      "examples": [
+        {
+          "error": "Too many open files (os error 24)",
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
+          "reason": "not-checked",
+          "unchecked_path": "/roots/temp/kept/deep/level-9"
+        }
+      ],
+      "items": 1,
+      "reason": "not-checked"
     }
   ],
   "kept_items": 14,
@@ -1003,6 +1016,19 @@ export const UI_STATE_EXECUTING: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,
@@ -1280,6 +1306,19 @@ export const UI_STATE_DONE: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,
@@ -1587,6 +1626,19 @@ export const UI_STATE_FAILED: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,
