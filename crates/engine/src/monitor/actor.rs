@@ -428,7 +428,8 @@ async fn guards_hold(inputs: Option<super::analysis::GuardInputs>, roots: Vec<Pa
     };
     let started = Instant::now();
     let held = tokio::task::spawn_blocking(move || {
-        let held = inputs.still_hold(&crate::process::SystemProbe::new(), &roots);
+        let probe = crate::process::SystemProbe::under(roots.iter().cloned());
+        let held = inputs.still_hold(&probe, &roots);
         // The probe read every process's open files: what it freed would stay resident in this
         // blocking thread's malloc arena, a few hundred KiB a check at rest, one arena after the
         // other as the pool's threads come and go.

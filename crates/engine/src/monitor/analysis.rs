@@ -190,7 +190,9 @@ impl Analysis {
         protected: Vec<PathBuf>,
         now: SystemTime,
     ) -> Analysis {
-        let probe = SystemProbe::new();
+        // Only open files under the roots matter: a neighbour's thousands of mappings elsewhere
+        // are never collected.
+        let probe = SystemProbe::under(roots.iter().map(|st| st.root.canonical.clone()));
         Analysis::compute_with(roots, catalogue, threshold, protected, &probe, now)
     }
 

@@ -113,7 +113,9 @@ impl Actor {
         let chunk = self.opts.plan_chunk;
         let res = self
             .with_roots(move |roots| {
-                let probe = crate::process::SystemProbe::new();
+                let probe = crate::process::SystemProbe::under(
+                    roots.iter().map(|st| st.root.canonical.clone()),
+                );
                 spool_states(roots, &catalogue, &policy, &probe, now, chunk, |_| {})
             })
             .await;

@@ -106,7 +106,9 @@ impl Actor {
         let chunk = self.opts.plan_chunk;
         let planned = self
             .with_roots(move |roots| {
-                let probe = crate::process::SystemProbe::new();
+                let probe = crate::process::SystemProbe::under(
+                    roots.iter().map(|st| st.root.canonical.clone()),
+                );
                 plan_states(roots, &catalogue, &policy, &probe, now, chunk)
             })
             .await
