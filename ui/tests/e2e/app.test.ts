@@ -827,7 +827,7 @@ describe('the window', () => {
     const { context, page } = await openApp();
     const card = page.getByTestId('alert').first();
     expect(await card.locator('p').textContent()).toBe(
-      'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Upstream: https://developer.apple.com/forums/thread/12345',
+      'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1 d. Upstream: https://developer.apple.com/forums/thread/12345',
     );
     await card.getByTestId('alert-reclaim').click();
     await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1)).toEqual([
