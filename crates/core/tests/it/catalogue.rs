@@ -722,21 +722,35 @@ fn captures_carry_pid_ts_and_bundle() {
         .unwrap();
     assert_eq!(m.rule.id, "katago-coreml");
     assert_eq!(m.captures.pid, Some(4242));
+    // KataGo's last field is a monotonic clock count, not a time: never read as the birth.
+    assert_eq!(m.captures.ts, None);
+    // Nuitka's old form carries epoch seconds; its new form's 6 digits are no time.
+    let m = c
+        .classify(RootKind::Temp, Path::new("onefile_4242_1718000000_123456"))
+        .unwrap();
+    assert_eq!(m.captures.pid, Some(4242));
     assert_eq!(
         m.captures.ts,
         Some(UNIX_EPOCH + Duration::from_secs(1_718_000_000))
+    );
+    let m = c
+        .classify(RootKind::Temp, Path::new("onefile_4242_123456_Ab3-dE_fGh1"))
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid, m.captures.ts),
+        ("nuitka-onefile", Some(4242), None)
     );
     // A ts above 10^11 is milliseconds.
     let m = c
         .classify(
             RootKind::Temp,
-            Path::new("model_77_3_1718000000123.mlmodelc"),
+            Path::new("playwright-mcp-output/1768994280526"),
         )
         .unwrap();
-    assert_eq!(m.captures.pid, Some(77));
+    assert_eq!(m.rule.id, "playwright-mcp-output");
     assert_eq!(
         m.captures.ts,
-        Some(UNIX_EPOCH + Duration::from_millis(1_718_000_000_123))
+        Some(UNIX_EPOCH + Duration::from_millis(1_768_994_280_526))
     );
     // The mlpackage form has no pid.
     let m = c
