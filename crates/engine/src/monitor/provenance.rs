@@ -72,7 +72,8 @@ impl Provenance {
     /// Samples the process table into the history on the blocking pool when a sample is wanted
     /// and due at `now`. True when one was taken.
     pub(super) async fn sample_if_due(&mut self, now: Instant) -> bool {
-        if !self.deadline().is_some_and(|d| d <= now) {
+        let due = self.wanted && self.last.map_or(true, |t| now >= t + SAMPLE_GAP);
+        if !due {
             return false;
         }
         self.wanted = false;
