@@ -7,8 +7,9 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
-use cachewatch_core::provenance::{
-    self, Evidence, EvidenceKind, Member, ProcessHistory, HISTORY_CAP,
+use cachewatch_core::provenance::{self, Member};
+pub use cachewatch_core::provenance::{
+    sample_processes, Evidence, EvidenceKind, ProcessHistory, HISTORY_CAP,
 };
 use tokio::time::Instant;
 
