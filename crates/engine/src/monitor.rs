@@ -16,6 +16,7 @@ mod error;
 mod measure;
 mod pace;
 mod process_alerts;
+pub mod provenance;
 mod record;
 
 use std::path::PathBuf;

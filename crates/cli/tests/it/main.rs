@@ -19,6 +19,7 @@ mod metrics_prometheus;
 mod non_utf8_json_cli;
 mod not_deletable_cli;
 mod planted_links_cli;
+mod provenance_cli;
 mod reclaim_managed_cli;
 mod reclaim_rules_cli;
 mod reclaim_summary_cli;

@@ -33,6 +33,7 @@ use super::debounce::Debounce;
 use super::drains::{AutoMsg, AutoState};
 use super::pace::Pace;
 use super::process_alerts::ProcWatch;
+use super::provenance::Provenance;
 use super::record::Recorder;
 use super::{build, Command, MonitorOptions};
 use changes::PendingFlush;
@@ -67,6 +68,8 @@ pub(super) struct Actor {
     analysis_cost: Duration,
     recorder: Recorder,
     procs: ProcWatch,
+    /// The processes seen when unattributed entries changed: who wrote a group.
+    provenance: Provenance,
     auto: AutoState,
     auto_tx: mpsc::UnboundedSender<AutoMsg>,
     auto_rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
@@ -100,6 +103,7 @@ impl Actor {
             auto_tx,
             auto_rx: Some(auto_rx),
             procs,
+            provenance: Provenance::new(),
             roots,
             root_alerted: vec![None; n],
             watchers: (0..n).map(|_| None).collect(),
@@ -322,6 +326,14 @@ impl Actor {
         self.publish();
     }
 
+    /// Samples the process table for the writers of unattributed entries when one is wanted and
+    /// due; the figures then name the writers again at their next refresh.
+    async fn sample_for_provenance(&mut self) {
+        if self.provenance.sample_if_due(Instant::now()).await {
+            self.analysis_stale = true;
+        }
+    }
+
     /// Samples the watched processes; stores, broadcasts and returns the `process-leak` alerts that
     /// fire (none while paused: the samples are still taken).
     async fn sample_processes(&mut self) -> Vec<AlertDto> {
@@ -347,10 +359,13 @@ impl Actor {
         let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
         let started = Instant::now();
+        let history = self.provenance.history();
         // The chunks' temporaries are gone after the job: their pages are returned.
         let res = self
             .with_roots(move |roots| {
-                Analysis::compute(roots, &catalogue, threshold, protected, now)
+                let mut a = Analysis::compute(roots, &catalogue, threshold, protected, now);
+                a.add_evidence(roots, &super::provenance::lock(&history));
+                a
             })
             .await;
         match res {

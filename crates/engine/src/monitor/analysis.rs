@@ -76,6 +76,9 @@ pub struct GroupFigures {
     pub group: ShapeGroup,
     /// Processes holding a file open inside a member (at most three).
     pub writers: Vec<Writer>,
+    /// What names the members' writer, strongest first ([`super::provenance::group_evidence`]):
+    /// empty until [`Analysis::add_evidence`].
+    pub evidence: Vec<cachewatch_core::provenance::Evidence>,
 }
 
 impl PartialEq for GroupFigures {
@@ -88,6 +91,7 @@ impl PartialEq for GroupFigures {
             && self.group.oldest_mtime == o.group.oldest_mtime
             && self.group.examples == o.group.examples
             && self.writers == o.writers
+            && self.evidence == o.evidence
     }
 }
 
@@ -132,6 +136,7 @@ fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigur
                 root: st.root.canonical.clone(),
                 group,
                 writers,
+                evidence: Vec::new(),
             }
         })
         .collect()
@@ -254,6 +259,32 @@ impl Analysis {
         pass.finish(|_, d| out.add(catalogue, threshold, d, now));
         out.guards = Some(recording.finish(&root_paths));
         out
+    }
+
+    /// Names the writers of the groups from the members' names and births against `history`
+    /// (and the holders already found): one pass over each root's unattributed items, at most
+    /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group. Blocking (CPU only).
+    pub fn add_evidence(
+        &mut self,
+        roots: &[RootState],
+        history: &cachewatch_core::provenance::ProcessHistory,
+    ) {
+        for st in roots {
+            let mine: Vec<usize> = (0..self.groups.len())
+                .filter(|&i| self.groups[i].root == st.root.canonical)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let shapes: Vec<&ShapeGroup> = mine.iter().map(|&i| &self.groups[i].group).collect();
+            let members = st.group_members(&shapes, super::provenance::MEMBERS_LOOKED_AT);
+            for (&i, members) in mine.iter().zip(members) {
+                let g = &self.groups[i];
+                let evidence =
+                    super::provenance::group_evidence(&members, g.group.items, &g.writers, history);
+                self.groups[i].evidence = evidence;
+            }
+        }
     }
 
     fn add_orphan(

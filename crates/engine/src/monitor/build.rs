@@ -319,5 +319,10 @@ fn group_dto(g: &super::analysis::GroupFigures) -> UnattributedGroupDto {
                 name: w.name.clone(),
             })
             .collect(),
+        evidence: g
+            .evidence
+            .iter()
+            .map(super::provenance::evidence_dto)
+            .collect(),
     }
 }

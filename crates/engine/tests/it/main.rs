@@ -19,6 +19,7 @@ mod monitor;
 mod monitor_estimate;
 mod monitor_figures;
 mod monitor_preview;
+mod monitor_provenance;
 mod monitor_shapes;
 mod nested_roots;
 mod outside_growth_monitor;

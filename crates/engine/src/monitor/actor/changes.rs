@@ -140,6 +140,10 @@ impl Actor {
                 claimed,
                 ..
             } => {
+                if !claimed {
+                    // An unattributed entry appeared or changed: see who runs now.
+                    self.provenance.want();
+                }
                 if !claimed && discover && max_depth > 1 {
                     if let Some(rel) = self.roots[i].root.relative(path) {
                         if rel.components().count() < max_depth {
@@ -162,18 +166,24 @@ impl Actor {
 const MIN_RESCAN_GAP: Duration = Duration::from_secs(30);
 
 impl Actor {
-    /// The next time the loop must wake up by itself: the debounce deadline or a flush timeout.
+    /// The next time the loop must wake up by itself: the debounce deadline, a flush timeout or
+    /// a wanted process-table sample.
     pub(super) fn next_wake(&self) -> Option<Instant> {
-        let flush = self.flushes.iter().map(|f| f.deadline).min();
-        match (self.debounce.deadline(), flush) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.debounce.deadline(),
+            self.flushes.iter().map(|f| f.deadline).min(),
+            self.provenance.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// After a batch of events: starts the quiet time, re-measures if it is already over, answers
     /// the flushes whose markers came back.
     pub(super) async fn after_events(&mut self) {
+        // Before the quiet time: a writer that exits right after writing is caught while alive.
+        self.sample_for_provenance().await;
         self.debounce.arm(Instant::now());
         // Under a steady stream of events the timer branch may not get its turn.
         if self.debounce.is_due(Instant::now()) {
@@ -184,6 +194,7 @@ impl Actor {
 
     /// The loop woke up by itself: re-measures when the quiet time is over, expires late flushes.
     pub(super) async fn on_wake(&mut self) {
+        self.sample_for_provenance().await;
         let now = Instant::now();
         if self.debounce.take_due(now) && !self.paused {
             self.process_dirty(false).await;
