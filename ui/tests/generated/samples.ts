@@ -319,6 +319,19 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 204010946560,
       "apparent_bytes": 202937204736,
+      "evidence": [
+        {
+          "agree": 28,
+          "alive": true,
+          "app": null,
+          "exe": "/opt/homebrew/bin/bun",
+          "kind": "pid-in-name",
+          "last_seen_unix_secs": 1763999940,
+          "name": "bun",
+          "orphans": 27,
+          "total": 30
+        }
+      ],
       "examples": [
         ".1a2b3c4d5e6f7a8b-00012345.dylib"
       ],
