@@ -4,6 +4,8 @@
 mod audit_cli;
 mod auto_reclaim_cli;
 mod cli;
+// Times its config swap with inotify (Linux): a Linux-only test file.
+#[cfg(target_os = "linux")]
 mod config_write_cli;
 mod container_cli;
 mod crash_cli;
