@@ -209,8 +209,18 @@ impl ProcessHistory {
             .enumerate()
             .map(|(i, s)| ((s.pid, s.start), i))
             .collect();
-        // Interned strings of dropped processes stay: they are few (names repeat) and bounded by
-        // what the cap lets in between two evictions.
+        // The strings only dropped processes used go too: executables of one-off builds and
+        // extracted bundles are unique per run, so keeping them would grow without end.
+        let old = std::mem::take(&mut self.strings);
+        let mut remap = |id: u32| match old.get(id) {
+            Some(s) if id != NONE => self.strings.intern(s),
+            _ => NONE,
+        };
+        for s in &mut self.slots {
+            s.name = remap(s.name);
+            s.exe = remap(s.exe);
+            s.app = remap(s.app);
+        }
     }
 
     /// Number of processes held.
@@ -644,6 +654,34 @@ mod tests {
             app: None,
             start: t(start),
         }
+    }
+
+    #[test]
+    fn unique_executables_of_evicted_processes_do_not_stay() {
+        // One-off builds and extracted bundles run from a new path each time.
+        let run = |s: u64| SeenProcess {
+            exe: Some(PathBuf::from(format!(
+                "/tmp/onefile_{s}_1718000000/python-{s:032}"
+            ))),
+            ..proc(s as u32 + 2, "job", s)
+        };
+        let mut h = ProcessHistory::new(200);
+        for s in 0..400u64 {
+            h.observe(t(s), [run(s)]);
+        }
+        let settled = h.heap_bytes();
+        for s in 400..20_000u64 {
+            h.observe(t(s), [run(s)]);
+        }
+        assert!(h.len() <= 200);
+        assert!(
+            h.heap_bytes() <= settled * 2,
+            "{} bytes after 20,000 runs, {settled} after 400",
+            h.heap_bytes()
+        );
+        // What is kept still reads back.
+        let last = h.records().map(|r| r.start).max().unwrap();
+        assert_eq!(last, t(19_999));
     }
 
     #[test]

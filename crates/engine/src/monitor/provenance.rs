@@ -78,7 +78,6 @@ impl Provenance {
             return false;
         }
         self.wanted = false;
-        self.last = Some(now);
         let history = self.history.clone();
         let res = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
@@ -96,6 +95,10 @@ impl Provenance {
             );
         })
         .await;
+        // The gap counts from the end of the sample: a slow table read (thousands of processes)
+        // is never followed at once by the next, which would keep the monitor waiting on samples
+        // while events queue.
+        self.last = Some(Instant::now());
         if let Err(e) = res {
             tracing::warn!(error = %e, "process table sample failed");
         }
