@@ -5,7 +5,7 @@
 
 For each crate root (`src/lib.rs`, else `src/main.rs`) the script follows the `mod` declarations
 (with `#[path = "..."]`) to every file of the crate, and gives each file the top-level module it
-belongs to (`src/watch/state/store.rs` belongs to `watch`). An edge A -> B is drawn when code of
+belongs to (`src/watch/live/store.rs` belongs to `watch`). An edge A -> B is drawn when code of
 module A names module B:
 - `crate::B` anywhere (a `use`, a path in code, `pub(in crate::B)`, `$crate::B` in a macro);
 - a grouped use `crate::{B, C::x}` (each first segment of the group);

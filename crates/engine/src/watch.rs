@@ -90,7 +90,7 @@
 
 pub mod map;
 pub mod presence;
-pub mod state;
+pub mod live;
 
 use std::path::{Path, PathBuf};
 

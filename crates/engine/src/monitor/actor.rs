@@ -10,7 +10,7 @@
 //! - [`auto_reclaim`]: auto-reclaim rules that came due, and their drains beside the task;
 //! - [`jobs`]: blocking jobs over the roots' states (moved into the job and back, a panic caught).
 
-mod auto_reclaim;
+mod autoreclaim;
 mod changes;
 mod commands;
 mod jobs;
@@ -25,16 +25,16 @@ use tokio::time::Instant;
 
 use crate::reclaim::StreamedPlan;
 use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
-use super::analysis::Analysis;
+use super::figures::Figures;
 use super::debounce::Debounce;
 use super::drains::{AutoMsg, AutoState};
 use super::pace::Pace;
 use super::process_alerts::ProcWatch;
 use super::provenance::Provenance;
-use super::record::Recorder;
+use super::recorder::Recorder;
 use super::{build, Command, MonitorOptions};
 use changes::PendingFlush;
 
@@ -61,7 +61,7 @@ pub(super) struct Actor {
     threshold: Duration,
     /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
     plans: Vec<(String, StreamedPlan)>,
-    analysis: Analysis,
+    figures: Figures,
     analysis_stale: bool,
     analysis_at: Option<Instant>,
     /// How long the last figures took (bounds how often they are recomputed).
@@ -123,7 +123,7 @@ impl Actor {
             },
             threshold,
             plans: Vec::new(),
-            analysis: Analysis::default(),
+            figures: Figures::default(),
             analysis_stale: true,
             analysis_at: None,
             analysis_cost: Duration::ZERO,
@@ -234,9 +234,9 @@ impl Actor {
             self.after_update(false).await;
         }
         // Ages cross the threshold and owners start and exit with no file event: the figures
-        // follow the clock and the process table too (see `analysis::refresh_due`).
-        let due = super::analysis::refresh_due(
-            &self.analysis,
+        // follow the clock and the process table too (see `figures::refresh_due`).
+        let due = super::figures::refresh_due(
+            &self.figures,
             self.analysis_stale,
             self.analysis_at.map(|t| t.elapsed()),
             self.analysis_cost,
@@ -244,7 +244,7 @@ impl Actor {
         );
         if due && !self.paused && self.state != MonitorState::Scanning {
             let crossed = self
-                .analysis
+                .figures
                 .next_crossing
                 .is_some_and(|t| self.opts.clock.now() >= t);
             // Only a refresh due for the guards alone can be skipped: ask the process table.
@@ -254,16 +254,16 @@ impl Actor {
                     .iter()
                     .map(|r| r.root.canonical.clone())
                     .collect();
-                guards_hold(self.analysis.guards.clone(), roots).await
+                guards_hold(self.figures.guards.clone(), roots).await
             };
             if hold {
                 // Due only to follow the process table, and it answers as before: the figures
                 // stand. The next look is paced as if they had been computed now.
                 self.analysis_at = Some(Instant::now());
             } else {
-                let before = self.analysis.clone();
+                let before = self.figures.clone();
                 self.refresh_analysis().await;
-                if self.analysis != before {
+                if self.figures != before {
                     self.publish();
                 }
             }
@@ -291,7 +291,7 @@ impl Actor {
         self.procs.restore(&restored);
         if open {
             self.auto.no_history_said = false;
-            self.recorder.forget_error(auto_reclaim::NOT_RUN);
+            self.recorder.forget_error(autoreclaim::NOT_RUN);
         }
         self.publish();
         open
@@ -314,7 +314,7 @@ impl Actor {
                     &self.roots,
                     &totals,
                     &space,
-                    &self.analysis.groups,
+                    &self.figures.groups,
                     now,
                 )
                 .await;
@@ -363,13 +363,13 @@ impl Actor {
         // The chunks' temporaries are gone after the job: their pages are returned.
         let res = self
             .with_roots(move |roots| {
-                let mut a = Analysis::compute(roots, &catalogue, threshold, protected, now);
+                let mut a = Figures::compute(roots, &catalogue, threshold, protected, now);
                 a.add_evidence(roots, &super::provenance::lock(&history));
                 a
             })
             .await;
         match res {
-            Ok(Ok(a)) => self.analysis = a,
+            Ok(Ok(a)) => self.figures = a,
             Ok(Err(_)) => tracing::error!("reclaimable figures failed (a panic)"),
             // Only when the runtime shuts down: the states were lost, the roots started over.
             Err(e) => tracing::error!(error = %e, "reclaimable figures failed; rescanned"),
@@ -424,7 +424,7 @@ impl Actor {
             state,
             progress: self.progress.clone(),
             threshold: self.threshold,
-            analysis: &self.analysis,
+            figures: &self.figures,
             recorder: &self.recorder,
             now: self.opts.clock.now(),
             auto: self.auto.dto(),
@@ -436,8 +436,8 @@ impl Actor {
 
 /// True when the process and mount tables, read now off the async threads, answer what the last
 /// computation of the figures asked (`inputs`) as they did then
-/// ([`super::analysis::GuardInputs::still_hold`]); false when there is no such computation.
-async fn guards_hold(inputs: Option<super::analysis::GuardInputs>, roots: Vec<PathBuf>) -> bool {
+/// ([`super::figures::GuardInputs::still_hold`]); false when there is no such computation.
+async fn guards_hold(inputs: Option<super::figures::GuardInputs>, roots: Vec<PathBuf>) -> bool {
     let Some(inputs) = inputs else {
         return false;
     };

@@ -6,7 +6,7 @@
 //!   asks for no more often than [`MIN_RESCAN_GAP`] per root;
 //! - roots (and paths) that are not watched by events ([`Actor::poll_root`],
 //!   [`Actor::retry_unwatched`]): the poll of a polling root, which re-measures only what moved
-//!   ([`RootState::poll_dirs`](crate::watch::state::RootState::poll_dirs)) and now and then rescans
+//!   ([`RootState::poll_dirs`](crate::watch::live::RootState::poll_dirs)) and now and then rescans
 //!   in full, each paced by its cost ([`super::super::pace`]), and the paths of an evented root
 //!   whose watch failed, tried again every [`POLL_INTERVAL`];
 //! - [`MonitorHandle::flush`](super::super::MonitorHandle::flush) ([`Actor::start_flush`]): a
@@ -25,7 +25,7 @@ use tokio::time::Instant;
 
 use crate::dto::WatchMode;
 use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
-use crate::watch::state::PollScope;
+use crate::watch::live::PollScope;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;

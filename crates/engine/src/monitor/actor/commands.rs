@@ -11,7 +11,7 @@ use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult
 use crate::reclaim::Policy;
 use crate::units::unix_secs;
 
-use super::super::analysis::plan_states;
+use super::super::figures::plan_states;
 use super::super::debounce::MAX_DIRTY;
 
 use super::super::{Command, MonitorError};
@@ -150,11 +150,11 @@ impl Actor {
         }
         let now = self.opts.clock.now();
         let takes = self
-            .analysis
+            .figures
             .take_at(&self.opts.catalogue, producers, threshold, now);
         let mut out = ReclaimEstimate {
             threshold_secs: threshold.as_secs(),
-            as_of_unix_secs: self.analysis.computed_at.map_or(0, unix_secs),
+            as_of_unix_secs: self.figures.computed_at.map_or(0, unix_secs),
             ..ReclaimEstimate::default()
         };
         for (id, t) in takes {

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use crate::snapshot::{MonitorState, RootStatus, WatchMode};
 use crate::watch::presence::{explain, probe, swapped};
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 use super::super::build;
 use super::super::debounce::Dirty;

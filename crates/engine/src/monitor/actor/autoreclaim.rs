@@ -13,7 +13,7 @@ use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
 use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
-use super::super::analysis::spool_states;
+use super::super::figures::spool_states;
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
 use super::super::drains::{AutoMsg, Running, Waiter};
