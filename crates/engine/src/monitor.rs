@@ -7,12 +7,12 @@
 //! `spawn_blocking`.
 
 mod actor;
-mod figures;
 mod build;
 mod debounce;
 mod disks;
 mod drains;
 mod error;
+mod figures;
 mod measure;
 mod pace;
 mod process_alerts;

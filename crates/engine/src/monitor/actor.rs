@@ -28,9 +28,9 @@ use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
 use crate::watch::live::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
-use super::figures::Figures;
 use super::debounce::Debounce;
 use super::drains::{AutoMsg, AutoState};
+use super::figures::Figures;
 use super::pace::Pace;
 use super::process_alerts::ProcWatch;
 use super::provenance::Provenance;

@@ -13,8 +13,8 @@ use crate::snapshot::{
 use crate::units::unix_secs;
 use crate::watch::live::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
-use super::figures::Figures;
 use super::disks::{VolumeSpace, Volumes};
+use super::figures::Figures;
 use super::recorder::Recorder;
 use super::MonitorOptions;
 

@@ -13,10 +13,10 @@ use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
 use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
-use super::super::figures::spool_states;
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
 use super::super::drains::{AutoMsg, Running, Waiter};
+use super::super::figures::spool_states;
 use super::Actor;
 
 /// The start of the line said when the rules wait for a history database.

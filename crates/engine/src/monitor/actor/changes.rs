@@ -24,8 +24,8 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::dto::WatchMode;
-use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
 use crate::watch::live::PollScope;
+use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;

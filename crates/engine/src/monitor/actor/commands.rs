@@ -11,8 +11,8 @@ use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult
 use crate::reclaim::Policy;
 use crate::units::unix_secs;
 
-use super::super::figures::plan_states;
 use super::super::debounce::MAX_DIRTY;
+use super::super::figures::plan_states;
 
 use super::super::{Command, MonitorError};
 use super::{Actor, Flow};

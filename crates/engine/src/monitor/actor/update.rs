@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use crate::snapshot::{MonitorState, RootStatus, WatchMode};
-use crate::watch::presence::{explain, probe, swapped};
 use crate::watch::live::RootState;
+use crate::watch::presence::{explain, probe, swapped};
 
 use super::super::build;
 use super::super::debounce::Dirty;
