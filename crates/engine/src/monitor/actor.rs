@@ -2,7 +2,7 @@
 //! file each:
 //! - here: the state, the run loop ([`Actor::run`]), the tick, and what follows an update: the
 //!   history's samples and alerts ([`Actor::after_update`]), the reclaim figures
-//!   ([`Actor::refresh_analysis`]) and the published snapshot ([`Actor::publish`]);
+//!   ([`Actor::refresh_figures`]) and the published snapshot ([`Actor::publish`]);
 //! - [`changes`]: from a change on disk to a re-measure: watch events into dirty sets, when they
 //!   are re-measured, polls of roots without events, flushes;
 //! - [`update`]: scans and re-measures applied to the roots' states, gone roots;
@@ -62,10 +62,10 @@ pub(super) struct Actor {
     /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
     plans: Vec<(String, StreamedPlan)>,
     figures: Figures,
-    analysis_stale: bool,
-    analysis_at: Option<Instant>,
+    figures_stale: bool,
+    figures_at: Option<Instant>,
     /// How long the last figures took (bounds how often they are recomputed).
-    analysis_cost: Duration,
+    figures_cost: Duration,
     recorder: Recorder,
     procs: ProcWatch,
     /// The processes seen when unattributed entries changed: who wrote a group.
@@ -124,9 +124,9 @@ impl Actor {
             threshold,
             plans: Vec::new(),
             figures: Figures::default(),
-            analysis_stale: true,
-            analysis_at: None,
-            analysis_cost: Duration::ZERO,
+            figures_stale: true,
+            figures_at: None,
+            figures_cost: Duration::ZERO,
             recorder,
             opts,
         }
@@ -237,9 +237,9 @@ impl Actor {
         // follow the clock and the process table too (see `figures::refresh_due`).
         let due = super::figures::refresh_due(
             &self.figures,
-            self.analysis_stale,
-            self.analysis_at.map(|t| t.elapsed()),
-            self.analysis_cost,
+            self.figures_stale,
+            self.figures_at.map(|t| t.elapsed()),
+            self.figures_cost,
             self.opts.clock.now(),
         );
         if due && !self.paused && self.state != MonitorState::Scanning {
@@ -248,7 +248,7 @@ impl Actor {
                 .next_crossing
                 .is_some_and(|t| self.opts.clock.now() >= t);
             // Only a refresh due for the guards alone can be skipped: ask the process table.
-            let hold = !self.analysis_stale && !crossed && {
+            let hold = !self.figures_stale && !crossed && {
                 let roots: Vec<PathBuf> = self
                     .roots
                     .iter()
@@ -259,10 +259,10 @@ impl Actor {
             if hold {
                 // Due only to follow the process table, and it answers as before: the figures
                 // stand. The next look is paced as if they had been computed now.
-                self.analysis_at = Some(Instant::now());
+                self.figures_at = Some(Instant::now());
             } else {
                 let before = self.figures.clone();
-                self.refresh_analysis().await;
+                self.refresh_figures().await;
                 if self.figures != before {
                     self.publish();
                 }
@@ -330,7 +330,7 @@ impl Actor {
     /// due; the figures then name the writers again at their next refresh.
     async fn sample_for_provenance(&mut self) {
         if self.provenance.sample_if_due(Instant::now()).await {
-            self.analysis_stale = true;
+            self.figures_stale = true;
         }
     }
 
@@ -353,7 +353,7 @@ impl Actor {
 
     /// Recomputes the reclaimable and orphan figures off the async threads. The roots' states move
     /// into the blocking job and back (the actor waits for it), so no item is copied.
-    async fn refresh_analysis(&mut self) {
+    async fn refresh_figures(&mut self) {
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
         let protected = self.opts.protected_paths();
@@ -374,9 +374,9 @@ impl Actor {
             // Only when the runtime shuts down: the states were lost, the roots started over.
             Err(e) => tracing::error!(error = %e, "reclaimable figures failed; rescanned"),
         }
-        self.analysis_stale = false;
-        self.analysis_at = Some(Instant::now());
-        self.analysis_cost = started.elapsed();
+        self.figures_stale = false;
+        self.figures_at = Some(Instant::now());
+        self.figures_cost = started.elapsed();
     }
 
     /// Refreshes the published snapshot's `live_at_unix_secs` when it is [`super::HEARTBEAT`] old:

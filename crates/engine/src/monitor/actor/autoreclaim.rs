@@ -219,7 +219,7 @@ impl Actor {
         } else {
             self.mark_deleted(&out.deleted);
         }
-        self.analysis_stale = true;
+        self.figures_stale = true;
         self.answer_waiters(Some(run));
         self.process_dirty(true).await;
         self.publish();

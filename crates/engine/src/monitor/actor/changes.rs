@@ -237,7 +237,7 @@ impl Actor {
             self.remeasure(i, dirty).await;
         }
         if changed {
-            self.analysis_stale = true;
+            self.figures_stale = true;
             self.after_update(false).await;
         }
     }
@@ -303,7 +303,7 @@ impl Actor {
         let remeasured = !dirty.is_empty();
         if remeasured {
             self.remeasure(i, dirty).await;
-            self.analysis_stale = true;
+            self.figures_stale = true;
         }
         // A sweep, or a poll that found something, is worth a line; a quiet poll of the recent
         // items, once a minute, is not.
@@ -367,7 +367,7 @@ impl Actor {
         }
         let dirty = self.debounce.take(i);
         self.remeasure(i, dirty).await;
-        self.analysis_stale = true;
+        self.figures_stale = true;
         true
     }
 }
@@ -417,8 +417,8 @@ impl Actor {
         self.check_roots().await;
         if !self.paused {
             self.process_dirty(true).await;
-            if self.analysis_stale {
-                self.refresh_analysis().await;
+            if self.figures_stale {
+                self.refresh_figures().await;
                 self.publish();
             }
         }

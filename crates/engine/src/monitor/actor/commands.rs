@@ -27,7 +27,7 @@ impl Actor {
                     // A gone root comes back here, or stays gone (`rescan_root` looks first).
                     self.rescan_root(i).await;
                 }
-                self.refresh_analysis().await;
+                self.refresh_figures().await;
                 self.after_update(false).await;
                 send(reply, Ok(()));
             }
@@ -45,7 +45,7 @@ impl Actor {
             }
             Command::SetThreshold(threshold, reply) => {
                 self.threshold = threshold;
-                self.refresh_analysis().await;
+                self.refresh_figures().await;
                 self.publish();
                 send(reply, Ok(()));
             }
@@ -236,7 +236,7 @@ impl Actor {
             }
         }
         self.process_dirty(true).await;
-        self.refresh_analysis().await;
+        self.refresh_figures().await;
         self.publish();
         Ok(result)
     }
