@@ -31,6 +31,34 @@ impl Actor {
                 self.after_update(false).await;
                 send(reply, Ok(()));
             }
+            Command::SetCatalogue(catalogue, reply) => {
+                self.opts.catalogue = catalogue;
+                for i in 0..self.roots.len() {
+                    self.debounce.forget(i);
+                    self.rescan_root(i).await;
+                }
+                self.refresh_analysis().await;
+                self.after_update(false).await;
+                send(reply, Ok(()));
+            }
+            Command::SetIgnoredShapes(labels, reply) => {
+                self.opts.ignored_shapes = labels;
+                self.refresh_analysis().await;
+                self.publish();
+                send(reply, Ok(()));
+            }
+            Command::Group { root, label, reply } => {
+                let found = self
+                    .figures
+                    .groups
+                    .iter()
+                    .find(|g| {
+                        g.root.to_string_lossy() == root
+                            && crate::api::groups::shape_label(&g.group.shape) == label
+                    })
+                    .cloned();
+                send(reply, Ok(found));
+            }
             Command::SetPaused(paused, reply) => {
                 self.paused = paused;
                 if paused {
