@@ -35,6 +35,9 @@ pub enum ErrorCode {
     History,
     /// A size the settings could not read (`50 MB`: write `50 MiB`).
     BadSize,
+    /// A group cannot be acted on: gone or changed, no rule can be made of it, its rule would
+    /// claim other entries or miss members, its shape is not ignored.
+    Group,
 }
 
 impl ErrorCode {
@@ -54,6 +57,7 @@ impl ErrorCode {
             ErrorCode::Opener => "opener",
             ErrorCode::History => "history",
             ErrorCode::BadSize => "bad-size",
+            ErrorCode::Group => "group",
         }
     }
 }
@@ -92,18 +96,22 @@ impl IpcError {
     }
 }
 
+/// The code of a monitor error.
+fn monitor_code(e: &MonitorError) -> ErrorCode {
+    match e {
+        MonitorError::NoRuntime => ErrorCode::NoRuntime,
+        MonitorError::Stopped => ErrorCode::Stopped,
+        MonitorError::UnknownPlan { .. } => ErrorCode::UnknownPlan,
+        MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
+        MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
+        MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
+        MonitorError::Job { .. } | MonitorError::PlanSpool { .. } => ErrorCode::JobFailed,
+    }
+}
+
 impl From<MonitorError> for IpcError {
     fn from(e: MonitorError) -> IpcError {
-        let code = match &e {
-            MonitorError::NoRuntime => ErrorCode::NoRuntime,
-            MonitorError::Stopped => ErrorCode::Stopped,
-            MonitorError::UnknownPlan { .. } => ErrorCode::UnknownPlan,
-            MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
-            MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
-            MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
-            MonitorError::Job { .. } | MonitorError::PlanSpool { .. } => ErrorCode::JobFailed,
-        };
-        IpcError::new(code, e.to_string())
+        IpcError::new(monitor_code(&e), e.to_string())
     }
 }
 
@@ -113,6 +121,17 @@ impl From<ApiError> for IpcError {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
             ApiError::History(_) => ErrorCode::History,
+            ApiError::NoGroup { .. }
+            | ApiError::GroupRule(_)
+            | ApiError::BadRuleId { .. }
+            | ApiError::RuleWouldClaim { .. }
+            | ApiError::RuleWouldMiss { .. }
+            | ApiError::GroupChanged { .. }
+            | ApiError::ListRoot { .. }
+            | ApiError::EmptyLabel
+            | ApiError::NotIgnored { .. } => ErrorCode::Group,
+            ApiError::Monitor(m) => monitor_code(m),
+            ApiError::Job(_) => ErrorCode::JobFailed,
             ApiError::BadSize { field, .. } => {
                 return IpcError {
                     field: Some(field.clone()).filter(|f| !f.is_empty()),
