@@ -124,6 +124,7 @@ impl From<ApiError> for IpcError {
             ApiError::NoGroup { .. }
             | ApiError::GroupRule(_)
             | ApiError::BadRuleId { .. }
+            | ApiError::RuleIdTaken { .. }
             | ApiError::RuleWouldClaim { .. }
             | ApiError::RuleWouldMiss { .. }
             | ApiError::GroupChanged { .. }

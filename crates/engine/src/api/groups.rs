@@ -256,7 +256,8 @@ fn check(catalogue: &Catalogue, src: &GroupSource<'_>, id: &str) -> Result<RuleC
 /// the file now gives. Blocking.
 ///
 /// # Errors
-/// [`ApiError::BadRuleId`], [`ApiError::RuleWouldClaim`],
+/// [`ApiError::BadRuleId`], [`ApiError::RuleIdTaken`] (a built-in rule's id),
+/// [`ApiError::RuleWouldClaim`],
 /// [`ApiError::RuleWouldMiss`] (nothing written), the errors of [`super::rules::add`].
 pub fn add_rule(
     path: &Path,
@@ -265,6 +266,13 @@ pub fn add_rule(
 ) -> Result<(RuleCheck, Catalogue), ApiError> {
     if !crate::catalogue::is_slug(&rule.id) {
         return Err(ApiError::BadRuleId {
+            id: rule.id.clone(),
+        });
+    }
+    // A user rule with a built-in's id would replace that rule; one with another user rule's id
+    // is refused when the config loads (under the lock, below).
+    if Catalogue::builtin().rule(&rule.id).is_some() {
+        return Err(ApiError::RuleIdTaken {
             id: rule.id.clone(),
         });
     }
@@ -495,6 +503,36 @@ mod tests {
     use super::*;
     use std::ffi::OsStr;
     use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn a_built_in_rules_id_is_refused_and_nothing_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "# mine\n").unwrap();
+        let names: Vec<String> = (0..20).map(|i| format!("swc-{i:08}")).collect();
+        let mut g = shapes::Grouper::new(3);
+        for n in &names {
+            std::fs::create_dir(dir.path().join(n)).unwrap();
+            g.add(OsStr::new(n), true, &Default::default());
+        }
+        let group = g.finish().groups.remove(0);
+        let src = GroupSource {
+            root_kind: RootKind::Temp,
+            root: dir.path(),
+            group: &group,
+            writer: None,
+        };
+        let builtin = Catalogue::builtin().rules()[0].id.clone();
+        let rule = src
+            .rule(&src.options(builtin.clone(), None, ReclaimMode::Manual))
+            .unwrap();
+        let e = add_rule(&path, &src, &rule).unwrap_err();
+        assert!(
+            matches!(e, ApiError::RuleIdTaken { ref id } if *id == builtin),
+            "{e}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# mine\n");
+    }
 
     #[test]
     fn labels_tell_a_byte_from_its_escape() {

@@ -43,6 +43,12 @@ pub enum ApiError {
         /// The id given.
         id: String,
     },
+    /// A rule id a built-in rule has (a user rule of that id would replace it).
+    #[error("producer id {id:?} is a built-in rule's; choose another id")]
+    RuleIdTaken {
+        /// The id given.
+        id: String,
+    },
     /// The rule would claim entries of the root that are not in the group.
     #[error("the rule for {label:?} would also claim {names:?} in {root:?}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)")]
     RuleWouldClaim {
