@@ -876,6 +876,17 @@ describe('the window', () => {
       ['ignore_shape', { label: 'swc-<uuid>/', ignored: true }],
       ['ignore_shape', { label: 'swc-<uuid>/', ignored: false }],
     ]);
+    // The engine no longer has the group (gone since the last snapshot): its error, as it says it.
+    await page.evaluate(() => {
+      const w = window as unknown as { __snapshot: Snapshot };
+      w.__snapshot = { ...w.__snapshot, unattributed_groups: [] };
+    });
+    await groups.first().getByTestId('make-rule').click();
+    const dialog = page.locator('#rule-dialog');
+    await dialog.getByTestId('rule-error').waitFor();
+    expect(await dialog.getByTestId('rule-error').textContent()).toBe('no group "odd\\xff-<uuid>/" in "/tmp" now: look at the list again');
+    await page.keyboard.press('Escape');
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
     expect(errors).toEqual([]);
     await context.close();
   });
