@@ -193,8 +193,8 @@ fn shown(names: &[OsString]) -> Vec<String> {
 /// appended. Blocking: lists the root.
 ///
 /// # Errors
-/// The config text is not valid TOML or would not load with the rule; the root cannot be
-/// listed. A group that cannot make a rule is no error: `refused` says why.
+/// The root cannot be listed. A group that cannot make a rule (names that are not text, a rule
+/// the config would not load with) is no error: `refused` says why.
 pub fn preview(
     config_path: &Path,
     config_text: &str,
@@ -222,7 +222,15 @@ pub fn preview(
             return Ok(out);
         }
     };
-    let (_, catalogue) = super::rules::with_rule_text(config_path, config_text, &rule)?;
+    // A rule the config would not load with (its id taken, its examples claimed by another
+    // rule) cannot be made either: said, like a refusal, so the other groups are still offered.
+    let catalogue = match super::rules::with_rule_text(config_path, config_text, &rule) {
+        Ok((_, catalogue)) => catalogue,
+        Err(e) => {
+            out.refused = Some(format!("the rule {:?} would not load: {e}", rule.id));
+            return Ok(out);
+        }
+    };
     let check = check(&catalogue, src, &rule.id)?;
     out.claimed = check.claimed;
     out.wrongly_claimed = shown(&check.wrongly_claimed);
