@@ -21,8 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
-use cachewatch::snapshot::{AlertDto, Snapshot};
+use cachewatch::dto::AlertDto;
+use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
+use cachewatch::snapshot::Snapshot;
 use ts_rs::{Config, TS};
 
 use crate::commands::Settings;
@@ -51,8 +52,8 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ReclaimResult::export_all(cfg)?;
     ReclaimEstimate::export_all(cfg)?;
     cachewatch::reclaim::KeepReason::export_all(cfg)?;
-    cachewatch::api::settings::Settings::export_all(cfg)?;
-    cachewatch::snapshot::SuggestedReclaim::export_all(cfg)?;
+    cachewatch::api::settings::ConfigSettings::export_all(cfg)?;
+    cachewatch::dto::SuggestedReclaim::export_all(cfg)?;
     Settings::export_all(cfg)?;
     IpcError::export_all(cfg)?;
     ErrorCode::export_all(cfg)?;

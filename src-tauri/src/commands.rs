@@ -9,11 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
+use cachewatch::api::catalogue::Catalogue;
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
-use cachewatch::catalogue::Catalogue;
-use cachewatch::monitor::MonitorHandle;
-use cachewatch::snapshot::Snapshot;
+use cachewatch::api::monitor::MonitorHandle;
+use cachewatch::api::monitor::Snapshot;
+use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
@@ -53,7 +53,7 @@ pub struct HistoryState {
 pub struct Settings {
     /// The settings kept in the config file.
     #[serde(flatten)]
-    pub config: api::settings::Settings,
+    pub config: api::settings::ConfigSettings,
     /// Whether the app starts at login.
     #[serde(default)]
     pub open_at_login: bool,

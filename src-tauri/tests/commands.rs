@@ -114,7 +114,7 @@ fn wait_until_watching(m: &MonitorHandle) {
     tauri::async_runtime::block_on(async {
         let mut rx = m.subscribe();
         let scanned = tokio::time::timeout(Duration::from_secs(60), async {
-            while rx.borrow_and_update().state == cachewatch::snapshot::MonitorState::Scanning {
+            while rx.borrow_and_update().state == cachewatch::dto::MonitorState::Scanning {
                 rx.changed().await.unwrap();
             }
         });

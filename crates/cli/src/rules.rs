@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use anyhow::{bail, Context as _};
-use cachewatch::catalogue::{ReclaimMode, Rule};
-use cachewatch::process::{ProcessProbe, SystemProbe};
-use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
-use cachewatch::shapes::{self, RuleCheck, RuleOptions};
+use cachewatch::api::catalogue::{ReclaimMode, Rule};
+use cachewatch::api::process::{ProcessProbe, SystemProbe};
+use cachewatch::api::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use cachewatch::api::shapes::{self, RuleCheck, RuleOptions};
 use serde::Serialize;
 
 use super::format::bytes;
@@ -245,7 +245,7 @@ fn lossy(names: &[std::ffi::OsString]) -> Vec<String> {
 fn check(ctx: &Context, f: &Found, rule: &Rule) -> anyhow::Result<RuleCheck> {
     let text = cachewatch::api::rules::append_rule(&ctx.config.text, rule)
         .map_err(|m| anyhow::anyhow!("{m}"))?;
-    let cat = cachewatch::catalogue::Catalogue::with_extra(&text, &ctx.config.path)?;
+    let cat = cachewatch::api::catalogue::Catalogue::with_extra(&text, &ctx.config.path)?;
     Ok(shapes::check_rule(
         &cat,
         &rule.id,
@@ -260,7 +260,7 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         .config_path
         .clone()
         .context("no config file to write the rule into; pass --config PATH")?;
-    if !cachewatch::catalogue::is_slug(&args.id) {
+    if !cachewatch::api::catalogue::is_slug(&args.id) {
         bail!(
             "--id {:?} is not a producer id: use lowercase letters a-z, digits and single dashes between words, e.g. \"my-app-temp\"",
             args.id

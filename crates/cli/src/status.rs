@@ -4,10 +4,11 @@
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::history::{History, Series};
-use cachewatch::monitor;
-use cachewatch::outside_growth as outside;
-use cachewatch::snapshot::{MonitorState, Snapshot};
+use cachewatch::api::history::{History, Series};
+use cachewatch::api::monitor;
+use cachewatch::api::monitor::Snapshot;
+use cachewatch::api::outside;
+use cachewatch::dto::MonitorState;
 
 use super::{Context, Outcome, RootArgs};
 
@@ -86,7 +87,7 @@ fn add_growth(ctx: &Context, snap: &mut Snapshot) {
     }
     // Growth outside the roots, per volume, from the samples the monitor (`watch`, the app) took.
     // A root inside another (as given) grew within that one already: left out of the sum.
-    let nested = |r: &&cachewatch::snapshot::RootDto| {
+    let nested = |r: &&cachewatch::dto::RootDto| {
         let p = std::path::Path::new(&r.path);
         snap.roots
             .iter()

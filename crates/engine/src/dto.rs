@@ -29,10 +29,12 @@ pub enum MonitorState {
     Paused,
 }
 
-/// Progress of a running scan.
+/// Progress of a running scan, as the snapshot sends it (the live counters a scan updates are
+/// [`cachewatch_core::scan::ScanProgress`]).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ScanProgress"))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScanProgress {
+pub struct ScanProgressDto {
     /// Roots finished.
     pub roots_done: u32,
     /// Roots to scan.

@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
-use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
-use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
-use cachewatch::snapshot::{
-    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgress, Snapshot,
+use cachewatch::dto::{
+    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgressDto,
     UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
 };
+use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
+use cachewatch::dto::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
+use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::RootKind;
 use serde_json::{to_value, Value};
 
@@ -33,7 +34,7 @@ pub(crate) fn snapshot() -> Snapshot {
     Snapshot {
         taken_at_unix_secs: NOW,
         state: MonitorState::Watching,
-        scan_progress: ScanProgress {
+        scan_progress: ScanProgressDto {
             roots_done: 2,
             roots_total: 2,
             entries_done: 20_003,
@@ -100,7 +101,7 @@ pub(crate) fn snapshot() -> Snapshot {
             growth_bytes_per_hour: Some(-1024),
             growth_bytes_per_day: None,
             growth_items_per_day: Some(5000),
-            growth: Some(cachewatch::snapshot::ObservedGrowth {
+            growth: Some(cachewatch::dto::ObservedGrowth {
                 bytes: 105 << 20,
                 items: 3412,
                 span_secs: 180,
@@ -362,7 +363,7 @@ fn every_keep_reason() -> Vec<KeepReason> {
 }
 
 fn settings() -> Settings {
-    let mut config = cachewatch::api::settings::Settings::default();
+    let mut config = cachewatch::api::settings::ConfigSettings::default();
     config.alerts.total_limit_bytes = Some(20 << 30);
     Settings {
         sizes: cachewatch::api::settings::size_texts(&config),
@@ -398,10 +399,10 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "DEFAULT_SETTINGS",
             "Settings",
             v(to_value(Settings {
-                config: cachewatch::api::settings::Settings::default(),
+                config: cachewatch::api::settings::ConfigSettings::default(),
                 open_at_login: false,
                 sizes: cachewatch::api::settings::size_texts(
-                    &cachewatch::api::settings::Settings::default(),
+                    &cachewatch::api::settings::ConfigSettings::default(),
                 ),
             })),
         ),

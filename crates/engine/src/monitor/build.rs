@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::Measure;
-use crate::snapshot::{
-    ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
+use crate::dto::{
+    ItemDto, MonitorState, ProducerDto, RootDto, ScanProgressDto, UnattributedDto,
     UnattributedGroupDto, WriterDto,
 };
+use crate::inventory::Measure;
+use crate::snapshot::Snapshot;
 use crate::units::unix_secs;
 use crate::watch::live::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
@@ -62,7 +63,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
     Snapshot {
         taken_at_unix_secs: unix_secs(opts.clock.now()),
         state: MonitorState::Scanning,
-        scan_progress: ScanProgress {
+        scan_progress: ScanProgressDto {
             roots_done: 0,
             roots_total: opts.roots.len() as u32,
             entries_done: 0,
@@ -95,7 +96,7 @@ pub struct Inputs<'a> {
     pub roots: &'a [RootState],
     pub catalogue: &'a Catalogue,
     pub state: MonitorState,
-    pub progress: ScanProgress,
+    pub progress: ScanProgressDto,
     pub threshold: Duration,
     pub figures: &'a Figures,
     pub recorder: &'a Recorder,

@@ -8,8 +8,8 @@ use cachewatch::alerts::{
 };
 use cachewatch::catalogue::ReclaimMode;
 use cachewatch::clock::{Clock, ManualClock};
+use cachewatch::dto::AlertDto;
 use cachewatch::history::{disk_full_eta, History, Sample, Series};
-use cachewatch::snapshot::AlertDto;
 
 const START: u64 = 1_700_006_400;
 const MIB: u64 = 1 << 20;

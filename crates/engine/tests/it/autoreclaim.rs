@@ -11,9 +11,9 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::autoreclaim::{AutoRule, AutoRun};
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const RULES: &str = cachewatch_testkit::rules::MY_APP_TEMP;

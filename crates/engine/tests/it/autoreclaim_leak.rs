@@ -15,11 +15,11 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::api::reclaim::{run_batches, AuditNotWritten, AuditedReport, BatchProgress};
 use cachewatch::autoreclaim::AutoRule;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorOptions};
 use cachewatch::process::{ProcessProbe, SystemProbe};
 use cachewatch::reclaim::{ExecuteOptions, Executor, PlannedItem, Policy, ReclaimPlan};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const LEAK: &str = r#"

@@ -375,8 +375,8 @@ async fn crash_loop_replayed_into_a_watched_reports_dir_alerts_once_through_the_
 
     use cachewatch::alerts::AlertsConfig;
     use cachewatch::clock::ManualClock;
+    use cachewatch::dto::MonitorState;
     use cachewatch::monitor::{self, MonitorOptions};
-    use cachewatch::snapshot::MonitorState;
     use cachewatch::{Catalogue, Root, RootKind};
 
     let dir = tempfile::tempdir().unwrap();

@@ -318,7 +318,7 @@ fn regrowth_after_reclaim_counts_from_the_first_sample_after_the_last_deletion()
 
 #[test]
 fn last_samples_and_alerts_survive_a_restart() {
-    use cachewatch::snapshot::AlertDto;
+    use cachewatch::dto::AlertDto;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("h.db");
     let alert =

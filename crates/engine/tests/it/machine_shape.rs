@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,8 +12,9 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::alerts::AlertsConfig;
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";

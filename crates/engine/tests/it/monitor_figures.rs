@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::{MonitorState, ProducerDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, ProducerDto, Snapshot};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";

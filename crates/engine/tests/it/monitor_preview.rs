@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::api::preview::{PREVIEW_ITEMS, RESULT_ITEMS};
+use cachewatch::dto::MonitorState;
+use cachewatch::dto::{PREVIEW_ITEMS, RESULT_ITEMS};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";

@@ -12,8 +12,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
+use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot, UnattributedGroupDto};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::{Catalogue, Root, RootKind};
 
 const WITHIN: Duration = Duration::from_secs(90);

@@ -10,9 +10,10 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::metrics::{self, AlertCounts};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot, UnattributedGroupDto};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, tree};
 

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::{History, Series};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 /// `du -B1 -s -x PATH` (allocated bytes).

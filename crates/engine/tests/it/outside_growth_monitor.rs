@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::{History, Series};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
 use cachewatch::{Catalogue, Root, RootKind};
 
 /// `df`'s available bytes of the volume holding `path` (`df -B1 --output=avail`).

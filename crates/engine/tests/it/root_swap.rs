@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::{RootStatus, WatchMode};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{RootStatus, Snapshot, WatchMode};
+use cachewatch::snapshot::Snapshot;
 use cachewatch::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, scrape, tree::make_archives};
 
