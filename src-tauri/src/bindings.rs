@@ -51,7 +51,7 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ReclaimPreview::export_all(cfg)?;
     ReclaimResult::export_all(cfg)?;
     ReclaimEstimate::export_all(cfg)?;
-    cachewatch::reclaim::KeepReason::export_all(cfg)?;
+    cachewatch::api::reclaim::KeepReason::export_all(cfg)?;
     cachewatch::api::settings::ConfigSettings::export_all(cfg)?;
     cachewatch::dto::SuggestedReclaim::export_all(cfg)?;
     Settings::export_all(cfg)?;
@@ -276,7 +276,7 @@ fn rows<I: serde::Serialize, O: serde::Serialize>(rows: &[(I, O)]) -> String {
 /// axes, sums) and reads the threshold it is typed, so those few rules stay in TypeScript, held
 /// to the engine's by these vectors.
 fn human_ts() -> String {
-    use cachewatch::units::{format_bytes, format_count_of, format_duration, parse_threshold};
+    use cachewatch::api::units::{format_bytes, format_count_of, format_duration, parse_threshold};
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
@@ -456,7 +456,7 @@ fn bindings() {
 /// snapshot writes (`RootKind::as_str`) must be serde's.
 #[test]
 fn root_kind_words_are_serdes() {
-    for k in cachewatch::RootKind::ALL {
+    for k in cachewatch::api::roots::RootKind::ALL {
         assert_eq!(
             serde_json::to_value(k).expect("a root kind serializes"),
             serde_json::Value::from(k.as_str())

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::catalogue::Catalogue;
+use cachewatch::api::catalogue::Catalogue;
+use cachewatch::api::roots::{Root, RootKind};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::roots::{Root, RootKind};
 use cachewatch_app::commands::SettingsState;
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};

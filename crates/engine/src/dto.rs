@@ -99,8 +99,8 @@ pub const UNREADABLE_LISTED: usize = 20;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
-    /// The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    /// The root kind, a [`RootKind`](cachewatch_core::RootKind) word (`temp`, `cache`, `container-temp`, ...).
+    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
     pub kind: String,
     /// The path as given.
     pub path: String,
@@ -238,7 +238,7 @@ pub struct UnattributedDto {
     /// Absolute path.
     pub path: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
     pub root_kind: String,
     /// Allocated bytes (outside claimed items).
     pub allocated_bytes: u64,
@@ -254,7 +254,7 @@ pub struct UnattributedGroupDto {
     /// The shape (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
     pub shape: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
+    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
     pub root_kind: String,
     /// The root's path (canonical).
     pub root: String,

@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
+use cachewatch::api::roots::RootKind;
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::dto::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgressDto,
@@ -10,9 +12,7 @@ use cachewatch::dto::{
 };
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
 use cachewatch::dto::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
-use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::RootKind;
 use serde_json::{to_value, Value};
 
 use crate::commands::Settings;

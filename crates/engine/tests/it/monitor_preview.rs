@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use cachewatch::dto::MonitorState;
 use cachewatch::dto::{PREVIEW_ITEMS, RESULT_ITEMS};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 const DAY: Duration = Duration::from_secs(86_400);

@@ -15,7 +15,7 @@ use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
 use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const WITHIN: Duration = Duration::from_secs(90);
 const SHAPE_PREFIX: &str = "wrk_";

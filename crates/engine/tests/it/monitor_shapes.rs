@@ -14,7 +14,7 @@ use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::metrics::{self, AlertCounts};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, tree};
 
 const WITHIN: Duration = Duration::from_secs(90);

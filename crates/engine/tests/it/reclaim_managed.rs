@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const DAY: Duration = Duration::from_secs(86_400);
 

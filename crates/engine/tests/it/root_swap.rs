@@ -12,7 +12,7 @@ use std::time::Duration;
 use cachewatch::dto::{RootStatus, WatchMode};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, scrape, tree::make_archives};
 
 const GPU: &str = "metal-gpuarchiver";

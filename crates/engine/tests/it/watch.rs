@@ -10,7 +10,7 @@ use std::time::Duration;
 use cachewatch::dto::WatchMode;
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use cachewatch::dto::WatchMode;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 
