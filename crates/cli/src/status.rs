@@ -93,19 +93,13 @@ fn add_growth(ctx: &Context, snap: &mut Snapshot) {
             .iter()
             .any(|o| o.path != r.path && p.starts_with(&o.path) && o.mount == r.mount)
     };
-    let volumes = outside::group_by_volume(
-        snap.roots
-            .iter()
-            .filter(|r| !nested(r))
-            .map(|r| {
-                let series = r.kind.parse().ok().map(|kind| Series::Root {
-                    kind,
-                    path: r.path.clone().into(),
-                });
-                (series, r.mount.clone().map(Into::into))
-            })
-            .filter_map(|(s, m)| Some((s?, m))),
-    );
+    let volumes = outside::group_by_volume(snap.roots.iter().filter(|r| !nested(r)).map(|r| {
+        let series = Series::Root {
+            kind: r.kind,
+            path: r.path.clone().into(),
+        };
+        (series, r.mount.clone().map(Into::into))
+    }));
     match outside::unexplained_growth(&h, &volumes, &ctx.config.config.alerts, now) {
         Ok(u) => snap.unexplained_growth = u,
         Err(e) => snap.errors.push(format!("no growth-outside figures: {e}")),

@@ -7,6 +7,8 @@
 //! generated from these (feature `ts`, `cargo test -p cachewatch-app --lib bindings` writes
 //! `ui/src/bindings/`).
 
+use cachewatch_core::catalogue::{ProducerKind, ReclaimMode};
+use cachewatch_core::roots::RootKind;
 use serde::{Deserialize, Serialize};
 
 mod reclaim;
@@ -99,9 +101,8 @@ pub const UNREADABLE_LISTED: usize = 20;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
-    /// The root kind, a [`RootKind`](cachewatch_core::RootKind) word (`temp`, `cache`, `container-temp`, ...).
-    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
-    pub kind: String,
+    /// The root kind (`temp`, `cache`, `container-temp`, ...).
+    pub kind: RootKind,
     /// The path as given.
     pub path: String,
     /// Whether the path still leads to the real dir watched; when not, the figures below are
@@ -183,11 +184,9 @@ pub struct ProducerDto {
     /// Human name.
     pub name: String,
     /// `leak`, `cache`, `report` or `system`.
-    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ProducerKind"))]
-    pub kind: String,
+    pub kind: ProducerKind,
     /// `auto`, `manual` or `never`.
-    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
-    pub reclaim: String,
+    pub reclaim: ReclaimMode,
     /// True when reclaim may delete its items at all (its rule is not `reclaim = "never"` nor
     /// `kind = "system"`, and is in the catalogue): the window offers a reclaim only then.
     #[serde(default)]
@@ -238,8 +237,7 @@ pub struct UnattributedDto {
     /// Absolute path.
     pub path: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
-    pub root_kind: String,
+    pub root_kind: RootKind,
     /// Allocated bytes (outside claimed items).
     pub allocated_bytes: u64,
     /// Apparent bytes.
@@ -254,8 +252,7 @@ pub struct UnattributedGroupDto {
     /// The shape (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
     pub shape: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "cachewatch_core::RootKind"))]
-    pub root_kind: String,
+    pub root_kind: RootKind,
     /// The root's path (canonical).
     pub root: String,
     /// Number of members.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::catalogue::{ProducerKind, ReclaimMode};
 use cachewatch::api::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::api::roots::RootKind;
 use cachewatch::crash::CrashGroupDto;
@@ -63,7 +64,7 @@ pub(crate) fn snapshot() -> Snapshot {
         roots: RootKind::ALL
             .iter()
             .map(|k| RootDto {
-                kind: k.as_str().to_owned(),
+                kind: *k,
                 path: format!("/roots/{}", k.as_str()),
                 state: match k {
                     RootKind::Other => RootStatus::ReplacedByLink,
@@ -91,8 +92,8 @@ pub(crate) fn snapshot() -> Snapshot {
         producers: vec![ProducerDto {
             id: "gpuarchiver".to_owned(),
             name: "GPU archiver".to_owned(),
-            kind: "leak".to_owned(),
-            reclaim: "auto".to_owned(),
+            kind: ProducerKind::Leak,
+            reclaim: ReclaimMode::Auto,
             reclaimable: true,
             allocated_bytes: 4 << 30,
             apparent_bytes: 3 << 30,
@@ -121,7 +122,7 @@ pub(crate) fn snapshot() -> Snapshot {
         }],
         unattributed_groups: vec![UnattributedGroupDto {
             shape: ".<hex16>-<digits8>.dylib".to_owned(),
-            root_kind: "temp".to_owned(),
+            root_kind: RootKind::Temp,
             root: "/roots/temp".to_owned(),
             items: 81_653,
             allocated_bytes: 190 << 30,
@@ -147,7 +148,7 @@ pub(crate) fn snapshot() -> Snapshot {
         }],
         unattributed: vec![UnattributedDto {
             path: "/roots/temp/odd".to_owned(),
-            root_kind: "container-temp".to_owned(),
+            root_kind: RootKind::ContainerTemp,
             allocated_bytes: 8192,
             apparent_bytes: 100,
         }],

@@ -117,7 +117,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         total_growth: None,
         unexplained_growth: Vec::new(),
         roots: vec![RootDto {
-            kind: "temp".into(),
+            kind: cachewatch_core::RootKind::Temp,
             path: "/tmp/a\"b\\c".into(),
             state: RootStatus::ReplacedByLink,
             allocated_bytes: 8192,

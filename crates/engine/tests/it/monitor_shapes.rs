@@ -91,7 +91,7 @@ async fn an_unknown_producer_is_one_group_with_its_writer_in_the_snapshot_and_me
     assert_eq!(g.items, 24);
     assert_eq!(g.allocated_bytes, du::allocated(&members));
     assert_eq!(g.apparent_bytes, du::apparent(&members));
-    assert_eq!(g.root_kind, "temp");
+    assert_eq!(g.root_kind.as_str(), "temp");
     assert_eq!(g.writers[0].pid, pid);
     assert_eq!(g.writers[0].name, "sleep");
 

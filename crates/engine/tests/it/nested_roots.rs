@@ -61,7 +61,7 @@ async fn a_root_inside_another_counts_once_in_the_totals() {
     let by_kind = |k: &str| {
         snap.roots
             .iter()
-            .find(|r| r.kind == k)
+            .find(|r| r.kind.as_str() == k)
             .unwrap()
             .allocated_bytes
     };
