@@ -60,9 +60,9 @@ pub enum ExecuteError {
     History {
         /// The database file.
         path: PathBuf,
-        /// Why.
+        /// Why (boxed: the history's errors are large).
         #[source]
-        source: HistoryError,
+        source: Box<HistoryError>,
     },
     /// An audit row could not be written before its deletion: nothing more was deleted.
     #[error(transparent)]
@@ -107,7 +107,10 @@ impl Session {
                 history: Mutex::new(h),
                 path,
             }),
-            Err(source) => Err(ExecuteError::History { path, source }),
+            Err(e) => Err(ExecuteError::History {
+                path,
+                source: Box::new(e),
+            }),
         }
     }
 
