@@ -3,6 +3,7 @@
 
     python3 .ci/module-graph.py [CRATE_DIR...]     (default: every crate of the workspace)
     python3 .ci/module-graph.py --write-docs       (rewrite the floors blocks of the docs)
+    python3 .ci/module-graph.py --self-test        (the checks on a small crate it writes)
 
 For each crate root (`src/lib.rs`, else `src/main.rs`) the script follows the `mod` declarations
 (with `#[path = "..."]`) to every file of the crate, and gives each file the top-level module it
@@ -30,6 +31,12 @@ The floors of the crates named in DOC_BLOCKS are also written into docs/architec
 `<!-- floors CRATE_DIR -->` and `<!-- /floors -->`, so the page cannot drift from the code: a run
 over every crate fails when a block differs from the floors computed now (run it with
 `--write-docs` to rewrite them).
+
+The front ends (`crates/cli`, `src-tauri`) have one door into the engine: its `api` and `dto`
+modules. In their code (not their tests, as above), a path `cachewatch::X` with X neither `api`
+nor `dto` (each element of a group counts), any `cachewatch_core::` path, such a path in a string
+attribute, and `use cachewatch;` / `use cachewatch as e;` are each printed with file and line, and
+fail the check.
 
 Output: per crate, its modules, its edges, and when the graph is acyclic its floors (floor 0
 imports no sibling; a module sits one floor above the highest module it imports). Exit 1 when
@@ -68,28 +75,33 @@ TOKEN = re.compile(
 
 
 PATH_STRING = re.compile(r"(?:\$?crate|super)(?:::[A-Za-z_][A-Za-z0-9_]*)+")
+FRONT_STRING = re.compile(r"(?:cachewatch|cachewatch_core)(?:::[A-Za-z_][A-Za-z0-9_]*)+")
 
 
-def string_tokens(value):
+def string_tokens(value, line=0):
     """A string literal's token. A string that is a whole path into the crate, as serde and ts-rs
     take them (`#[serde(with = "crate::bounds::every")]`, `#[ts(as = "crate::RootKind")]`), names
     that module as code does: its path tokens follow the string token."""
-    out = [('"', value)]
-    if PATH_STRING.fullmatch(value):
+    out = [('"', value, line)]
+    if PATH_STRING.fullmatch(value) or FRONT_STRING.fullmatch(value):
         for i, seg in enumerate(value.split("::")):
             if i:
-                out.append(("::", None))
-            out.append((seg, None))
+                out.append(("::", None, line))
+            out.append((seg, None, line))
     return out
 
 
 def tokens(text):
     """The code tokens of a Rust source: identifiers, `::` and single punctuation characters.
     Comments, strings and chars are dropped; a string becomes the token `"` so attributes like
-    `#[path = "x.rs"]` keep their value (as the token's second element)."""
+    `#[path = "x.rs"]` keep their value (as the token's second element). The third element is
+    the token's line (1-based)."""
     out = []
     i, n = 0, len(text)
+    line, counted = 1, 0
     while i < n:
+        line += text.count("\n", counted, i)
+        counted = i
         m = TOKEN.match(text, i)
         kind = m.lastgroup
         if kind == "hashes":
@@ -109,20 +121,20 @@ def tokens(text):
             end = '"' + m.group("hashes")
             j = text.find(end, m.end())
             j = n if j < 0 else j
-            out.extend(string_tokens(text[m.end() : j]))
+            out.extend(string_tokens(text[m.end() : j], line))
             i = j + len(end)
             continue
         if kind == "string":
             j = m.end()
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.extend(string_tokens(text[m.end() : j]))
+            out.extend(string_tokens(text[m.end() : j], line))
             i = j + 1
             continue
         if kind in ("ident", "path_sep", "punct"):
-            out.append((m.group(), None))
+            out.append((m.group(), None, line))
         elif kind in ("char", "lifetime", "number"):
-            out.append(("0", None))
+            out.append(("0", None, line))
         i = m.end()
     return out
 
@@ -193,9 +205,18 @@ def skip_item(toks, i):
 # --- Modules and references -------------------------------------------------------------------------
 
 
+# The front ends reach the engine through one door: its `api` and `dto` modules.
+FRONT_ENDS = ["crates/cli", "src-tauri"]
+ENGINE = "cachewatch"
+DOORS = ("api", "dto")
+CORE = "cachewatch_core"
+
+
 class Crate:
-    def __init__(self, src):
+    def __init__(self, src, front=False):
         self.src = src
+        self.front = front  # a front end: paths into the engine must go through its doors
+        self.strays = []  # (file, line, path) of each path into the engine past its doors
         self.top = []  # top-level modules, in declaration order
         self.reexports = {}  # name re-exported by the root -> top-level module it comes from
         self.refs = {}  # top-level module -> {referenced module: (file, line-less example)}
@@ -312,6 +333,8 @@ def walk(crate, toks, i, end, modpath, children_dir, base_dir, path):
             k = j
             while k < close:
                 after = path_ref(crate, toks, k, close, modpath, path)
+                if after is None and crate.front:
+                    after = door_ref(crate, toks, k, close, path)
                 k = after if after is not None else k + 1
             i = close
             continue
@@ -355,7 +378,37 @@ def walk(crate, toks, i, end, modpath, children_dir, base_dir, path):
                 continue
         # A path starting at `crate`, `$crate` or `super`.
         after = path_ref(crate, toks, i, end, modpath, path)
+        if after is None and crate.front:
+            after = door_ref(crate, toks, i, end, path)
         i = after if after is not None else i + 1
+
+
+def door_ref(crate, toks, i, end, path):
+    """In a front end, when toks[i] starts a path into the engine (`cachewatch::...`) or the
+    core (`cachewatch_core::...`): records it as a stray unless it goes through one of the
+    engine's doors (`cachewatch::api`, `cachewatch::dto`), and returns the index after the path;
+    else None. `use cachewatch;` or `use cachewatch as e;` (the whole engine under a name) is a
+    stray too."""
+    t = toks[i][0]
+    if t not in (ENGINE, CORE) or (i > 0 and toks[i - 1][0] == "::"):
+        return None
+    where = os.path.relpath(path, os.path.dirname(crate.src))
+    line = toks[i][2]
+    if not (i + 1 < end and toks[i + 1][0] == "::"):
+        if i > 0 and toks[i - 1][0] == "use":
+            crate.strays.append((where, line, t))
+        return None
+    segs, after, group = path_at(toks, i)
+    if group is None:
+        heads = [segs[1:]]
+        nxt = after
+    else:
+        heads = [segs[1:] + [h] for h in group_heads(toks, group)]
+        nxt = skip_group(toks, group)
+    for rest in heads:
+        if t == CORE or not rest or rest[0] not in DOORS:
+            crate.strays.append((where, line, "::".join([t] + rest[:2])))
+    return nxt
 
 
 def path_ref(crate, toks, i, end, modpath, path):
@@ -394,14 +447,14 @@ def root_reexports(crate, root_file):
                 crate.reexports.setdefault(name, module)
 
 
-def load(crate_dir):
+def load(crate_dir, front=False):
     src = os.path.join(crate_dir, "src")
     root_file = None
     for cand in ("lib.rs", "main.rs"):
         if os.path.exists(os.path.join(src, cand)):
             root_file = os.path.join(src, cand)
             break
-    crate = Crate(src)
+    crate = Crate(src, front)
     crate.pending = []
     # First pass over the root alone: the top-level modules, then its re-exports.
     scan_file(crate, root_file, [], True)
@@ -509,7 +562,7 @@ def check_docs(blocks, write):
 
 
 def report(crate_dir, blocks):
-    crate = load(os.path.join(ROOT, crate_dir))
+    crate = load(os.path.join(ROOT, crate_dir), crate_dir in FRONT_ENDS)
     nodes = sorted(set(crate.top))
     edges = {a: set(bs) for a, bs in crate.refs.items()}
     print(f"== {crate_dir}: {len(nodes)} top-level modules")
@@ -526,7 +579,8 @@ def report(crate_dir, blocks):
             print(f"  {f}: {', '.join(m for m in nodes if level[m] == f)}")
         print()
         blocks[crate_dir] = floors_text(nodes, level)
-        return True
+        return door_report(crate_dir, crate)
+    door_report(crate_dir, crate)
     for c in cycles:
         members = set(c)
         print(f"CYCLE in {crate_dir} between {len(c)} modules: {', '.join(c)}")
@@ -537,7 +591,80 @@ def report(crate_dir, blocks):
     return False
 
 
+def door_report(crate_dir, crate):
+    """A front end's paths into the engine past its doors, each with its file and line."""
+    if not crate.strays:
+        return True
+    for where, line, p in crate.strays:
+        print(f"{crate_dir}/{where}:{line}: `{p}` reaches into the engine past its doors; use `{ENGINE}::api` or `{ENGINE}::dto`")
+    print()
+    return False
+
+
+SELF_TEST = {
+    # file -> its text; the expected strays are (file, line, path)
+    "src/lib.rs": """//! A front end. `cachewatch::scan` in a doc comment is text.
+mod a;
+mod b;
+use cachewatch::api::{self, Session};
+use cachewatch::dto::RootDto;
+use cachewatch::{api::units, dto};
+use cachewatch::scan::Tally;
+""",
+    "src/a.rs": """// cachewatch::history::History in a comment
+fn f() -> u64 {
+    let s = "see cachewatch::units";
+    cachewatch::api::units::unix_secs(0) + cachewatch::units::unix_secs(1)
+}
+use cachewatch::{api, monitor::MonitorHandle};
+#[cfg(test)]
+mod tests {
+    use cachewatch::history::History;
+}
+""",
+    "src/b.rs": """use cachewatch_core::reclaim;
+use cachewatch as engine;
+#[serde(with = "cachewatch::bounds::every")]
+struct S;
+""",
+}
+SELF_TEST_STRAYS = [
+    ("src/lib.rs", 7, "cachewatch::scan::Tally"),
+    ("src/a.rs", 4, "cachewatch::units::unix_secs"),
+    ("src/a.rs", 6, "cachewatch::monitor"),
+    ("src/b.rs", 1, "cachewatch_core::reclaim"),
+    ("src/b.rs", 2, "cachewatch"),
+    ("src/b.rs", 3, "cachewatch::bounds::every"),
+]
+
+
+def self_test():
+    """The door check on a small front end written to a temp dir: every path past the doors is
+    found at its line; doors, comments, strings and test code are not."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in SELF_TEST.items():
+            os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+            with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        crate = load(d, front=True)
+        got = [(w, line, p) for w, line, p in crate.strays]
+        back = load(d, front=False)
+    ok = True
+    if got != SELF_TEST_STRAYS:
+        print(f"self-test: strays found {got}, expected {SELF_TEST_STRAYS}", file=sys.stderr)
+        ok = False
+    if back.strays:
+        print(f"self-test: a crate that is no front end has strays {back.strays}", file=sys.stderr)
+        ok = False
+    print("module graph self-test: " + ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
 def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     write = "--write-docs" in argv[1:]
     crates = [a for a in argv[1:] if a != "--write-docs"] or CRATES
     ok = True
@@ -547,9 +674,9 @@ def main(argv):
     if ok and crates == CRATES and not check_docs({c: blocks[c] for c in DOC_BLOCKS}, write):
         return 1
     if not ok:
-        print("module graph: a cycle between top-level modules (above); break it so each crate's modules form floors", file=sys.stderr)
+        print("module graph: a cycle between top-level modules, or a front end past the engine's doors (above); break the cycle so each crate's modules form floors, and import the engine only as `cachewatch::api` / `cachewatch::dto`", file=sys.stderr)
         return 1
-    print("module graph: no cycle between the top-level modules of any crate")
+    print("module graph: no cycle between the top-level modules of any crate; the front ends use only the engine's api and dto")
     return 0
 
 

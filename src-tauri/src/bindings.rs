@@ -22,8 +22,9 @@ use std::path::{Path, PathBuf};
 
 use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
-use cachewatch::snapshot::{AlertDto, Snapshot};
+use cachewatch::dto::AlertDto;
+use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
+use cachewatch::snapshot::Snapshot;
 use ts_rs::{Config, TS};
 
 use crate::commands::Settings;
@@ -51,9 +52,9 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ReclaimPreview::export_all(cfg)?;
     ReclaimResult::export_all(cfg)?;
     ReclaimEstimate::export_all(cfg)?;
-    cachewatch::reclaim::KeepReason::export_all(cfg)?;
-    cachewatch::api::settings::Settings::export_all(cfg)?;
-    cachewatch::snapshot::SuggestedReclaim::export_all(cfg)?;
+    cachewatch::api::reclaim::KeepReason::export_all(cfg)?;
+    cachewatch::api::settings::ConfigSettings::export_all(cfg)?;
+    cachewatch::dto::SuggestedReclaim::export_all(cfg)?;
     Settings::export_all(cfg)?;
     IpcError::export_all(cfg)?;
     ErrorCode::export_all(cfg)?;
@@ -282,7 +283,7 @@ fn rows<I: serde::Serialize, O: serde::Serialize>(rows: &[(I, O)]) -> String {
 /// axes, sums), so those few rules stay in TypeScript, held to the engine's by these vectors. A
 /// threshold typed in the window is read by the engine (`read_threshold`), not here.
 fn human_ts() -> String {
-    use cachewatch::units::{format_bytes, format_count_of, format_duration};
+    use cachewatch::api::units::{format_bytes, format_count_of, format_duration};
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
@@ -420,7 +421,7 @@ fn bindings() {
 /// snapshot writes (`RootKind::as_str`) must be serde's.
 #[test]
 fn root_kind_words_are_serdes() {
-    for k in cachewatch::RootKind::ALL {
+    for k in cachewatch::api::roots::RootKind::ALL {
         assert_eq!(
             serde_json::to_value(k).expect("a root kind serializes"),
             serde_json::Value::from(k.as_str())

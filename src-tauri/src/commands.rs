@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
+use cachewatch::api::catalogue::Catalogue;
 use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
-use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
-use cachewatch::catalogue::Catalogue;
-use cachewatch::monitor::MonitorHandle;
-use cachewatch::snapshot::Snapshot;
+use cachewatch::api::monitor::MonitorHandle;
+use cachewatch::api::monitor::Snapshot;
+use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 
@@ -54,7 +54,7 @@ pub struct HistoryState {
 pub struct Settings {
     /// The settings kept in the config file.
     #[serde(flatten)]
-    pub config: api::settings::Settings,
+    pub config: api::settings::ConfigSettings,
     /// Whether the app starts at login.
     #[serde(default)]
     pub open_at_login: bool,
@@ -216,7 +216,7 @@ pub async fn set_threshold(
 /// `bad-threshold`, with what is wrong and how to write one.
 #[tauri::command]
 pub fn read_threshold(text: String) -> Result<u64, IpcError> {
-    cachewatch::units::read_threshold(&text)
+    cachewatch::api::units::read_threshold(&text)
         .map_err(|e| IpcError::new(ErrorCode::BadThreshold, e.to_string()))
 }
 

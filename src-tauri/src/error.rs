@@ -1,7 +1,7 @@
 //! The error shape of every IPC command: `{code, message}`, `code` one of [`ErrorCode`].
 
+use cachewatch::api::monitor::MonitorError;
 use cachewatch::api::ApiError;
-use cachewatch::monitor::MonitorError;
 use serde::{Deserialize, Serialize};
 
 /// What went wrong, for the window to branch on (serialized kebab-case: `unknown-plan`, ...).

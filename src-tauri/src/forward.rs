@@ -6,8 +6,8 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use cachewatch::monitor::MonitorHandle;
-use cachewatch::snapshot::AlertDto;
+use cachewatch::api::monitor::MonitorHandle;
+use cachewatch::dto::AlertDto;
 use tauri::{AppHandle, Emitter, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::broadcast::error::RecvError;

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
-use cachewatch::monitor::MonitorHandle;
-use cachewatch::units::{format_bytes, format_count_of, format_duration, format_threshold};
+use cachewatch::api::monitor::MonitorHandle;
+use cachewatch::api::units::{format_bytes, format_count_of, format_duration, format_threshold};
+use cachewatch::dto::{ReclaimPreview, ReclaimResult};
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_dialog::{DialogExt, MessageDialogButtons, MessageDialogKind};
 use tauri_plugin_notification::NotificationExt;
@@ -113,7 +113,7 @@ fn notify<R: Runtime>(app: &AppHandle<R>, title: &str, body: &str) {
 
 #[cfg(test)]
 mod tests {
-    use cachewatch::api::preview::PreviewProducer;
+    use cachewatch::dto::PreviewProducer;
 
     use super::*;
 

@@ -1,8 +1,8 @@
 //! Start-up: plugins, the monitor, the tray, the forwarding tasks.
 
+use cachewatch::api::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
 use cachewatch::api::{ApiError, Locations};
-use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
+use cachewatch::dto::MonitorState;
 use tauri::{App, AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::MacosLauncher;
 

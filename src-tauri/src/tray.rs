@@ -1,6 +1,7 @@
 //! The menu-bar icon: its menu (built from the [`MENU`] table), its two states, and its title.
 
-use cachewatch::snapshot::{MonitorState, Snapshot};
+use cachewatch::api::monitor::Snapshot;
+use cachewatch::dto::MonitorState;
 use tauri::menu::{CheckMenuItem, IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};
@@ -177,7 +178,7 @@ pub fn is_growing(s: &Snapshot) -> bool {
 
 /// The icon's title (shown next to it in the macOS menu bar): the watched total, binary units.
 pub fn title(s: &Snapshot) -> String {
-    cachewatch::units::format_bytes(s.total_allocated_bytes.into())
+    cachewatch::api::units::format_bytes(s.total_allocated_bytes.into())
 }
 
 /// The tooltip: the total and what the monitor is doing.

@@ -10,7 +10,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use cachewatch::api::preview::{ReclaimPreview, ReclaimResult};
+use cachewatch::dto::{ReclaimPreview, ReclaimResult};
 use serde::{Deserialize, Serialize};
 
 use crate::error::IpcError;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cachewatch::monitor::MonitorHandle;
+use cachewatch::api::monitor::MonitorHandle;
 
 use tauri::{
     AppHandle, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder, WindowEvent,
@@ -276,7 +276,7 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
                 .add(ended);
             // What WebKit's UI side freed since the window's own `Destroyed` (the page's proxies
             // go when its process has ended): back to the OS too.
-            cachewatch::platform::release_free_memory();
+            cachewatch::api::platform::release_free_memory();
         });
         if !ended {
             return;
@@ -297,7 +297,7 @@ fn destroy_later<R: Runtime>(app: &AppHandle<R>) {
         // its code and freeing its heap: once they are done, both are handed back again.
         tokio::time::sleep(ENGINE_SETTLE_DELAY).await;
         on_main_while_closed(&app, generation, "let go of the engine again", |_| {
-            cachewatch::platform::release_free_memory();
+            cachewatch::api::platform::release_free_memory();
             let bytes = crate::web_engine::release_engine_code();
             tracing::debug!(bytes, "let go of the web engine's code pages again");
         });
@@ -472,7 +472,7 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
     if let WindowEvent::Destroyed = event {
         // The platform facade's one call: malloc_zone_pressure_relief on macOS, malloc_trim
         // with glibc.
-        cachewatch::platform::release_free_memory();
+        cachewatch::api::platform::release_free_memory();
         tracing::debug!("the window is gone; free heap given back");
         return;
     }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::catalogue::Catalogue;
+use cachewatch::api::catalogue::Catalogue;
+use cachewatch::api::roots::{Root, RootKind};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::roots::{Root, RootKind};
 use cachewatch_app::commands::SettingsState;
 use serde_json::{json, Value};
 use tauri::ipc::{CallbackFn, InvokeBody};
@@ -114,7 +114,7 @@ fn wait_until_watching(m: &MonitorHandle) {
     tauri::async_runtime::block_on(async {
         let mut rx = m.subscribe();
         let scanned = tokio::time::timeout(Duration::from_secs(60), async {
-            while rx.borrow_and_update().state == cachewatch::snapshot::MonitorState::Scanning {
+            while rx.borrow_and_update().state == cachewatch::dto::MonitorState::Scanning {
                 rx.changed().await.unwrap();
             }
         });

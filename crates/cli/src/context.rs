@@ -1,8 +1,8 @@
 //! What every subcommand needs, from the engine API: the session (config, data dir, catalogue,
 //! protected paths) and the roots named by `--root`.
 
+use cachewatch::api::roots::Root;
 use cachewatch::api::{Locations, Session};
-use cachewatch::roots::Root;
 
 use super::GlobalArgs;
 

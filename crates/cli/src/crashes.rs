@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::crash::{CrashGroupDto, CrashWatch, OtherReports, ReportKind, Signatures};
-use cachewatch::units::unix_secs;
-use cachewatch::RootKind;
+use cachewatch::api::crash::{CrashGroupDto, CrashWatch, OtherReports, ReportKind, Signatures};
+use cachewatch::api::roots::RootKind;
+use cachewatch::api::units::unix_secs;
 use serde::Serialize;
 
 use super::format::{self, Align, Table};
@@ -141,7 +141,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         writeln!(
             out,
             "\n{} counted by its header only (still being written, or cut short): {}",
-            cachewatch::units::format_count_of(partial.len() as u64, "report"),
+            cachewatch::api::units::format_count_of(partial.len() as u64, "report"),
             partial
                 .iter()
                 .map(|u| format::escape(&u.path.to_string_lossy()).into_owned())

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cachewatch::catalogue::ProducerKind;
-use cachewatch::explain::{Explanation, Verdict};
-use cachewatch::inventory::Item;
-use cachewatch::reclaim::{newest_access, read_age_used, AgeClock};
-use cachewatch::units::format_duration;
+use cachewatch::api::catalogue::ProducerKind;
+use cachewatch::api::explain::{newest_access, read_age_used, AgeClock};
+use cachewatch::api::explain::{Explanation, Verdict};
+use cachewatch::api::scan::Item;
+use cachewatch::api::units::format_duration;
 
 use super::scan::enum_word;
 use super::{Context, Outcome, RootArgs};
@@ -91,7 +91,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     // The item as a scan measures it now (for its age and the clock that decides it).
     let measured = match (&e.verdict, &e.root) {
         (Verdict::Claimed { item, .. }, Some(root)) => {
-            cachewatch::scan::measure_item(root, &catalogue, item)
+            cachewatch::api::scan::measure_item(root, &catalogue, item)
                 .ok()
                 .flatten()
         }

@@ -57,21 +57,21 @@ fn needs_escape(c: char) -> bool {
 }
 
 /// A count with thousands separators, as the app writes it: `20003` -> `20,003`
-/// ([`cachewatch::units::format_count`]).
+/// ([`cachewatch::api::units::format_count`]).
 pub fn count(n: u64) -> String {
-    cachewatch::units::format_count(n)
+    cachewatch::api::units::format_count(n)
 }
 
 /// `n` bytes in binary units as every front end writes them: `0 B`, `999 B`, `1.5 KiB`,
-/// `105 MiB` ([`cachewatch::units::format_bytes`]).
+/// `105 MiB` ([`cachewatch::api::units::format_bytes`]).
 pub fn bytes(n: u64) -> String {
-    cachewatch::units::format_bytes(n.into())
+    cachewatch::api::units::format_bytes(n.into())
 }
 
 /// An age in seconds as the engine writes every duration: `40 s`, `12 min`, `5 h 2 min`, `3 d`
-/// ([`cachewatch::units::format_duration`]).
+/// ([`cachewatch::api::units::format_duration`]).
 pub fn age(secs: u64) -> String {
-    cachewatch::units::format_duration(secs)
+    cachewatch::api::units::format_duration(secs)
 }
 
 /// Column alignment.

@@ -6,11 +6,11 @@ use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use cachewatch::history::{AutoRun, Growth, History, Series};
-use cachewatch::reclaim::AuditRecord;
+use cachewatch::api::history::{AutoRun, Growth, History, Series};
+use cachewatch::api::reclaim::AuditRecord;
 use serde::Serialize;
 
-use cachewatch::units::unix_secs;
+use cachewatch::api::units::unix_secs;
 
 use super::format::{bytes, Align, Table};
 use super::{Context, Outcome};

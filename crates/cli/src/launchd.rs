@@ -164,7 +164,7 @@ fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
     }
     // Under the config's lock, on the file as it is then: another writer's change is kept.
     let mut appended = false;
-    cachewatch::config::edit_file(&path, |old| -> anyhow::Result<String> {
+    cachewatch::api::config::edit_file(&path, |old| -> anyhow::Result<String> {
         appended = !old.is_empty();
         let text = match old {
             "" => CI_RUNNER_RULES.to_owned(),
@@ -172,8 +172,8 @@ fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
             o => format!("{o}\n\n{CI_RUNNER_RULES}"),
         };
         // The file as it will be must load, rules and all, before it replaces the old one.
-        let loaded = cachewatch::config::LoadedConfig {
-            config: cachewatch::config::parse(&text, &path)?,
+        let loaded = cachewatch::api::config::LoadedConfig {
+            config: cachewatch::api::config::parse(&text, &path)?,
             path: path.clone(),
             text: text.clone(),
         };
@@ -181,9 +181,9 @@ fn install_rules(ctx: &Context) -> anyhow::Result<PathBuf> {
         Ok(text)
     })
     .map_err(|e| match e {
-        cachewatch::config::EditError::Config(e) => anyhow::Error::new(e),
-        cachewatch::config::EditError::Write(e) => anyhow::Error::new(e),
-        cachewatch::config::EditError::Edit(e) => e,
+        cachewatch::api::config::EditError::Config(e) => anyhow::Error::new(e),
+        cachewatch::api::config::EditError::Write(e) => anyhow::Error::new(e),
+        cachewatch::api::config::EditError::Edit(e) => e,
     })?;
     eprintln!(
         "cachewatch: {} the CI-runner [[auto_reclaim]] rules (ci-metal, ci-leaks) to {}",

@@ -237,8 +237,8 @@ mod tests {
     fn error_line_names_a_repeated_cause_once_and_folds_lines() {
         let missing = std::fs::metadata("/nonexistent/cachewatch-test").unwrap_err();
         let os = missing.to_string();
-        let e = anyhow::Error::new(cachewatch::roots::RootError::Missing {
-            kind: cachewatch::roots::RootKind::Temp,
+        let e = anyhow::Error::new(cachewatch::api::roots::RootError::Missing {
+            kind: cachewatch::api::roots::RootKind::Temp,
             path: "/nope".into(),
             source: missing,
         })
@@ -265,7 +265,7 @@ mod tests {
             .render_long_help()
             .to_string()
             .replace(char::is_whitespace, " ");
-        for kind in cachewatch::roots::RootKind::ALL {
+        for kind in cachewatch::api::roots::RootKind::ALL {
             assert!(
                 help.contains(&format!(" {},", kind.as_str()))
                     || help.contains(&format!(" {} (", kind.as_str())),

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use cachewatch::catalogue::Rule;
+use cachewatch::api::catalogue::Rule;
 use serde::Serialize;
 
 use super::format::{Align, Table};

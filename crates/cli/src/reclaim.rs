@@ -4,16 +4,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use cachewatch::api::reclaim::AuditedReport;
-use cachewatch::api::{self, Session};
-use cachewatch::history::History;
-use cachewatch::process::SystemProbe;
-use cachewatch::reclaim::{self, DeletedItem, ReclaimErrorEntry, Spool, StreamedPlan};
-use cachewatch::scan::ScanProgress;
+use cachewatch::api::reclaim::{self, DeletedItem, ReclaimErrorEntry, Spool, StreamedPlan};
+use cachewatch::api::Session;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::format::bytes;
@@ -74,48 +71,29 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let catalogue = ctx.catalogue()?;
     Session::check_producers(&catalogue, &args.producers)?;
     let older_than = args.older_than.unwrap_or(ctx.default_threshold());
-    let now = SystemTime::now();
-    // Open files are read under the roots only (and when the plan starts).
-    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
-    let plan = api::reclaim::plan_streamed(
-        &roots,
-        &catalogue,
-        args.producers.clone(),
-        older_than,
-        ctx.protected_paths(),
-        &probe,
-        now,
-        &ScanProgress::new(),
-    )
-    .context("planning: writing the plan's temp file")?;
+    let planned = ctx
+        .plan_reclaim(&roots, &catalogue, args.producers.clone(), older_than)
+        .context("planning: writing the plan's temp file")?;
+    let plan = &planned.plan;
 
     let mut out = std::io::stdout().lock();
     if !args.json {
-        print::plan(&plan, args.list, &mut out).context("writing to stdout")?;
-        print::managed(&plan, &catalogue, &mut out).context("writing to stdout")?;
+        print::plan(plan, args.list, &mut out).context("writing to stdout")?;
+        print::managed(plan, &catalogue, &mut out).context("writing to stdout")?;
     }
 
-    let planned = plan.summary.planned_items;
+    let planned_items = plan.summary.planned_items;
     let mut done = Done::default();
     let mut interrupted = false;
-    let execute = planned > 0 && !args.dry_run && (args.yes || confirm(&plan)?);
+    let execute = planned_items > 0 && !args.dry_run && (args.yes || confirm(plan)?);
     if execute {
-        let db = ctx.db_path()?;
-        let history = Mutex::new(
-            History::open(&db)
-                .with_context(|| format!("opening the history database {}", db.display()))?,
-        );
         let stop = stop_on_ctrl_c();
-        let bar = progress_bar(planned, args.json);
+        let bar = progress_bar(planned_items, args.json);
         let keep_list = args.json;
         let mut spool_error = None;
-        let audited = api::reclaim::execute_streamed_batches(
-            &plan,
+        let audited = ctx.execute_reclaim(
+            &planned,
             &catalogue,
-            &probe,
-            &history,
-            &db,
-            SystemTime::now(),
             reclaim::DEFAULT_BATCH_SIZE,
             &mut |p, batch| {
                 bar.set_position(p.items_done);
@@ -156,10 +134,10 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
             dry_run: args.dry_run,
             executed: execute,
             older_than_secs: older_than.as_secs(),
-            planned: json::Planned(&plan),
-            managed_by: print::managed_by(&plan, &catalogue),
+            planned: json::Planned(plan),
+            managed_by: print::managed_by(plan, &catalogue),
             deleted: json::Deleted(&done.deleted),
-            kept: json::Kept(&plan, &report.kept),
+            kept: json::Kept(plan, &report.kept),
             already_gone: &report.already_gone,
             already_gone_bytes: crate::path_bytes::of_list(&report.already_gone),
             freed_bytes: report.freed_bytes,
@@ -169,7 +147,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         writeln!(out).context("writing to stdout")?;
     } else if execute {
         print::report(&done, args.list, interrupted, &mut out).context("writing to stdout")?;
-    } else if planned > 0 {
+    } else if planned_items > 0 {
         let how = if args.dry_run {
             "Dry run: nothing deleted."
         } else {

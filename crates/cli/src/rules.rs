@@ -4,11 +4,11 @@
 use std::io::Write;
 
 use anyhow::{bail, Context as _};
+use cachewatch::api::catalogue::{ReclaimMode, Rule};
 use cachewatch::api::groups::{self, GroupSource};
-use cachewatch::catalogue::{ReclaimMode, Rule};
-use cachewatch::process::{ProcessProbe, SystemProbe};
-use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
-use cachewatch::shapes;
+use cachewatch::api::process::{ProcessProbe, SystemProbe};
+use cachewatch::api::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use cachewatch::api::shapes;
 use serde::Serialize;
 
 use super::format::bytes;
@@ -255,7 +255,7 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         .config_path
         .clone()
         .context("no config file to write the rule into; pass --config PATH")?;
-    if !cachewatch::catalogue::is_slug(&args.id) {
+    if !cachewatch::api::catalogue::is_slug(&args.id) {
         bail!(
             "--id {:?} is not a producer id: use lowercase letters a-z, digits and single dashes between words, e.g. \"my-app-temp\"",
             args.id

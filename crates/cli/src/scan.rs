@@ -4,17 +4,17 @@ use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
 
-use cachewatch::units::unix_secs;
+use cachewatch::api::units::unix_secs;
 
 use anyhow::Context as _;
-use cachewatch::catalogue::Catalogue;
-use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
-use cachewatch::monitor::provenance::{self, evidence_dto, group_evidence, ProcessHistory};
-use cachewatch::process::ProcessProbe;
-use cachewatch::roots::Root;
-use cachewatch::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
-use cachewatch::shapes::{self, ShapeGroup, Writer};
-use cachewatch::watch::live::GroupMember;
+use cachewatch::api::catalogue::Catalogue;
+use cachewatch::api::process::ProcessProbe;
+use cachewatch::api::process::{self as provenance, evidence_dto, group_evidence, ProcessHistory};
+use cachewatch::api::roots::Root;
+use cachewatch::api::scan::GroupMember;
+use cachewatch::api::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
+use cachewatch::api::scan::{IssueKind, Measure, ScanIssue};
+use cachewatch::api::shapes::{self, ShapeGroup, Writer};
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};
@@ -202,7 +202,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         None => scan(),
     };
     // The writers asked about are under the roots: no open file elsewhere is read.
-    let probe = cachewatch::process::SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
+    let probe =
+        cachewatch::api::process::SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
     // Writers only for people reading the report: a textfile cron run skips the process table.
     let probe = (!args.textfile.openmetrics).then_some(&probe as &dyn ProcessProbe);
     let report = streamed_report(&summaries, &tally, &catalogue, probe);

@@ -4,10 +4,11 @@
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use cachewatch::history::{History, Series};
-use cachewatch::monitor;
-use cachewatch::outside_growth as outside;
-use cachewatch::snapshot::{MonitorState, Snapshot};
+use cachewatch::api::history::{History, Series};
+use cachewatch::api::monitor;
+use cachewatch::api::monitor::Snapshot;
+use cachewatch::api::outside;
+use cachewatch::dto::MonitorState;
 
 use super::{Context, Outcome, RootArgs};
 
@@ -86,25 +87,19 @@ fn add_growth(ctx: &Context, snap: &mut Snapshot) {
     }
     // Growth outside the roots, per volume, from the samples the monitor (`watch`, the app) took.
     // A root inside another (as given) grew within that one already: left out of the sum.
-    let nested = |r: &&cachewatch::snapshot::RootDto| {
+    let nested = |r: &&cachewatch::dto::RootDto| {
         let p = std::path::Path::new(&r.path);
         snap.roots
             .iter()
             .any(|o| o.path != r.path && p.starts_with(&o.path) && o.mount == r.mount)
     };
-    let volumes = outside::group_by_volume(
-        snap.roots
-            .iter()
-            .filter(|r| !nested(r))
-            .map(|r| {
-                let series = r.kind.parse().ok().map(|kind| Series::Root {
-                    kind,
-                    path: r.path.clone().into(),
-                });
-                (series, r.mount.clone().map(Into::into))
-            })
-            .filter_map(|(s, m)| Some((s?, m))),
-    );
+    let volumes = outside::group_by_volume(snap.roots.iter().filter(|r| !nested(r)).map(|r| {
+        let series = Series::Root {
+            kind: r.kind,
+            path: r.path.clone().into(),
+        };
+        (series, r.mount.clone().map(Into::into))
+    }));
     match outside::unexplained_growth(&h, &volumes, &ctx.config.config.alerts, now) {
         Ok(u) => snap.unexplained_growth = u,
         Err(e) => snap.errors.push(format!("no growth-outside figures: {e}")),

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use cachewatch::metrics;
-use cachewatch::monitor::{self, MonitorOptions};
+use cachewatch::api::metrics;
+use cachewatch::api::monitor::{self, MonitorOptions};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{Context, Outcome, RootArgs};
@@ -61,7 +61,7 @@ struct Reload {
     /// The config file (`None`: no home dir and no `--config`, nothing to reload).
     path: Option<PathBuf>,
     /// The config as last applied.
-    running: cachewatch::config::Config,
+    running: cachewatch::api::config::Config,
 }
 
 impl Reload {
@@ -71,7 +71,7 @@ impl Reload {
             tracing::warn!("SIGHUP: no config file to reload (no --config and no home dir); kept running as is");
             return;
         };
-        let loaded = match cachewatch::config::load(path) {
+        let loaded = match cachewatch::api::config::load(path) {
             Ok(l) => l.config,
             Err(e) => {
                 tracing::error!("SIGHUP: config not reloaded, the running settings are kept: {e}");
@@ -91,7 +91,7 @@ impl Reload {
             return;
         }
         // What only a restart applies: everything but [reclaim], [alerts] and [groups].
-        let rest = |c: &cachewatch::config::Config| {
+        let rest = |c: &cachewatch::api::config::Config| {
             let mut c = c.clone();
             c.reclaim = Default::default();
             c.alerts = Default::default();

@@ -17,9 +17,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const FILES_PER_DIR: usize = 8; // + the dir itself = 9 entries per item
 

@@ -16,9 +16,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 /// A `VmRSS`/`VmHWM` figure of /proc/self/status, MiB.
 fn status_mib(key: &str) -> f64 {

@@ -7,6 +7,8 @@
 //! generated from these (feature `ts`, `cargo test -p cachewatch-app --lib bindings` writes
 //! `ui/src/bindings/`).
 
+use cachewatch_core::catalogue::{ProducerKind, ReclaimMode};
+use cachewatch_core::roots::RootKind;
 use serde::{Deserialize, Serialize};
 
 mod reclaim;
@@ -29,10 +31,12 @@ pub enum MonitorState {
     Paused,
 }
 
-/// Progress of a running scan.
+/// Progress of a running scan, as the snapshot sends it (the live counters a scan updates are
+/// [`cachewatch_core::scan::ScanProgress`]).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ScanProgress"))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScanProgress {
+pub struct ScanProgressDto {
     /// Roots finished.
     pub roots_done: u32,
     /// Roots to scan.
@@ -97,9 +101,8 @@ pub const UNREADABLE_LISTED: usize = 20;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootDto {
-    /// The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
-    pub kind: String,
+    /// The root kind (`temp`, `cache`, `container-temp`, ...).
+    pub kind: RootKind,
     /// The path as given.
     pub path: String,
     /// Whether the path still leads to the real dir watched; when not, the figures below are
@@ -181,11 +184,9 @@ pub struct ProducerDto {
     /// Human name.
     pub name: String,
     /// `leak`, `cache`, `report` or `system`.
-    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ProducerKind"))]
-    pub kind: String,
+    pub kind: ProducerKind,
     /// `auto`, `manual` or `never`.
-    #[cfg_attr(feature = "ts", ts(as = "crate::catalogue::ReclaimMode"))]
-    pub reclaim: String,
+    pub reclaim: ReclaimMode,
     /// True when reclaim may delete its items at all (its rule is not `reclaim = "never"` nor
     /// `kind = "system"`, and is in the catalogue): the window offers a reclaim only then.
     #[serde(default)]
@@ -236,8 +237,7 @@ pub struct UnattributedDto {
     /// Absolute path.
     pub path: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
-    pub root_kind: String,
+    pub root_kind: RootKind,
     /// Allocated bytes (outside claimed items).
     pub allocated_bytes: u64,
     /// Apparent bytes.
@@ -257,8 +257,7 @@ pub struct UnattributedGroupDto {
     #[serde(default)]
     pub label: String,
     /// Root kind.
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
-    pub root_kind: String,
+    pub root_kind: RootKind,
     /// The root's path (canonical).
     pub root: String,
     /// Number of members.

@@ -2,8 +2,10 @@
 //! leaking producers, keep the growth history, and reclaim space safely.
 //!
 //! The engine knows nothing of Tauri, clap or any UI. The CLI (`crates/cli`) and the menu-bar app
-//! (`src-tauri/`) call the same functions. The synchronous parts live in `cachewatch-core`,
-//! re-exported here: `cachewatch::scan` is `cachewatch_core::scan`.
+//! (`src-tauri/`) call the same functions, through [`api`] and [`dto`] only. The synchronous parts
+//! live in `cachewatch-core`; the engine names them as its own modules (`crate::scan` is
+//! `cachewatch_core::scan`) but does not re-export them: what a front end needs of them is
+//! re-exported once, in [`api`].
 //!
 //! Flow: [`roots`] says which dirs to look at; [`scan`] measures them into an [`inventory::Inventory`],
 //! attributing each item to a rule of the [`catalogue`]; [`reclaim`] plans and executes deletions under
@@ -13,7 +15,7 @@
 //! See `cachewatch_core`'s crate docs (FSEvents, other users' files, APFS clones, hard links, Full
 //! Disk Access, open-file checks).
 
-pub use cachewatch_core::{
+use cachewatch_core::{
     catalogue, clock, explain, inventory, owner, platform, process, reclaim, roots, scan, shapes,
     toml_lines, units,
 };
@@ -35,7 +37,3 @@ pub mod process_leaks;
 pub mod safe_file;
 pub mod snapshot;
 pub mod watch;
-
-pub use catalogue::Catalogue;
-pub use inventory::Inventory;
-pub use roots::{Root, RootKind};

@@ -26,7 +26,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{broadcast, watch};
 
-use crate::snapshot::{AlertDto, Snapshot};
+use crate::dto::AlertDto;
+use crate::snapshot::Snapshot;
 
 /// The Content-Type of the OpenMetrics text format.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -28,10 +28,11 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use crate::alerts::AlertsConfig;
 use crate::catalogue::Catalogue;
 use crate::clock::Clock;
+use crate::dto::AlertDto;
 use crate::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use crate::process_leaks::ProcessWatchConfig;
 use crate::roots::Root;
-use crate::snapshot::{AlertDto, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::watch::WatchMsg;
 
 pub use error::MonitorError;

@@ -1,14 +1,13 @@
 //! The `Snapshot`: the whole state the monitor publishes, which the app, the CLI (`status --json`)
 //! and `/metrics` read. It gathers the shapes of [`crate::dto`] with the features' own DTOs (crash
-//! groups, growth outside the roots, auto-reclaim); the shapes are re-exported here, so
-//! `cachewatch::snapshot::AlertDto` still names them.
+//! groups, growth outside the roots, auto-reclaim); the shapes themselves have one path, in
+//! [`crate::dto`].
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::dto::{
-    AlertDto, ItemDto, MonitorState, ObservedGrowth, ProducerDto, RootDto, RootStatus,
-    ScanProgress, SuggestedReclaim, UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
-    UNREADABLE_LISTED,
+use crate::dto::{
+    AlertDto, MonitorState, ObservedGrowth, ProducerDto, RootDto, ScanProgressDto, UnattributedDto,
+    UnattributedGroupDto,
 };
 
 /// The whole state the monitor publishes.
@@ -20,7 +19,7 @@ pub struct Snapshot {
     /// What the monitor is doing.
     pub state: MonitorState,
     /// Progress while scanning.
-    pub scan_progress: ScanProgress,
+    pub scan_progress: ScanProgressDto,
     /// The current reclaim age threshold, seconds.
     pub threshold_secs: u64,
     /// Allocated bytes of all roots.

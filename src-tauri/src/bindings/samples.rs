@@ -3,16 +3,18 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::catalogue::{ProducerKind, ReclaimMode};
 use cachewatch::api::groups::{GroupRuleAdded, GroupRuleDto, GroupRulePreview};
-use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
+use cachewatch::api::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
+use cachewatch::api::roots::RootKind;
 use cachewatch::crash::CrashGroupDto;
-use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
-use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
-use cachewatch::snapshot::{
-    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgress, Snapshot,
+use cachewatch::dto::{
+    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgressDto,
     UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
 };
-use cachewatch::RootKind;
+use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
+use cachewatch::dto::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
+use cachewatch::snapshot::Snapshot;
 use serde_json::{to_value, Value};
 
 use crate::commands::Settings;
@@ -34,7 +36,7 @@ pub(crate) fn snapshot() -> Snapshot {
     Snapshot {
         taken_at_unix_secs: NOW,
         state: MonitorState::Watching,
-        scan_progress: ScanProgress {
+        scan_progress: ScanProgressDto {
             roots_done: 2,
             roots_total: 2,
             entries_done: 20_003,
@@ -63,7 +65,7 @@ pub(crate) fn snapshot() -> Snapshot {
         roots: RootKind::ALL
             .iter()
             .map(|k| RootDto {
-                kind: k.as_str().to_owned(),
+                kind: *k,
                 path: format!("/roots/{}", k.as_str()),
                 state: match k {
                     RootKind::Other => RootStatus::ReplacedByLink,
@@ -91,8 +93,8 @@ pub(crate) fn snapshot() -> Snapshot {
         producers: vec![ProducerDto {
             id: "gpuarchiver".to_owned(),
             name: "GPU archiver".to_owned(),
-            kind: "leak".to_owned(),
-            reclaim: "auto".to_owned(),
+            kind: ProducerKind::Leak,
+            reclaim: ReclaimMode::Auto,
             reclaimable: true,
             allocated_bytes: 4 << 30,
             apparent_bytes: 3 << 30,
@@ -101,7 +103,7 @@ pub(crate) fn snapshot() -> Snapshot {
             growth_bytes_per_hour: Some(-1024),
             growth_bytes_per_day: None,
             growth_items_per_day: Some(5000),
-            growth: Some(cachewatch::snapshot::ObservedGrowth {
+            growth: Some(cachewatch::dto::ObservedGrowth {
                 bytes: 105 << 20,
                 items: 3412,
                 span_secs: 180,
@@ -122,7 +124,7 @@ pub(crate) fn snapshot() -> Snapshot {
         unattributed_groups: vec![UnattributedGroupDto {
             shape: ".<hex16>-<digits8>.dylib".to_owned(),
             label: ".<hex16>-<digits8>.dylib".to_owned(),
-            root_kind: "temp".to_owned(),
+            root_kind: RootKind::Temp,
             root: "/roots/temp".to_owned(),
             items: 81_653,
             allocated_bytes: 190 << 30,
@@ -150,7 +152,7 @@ pub(crate) fn snapshot() -> Snapshot {
         ignored_shapes: vec!["swc\\xff-<uuid>/".to_owned()],
         unattributed: vec![UnattributedDto {
             path: "/roots/temp/odd".to_owned(),
-            root_kind: "container-temp".to_owned(),
+            root_kind: RootKind::ContainerTemp,
             allocated_bytes: 8192,
             apparent_bytes: 100,
         }],
@@ -368,7 +370,7 @@ fn every_keep_reason() -> Vec<KeepReason> {
 fn group_rule_preview(made: bool) -> GroupRulePreview {
     GroupRulePreview {
         root: "/roots/temp".to_owned(),
-        root_kind: "temp".to_owned(),
+        root_kind: RootKind::Temp,
         label: if made {
             "swc-<uuid>/"
         } else {
@@ -402,7 +404,7 @@ fn group_rule_preview(made: bool) -> GroupRulePreview {
 }
 
 fn settings() -> Settings {
-    let mut config = cachewatch::api::settings::Settings::default();
+    let mut config = cachewatch::api::settings::ConfigSettings::default();
     config.alerts.total_limit_bytes = Some(20 << 30);
     Settings {
         sizes: cachewatch::api::settings::size_texts(&config),
@@ -457,10 +459,10 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "DEFAULT_SETTINGS",
             "Settings",
             v(to_value(Settings {
-                config: cachewatch::api::settings::Settings::default(),
+                config: cachewatch::api::settings::ConfigSettings::default(),
                 open_at_login: false,
                 sizes: cachewatch::api::settings::size_texts(
-                    &cachewatch::api::settings::Settings::default(),
+                    &cachewatch::api::settings::ConfigSettings::default(),
                 ),
             })),
         ),

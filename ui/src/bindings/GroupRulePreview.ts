@@ -16,7 +16,7 @@ root: string,
  */
 root_kind: RootKind, 
 /**
- * The group's shape label ([`shape_label`]).
+ * The group's shape label ([`Shape::label`]).
  */
 label: string, 
 /**

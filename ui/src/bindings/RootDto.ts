@@ -8,7 +8,7 @@ import type { WatchMode } from "./WatchMode";
  */
 export type RootDto = { 
 /**
- * The root kind, a [`RootKind`](crate::RootKind) word (`temp`, `cache`, `container-temp`, ...).
+ * The root kind (`temp`, `cache`, `container-temp`, ...).
  */
 kind: RootKind, 
 /**

@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use cachewatch::reclaim::{self, DeletedItem, KeptItem, ReclaimErrorEntry, Spool, StreamedPlan};
+use cachewatch::api::reclaim::{
+    self, DeletedItem, KeptItem, ReclaimErrorEntry, Spool, StreamedPlan,
+};
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
 

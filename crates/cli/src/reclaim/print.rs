@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use cachewatch::reclaim::{KeptItem, StreamedPlan};
+use cachewatch::api::reclaim::{KeptItem, StreamedPlan};
 
 use super::{listing, Done};
 use crate::format::{age, bytes, count, Align, Table};
@@ -112,7 +112,7 @@ pub fn plan(plan: &StreamedPlan, list: bool, out: &mut dyn Write) -> std::io::Re
 /// (`managed_by`), by producer id.
 pub fn managed_by(
     plan: &StreamedPlan,
-    catalogue: &cachewatch::Catalogue,
+    catalogue: &cachewatch::api::catalogue::Catalogue,
 ) -> BTreeMap<String, String> {
     plan.summary
         .producers
@@ -125,7 +125,7 @@ pub fn managed_by(
 /// own command: the better first step than deleting its entries.
 pub fn managed(
     plan: &StreamedPlan,
-    catalogue: &cachewatch::Catalogue,
+    catalogue: &cachewatch::api::catalogue::Catalogue,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     for (producer, cmd) in managed_by(plan, catalogue) {

@@ -6,14 +6,13 @@
 
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use cachewatch::autoreclaim::run::{plan_rule, run_rule, RunContext};
-use cachewatch::autoreclaim::{self, AutoRun, Trigger};
-use cachewatch::history::History;
-use cachewatch::process::SystemProbe;
+use cachewatch::api::autoreclaim::{self, Trigger};
+use cachewatch::api::autoreclaim::{plan_rule, run_rule, RunContext};
+use cachewatch::api::history::AutoRun;
+use cachewatch::api::reclaim::probe_under;
 use serde::Serialize;
 
 use super::super::format::{bytes, escape};
@@ -52,7 +51,7 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     }
     let roots = args.roots.resolve(ctx)?;
     // Open files are read under the roots only (and when each plan starts).
-    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
+    let probe = probe_under(&roots);
     if args.dry_run {
         let mut plans = Vec::with_capacity(rules.len());
         for r in &rules {
@@ -111,18 +110,14 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
         )?;
         return Ok(Outcome::Success);
     }
-    let db = ctx.db_path()?;
-    let history = Mutex::new(
-        History::open(&db)
-            .with_context(|| format!("opening the history database {}", db.display()))?,
-    );
+    let db = ctx.open_history()?;
     let cancel = AtomicBool::new(false);
     let clock = SystemTime::now;
     let cx = RunContext {
         catalogue: &catalogue,
         protected: ctx.protected_paths(),
-        history: &history,
-        db_path: &db,
+        history: &db.history,
+        db_path: &db.path,
         probe: &probe,
         batch_size: autoreclaim::BATCH_SIZE,
         cancel: &cancel,

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use cachewatch::metrics::textfile::{self, ProducerFigures, RootFigures, ScanFigures};
+use cachewatch::api::metrics::{self as textfile, ProducerFigures, RootFigures, ScanFigures};
 
 use super::ScanReport;
 use crate::Outcome;
@@ -33,7 +33,7 @@ pub struct TextfileArgs {
 pub fn emit(args: &TextfileArgs, report: &ScanReport) -> anyhow::Result<Outcome> {
     let text = textfile::render(&figures(report));
     match args.output.as_deref().filter(|p| !is_stdout(p)) {
-        Some(path) => cachewatch::safe_file::write_atomically(path, &text)?,
+        Some(path) => cachewatch::api::safe_file::write_atomically(path, &text)?,
         // Written to fd 1, whatever it is (a pipe, a terminal, /dev/null): never a path renamed over.
         None => std::io::stdout()
             .lock()
@@ -107,7 +107,7 @@ mod tests {
         let err = |p: &str| ErrorJson {
             path: p.into(),
             path_bytes: None,
-            kind: cachewatch::inventory::IssueKind::PermissionDenied,
+            kind: cachewatch::api::scan::IssueKind::PermissionDenied,
             message: "Permission denied (os error 13)".into(),
         };
         let mut report = ScanReport {

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use cachewatch::catalogue::{Catalogue, ProducerKind, ReclaimMode};
+use cachewatch::api::catalogue::{Catalogue, ProducerKind, ReclaimMode};
 use cachewatch_testkit::{du, tree};
 
 const PROMTOOL: &str = "/usr/bin/promtool";

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use cachewatch::api::reclaim::AuditRecord;
+use cachewatch::api::roots::RootKind;
 use cachewatch::history::{History, Sample, Series};
-use cachewatch::reclaim::AuditRecord;
-use cachewatch::RootKind;
 
 fn t(secs: u64) -> std::time::SystemTime {
     UNIX_EPOCH + Duration::from_secs(secs)

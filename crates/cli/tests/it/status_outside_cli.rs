@@ -3,8 +3,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::roots::RootKind;
 use cachewatch::history::{History, Sample, Series};
-use cachewatch::RootKind;
 
 const GIB: u64 = 1 << 30;
 

@@ -90,8 +90,7 @@ pub struct GroupRulePreview {
     /// The group's root (canonical, as the snapshot shows it).
     pub root: String,
     /// The root's kind.
-    #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
-    pub root_kind: String,
+    pub root_kind: RootKind,
     /// The group's shape label ([`Shape::label`]).
     pub label: String,
     /// The group's shape as shown.
@@ -172,7 +171,7 @@ pub fn preview(
 ) -> Result<GroupRulePreview, ApiError> {
     let mut out = GroupRulePreview {
         root: src.root.to_string_lossy().into_owned(),
-        root_kind: src.root_kind.as_str().to_owned(),
+        root_kind: src.root_kind,
         label: src.group.shape.label(),
         shape: src.group.shape.to_string(),
         members: src.group.items,

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::history::{History, ReclaimRun, Series};
+pub use crate::history::{AutoRun, Growth, History, ProducerFreed, ReclaimRun, Series};
 use crate::units::unix_secs as unix_secs_u64;
 
 use super::ApiError;

@@ -18,24 +18,23 @@ use super::ApiError;
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-#[cfg_attr(feature = "ts", ts(rename = "ConfigSettings"))]
-pub struct Settings {
+pub struct ConfigSettings {
     /// Default reclaim age threshold, seconds (`[reclaim] older_than`).
     pub default_threshold_secs: u64,
     /// Alert limits (`[alerts]`).
     pub alerts: AlertsConfig,
 }
 
-impl Default for Settings {
+impl Default for ConfigSettings {
     fn default() -> Self {
-        Settings::from_config(&Config::default())
+        ConfigSettings::from_config(&Config::default())
     }
 }
 
-impl Settings {
+impl ConfigSettings {
     /// The settings a config implies.
-    pub fn from_config(config: &Config) -> Settings {
-        Settings {
+    pub fn from_config(config: &Config) -> ConfigSettings {
+        ConfigSettings {
             default_threshold_secs: config.reclaim.older_than.as_secs(),
             alerts: config.alerts.clone(),
         }
@@ -50,7 +49,7 @@ impl Settings {
 /// The exact text of each size setting ([`crate::units::format_size`]: `50 MiB`; empty when
 /// off), keyed by its path in the settings (`alerts.total_limit_bytes`): what the window shows
 /// and lets the user edit, so a size reads back as the same number.
-pub fn size_texts(settings: &Settings) -> BTreeMap<String, String> {
+pub fn size_texts(settings: &ConfigSettings) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Ok(v) = serde_json::to_value(settings) {
         collect_sizes(&v, "", &mut out);
@@ -93,9 +92,9 @@ fn collect_sizes(v: &serde_json::Value, prefix: &str, out: &mut BTreeMap<String,
 /// [`ApiError::BadSize`] naming the first field whose text is not a size, that cannot be left
 /// empty, or that is no size setting.
 pub fn with_size_texts(
-    settings: &Settings,
+    settings: &ConfigSettings,
     texts: &BTreeMap<String, String>,
-) -> Result<Settings, ApiError> {
+) -> Result<ConfigSettings, ApiError> {
     let bad = |field: &str, message: String| ApiError::BadSize {
         field: field.to_owned(),
         message,
@@ -114,7 +113,7 @@ pub fn with_size_texts(
             let bytes = crate::units::parse_size(text).map_err(|e| bad(field, e.to_string()))?;
             serde_json::Value::from(bytes)
         };
-        if serde_json::from_value::<Settings>(v.clone()).is_err() {
+        if serde_json::from_value::<ConfigSettings>(v.clone()).is_err() {
             return Err(bad(
                 field,
                 "it cannot be empty: write a size, e.g. \"20 GiB\" (0 turns it off)".to_owned(),
@@ -128,8 +127,8 @@ pub fn with_size_texts(
 ///
 /// # Errors
 /// [`ApiError::Config`] when the file cannot be read or is invalid.
-pub fn load(path: &Path) -> Result<Settings, ApiError> {
-    Ok(Settings::from_config(&config::load(path)?.config))
+pub fn load(path: &Path) -> Result<ConfigSettings, ApiError> {
+    Ok(ConfigSettings::from_config(&config::load(path)?.config))
 }
 
 /// Writes `settings` into the config file `path` (created with its dir when missing): sets
@@ -143,7 +142,7 @@ pub fn load(path: &Path) -> Result<Settings, ApiError> {
 /// [`ApiError::ConfigSave`] when it cannot be replaced (a symlink another user could have planted,
 /// not a regular file, or a failed write: see [`crate::safe_file`]); [`ApiError::ConfigEdit`] when
 /// the file is not valid TOML.
-pub fn save(path: &Path, settings: &Settings) -> Result<Config, ApiError> {
+pub fn save(path: &Path, settings: &ConfigSettings) -> Result<Config, ApiError> {
     let new_text = edit_config(path, |text| {
         let new_text = edit(text, settings).map_err(|message| ApiError::ConfigEdit {
             path: path.to_path_buf(),
@@ -171,7 +170,7 @@ pub(super) fn edit_config(
 ///
 /// # Errors
 /// `text` is not valid TOML, or `[reclaim]`/`[alerts]` is not a table; the message says which.
-pub fn edit(text: &str, settings: &Settings) -> Result<String, String> {
+pub fn edit(text: &str, settings: &ConfigSettings) -> Result<String, String> {
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| e.to_string())?;
@@ -265,7 +264,7 @@ id = \"zz-mine\" # my rule
 
     #[test]
     fn saving_settings_keeps_the_users_comments_other_keys_and_sections() {
-        let mut s = Settings::from_config(&Config::default());
+        let mut s = ConfigSettings::from_config(&Config::default());
         s.default_threshold_secs = 90 * 60;
         s.alerts.free_disk_min_bytes = 2048;
         s.alerts.total_limit_bytes = None;
@@ -300,15 +299,15 @@ id = \"zz-mine\" # my rule
     fn settings_written_into_an_empty_file_read_back_equal() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/config.toml");
-        let mut s = Settings {
+        let mut s = ConfigSettings {
             default_threshold_secs: 300,
-            ..Settings::default()
+            ..ConfigSettings::default()
         };
         s.alerts.producer_growth_items = 42;
         s.alerts.total_limit_bytes = Some(50 << 20);
         save(&path, &s).unwrap();
         let loaded = config::load(&path).unwrap();
-        assert_eq!(Settings::from_config(&loaded.config), s);
+        assert_eq!(ConfigSettings::from_config(&loaded.config), s);
     }
 
     #[test]
@@ -316,7 +315,7 @@ id = \"zz-mine\" # my rule
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.toml");
         std::fs::write(&path, "[reclaim\nolder_than = 3").unwrap();
-        let err = save(&path, &Settings::default()).unwrap_err();
+        let err = save(&path, &ConfigSettings::default()).unwrap_err();
         assert!(matches!(err, ApiError::ConfigEdit { .. }), "{err}");
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
@@ -333,7 +332,7 @@ id = \"zz-mine\" # my rule
         std::fs::write(&real, USER_TEXT).unwrap();
         let link = dir.path().join("config.toml");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        let mut s = Settings::from_config(&Config::default());
+        let mut s = ConfigSettings::from_config(&Config::default());
         s.alerts.producer_growth_items = 42;
         save(&link, &s).unwrap();
         assert!(std::fs::symlink_metadata(&link)
@@ -378,7 +377,7 @@ id = \"zz-mine\" # my rule
         for attempt in 0..20 {
             let base = &USER_TEXT[..USER_TEXT.find("[[producer]]").unwrap()];
             std::fs::write(&path, base).unwrap();
-            let mut s = Settings::from_config(&Config::default());
+            let mut s = ConfigSettings::from_config(&Config::default());
             s.alerts.producer_growth_items = 1000 + attempt;
             let barrier = std::sync::Barrier::new(2);
             std::thread::scope(|scope| {
@@ -414,7 +413,7 @@ id = \"zz-mine\" # my rule
     /// reads it (the window no longer asks once per field, nor formats sizes itself).
     #[test]
     fn sizes_go_to_the_window_as_text_and_come_back_read() {
-        let s = Settings::default();
+        let s = ConfigSettings::default();
         let texts = size_texts(&s);
         assert_eq!(
             texts.get("alerts.free_disk_min_bytes").map(String::as_str),

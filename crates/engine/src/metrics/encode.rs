@@ -250,7 +250,10 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
         ROOT_ALLOCATED,
         snap.roots.iter().map(|r| {
             (
-                vec![("kind", r.kind.clone()), ("path", r.path.clone())],
+                vec![
+                    ("kind", r.kind.as_str().to_owned()),
+                    ("path", r.path.clone()),
+                ],
                 r.allocated_bytes,
             )
         }),
@@ -259,7 +262,10 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
         ROOT_UP,
         snap.roots.iter().map(|r| {
             (
-                vec![("kind", r.kind.clone()), ("path", r.path.clone())],
+                vec![
+                    ("kind", r.kind.as_str().to_owned()),
+                    ("path", r.path.clone()),
+                ],
                 u64::from(r.state == crate::dto::RootStatus::Ok),
             )
         }),

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::snapshot::{MonitorState, RootDto, RootStatus, ScanProgress, WatchMode};
+use crate::dto::{MonitorState, RootDto, RootStatus, ScanProgressDto, WatchMode};
 
 mod server;
 mod textfile;
@@ -108,7 +108,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
     let snap = Snapshot {
         taken_at_unix_secs: 0,
         state: MonitorState::Watching,
-        scan_progress: ScanProgress::default(),
+        scan_progress: ScanProgressDto::default(),
         threshold_secs: 0,
         total_allocated_bytes: 0,
         total_apparent_bytes: 0,
@@ -117,7 +117,7 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         total_growth: None,
         unexplained_growth: Vec::new(),
         roots: vec![RootDto {
-            kind: "temp".into(),
+            kind: cachewatch_core::RootKind::Temp,
             path: "/tmp/a\"b\\c".into(),
             state: RootStatus::ReplacedByLink,
             allocated_bytes: 8192,

@@ -23,8 +23,9 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
+use crate::dto::{AlertDto, MonitorState, ScanProgressDto};
 use crate::reclaim::StreamedPlan;
-use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::watch::live::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
@@ -57,7 +58,7 @@ pub(super) struct Actor {
     flush_seq: u64,
     paused: bool,
     state: MonitorState,
-    progress: ScanProgress,
+    progress: ScanProgressDto,
     threshold: Duration,
     /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
     plans: Vec<(String, StreamedPlan)>,
@@ -116,7 +117,7 @@ impl Actor {
             flush_seq: 0,
             paused: false,
             state: MonitorState::Scanning,
-            progress: ScanProgress {
+            progress: ScanProgressDto {
                 roots_done: 0,
                 roots_total: n as u32,
                 entries_done: 0,

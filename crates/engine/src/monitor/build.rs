@@ -5,11 +5,13 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use crate::catalogue::Catalogue;
-use crate::inventory::Measure;
-use crate::snapshot::{
-    ItemDto, MonitorState, ProducerDto, RootDto, ScanProgress, Snapshot, UnattributedDto,
+use crate::catalogue::{ProducerKind, ReclaimMode};
+use crate::dto::{
+    ItemDto, MonitorState, ProducerDto, RootDto, ScanProgressDto, UnattributedDto,
     UnattributedGroupDto, WriterDto,
 };
+use crate::inventory::Measure;
+use crate::snapshot::Snapshot;
 use crate::units::unix_secs;
 use crate::watch::live::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
@@ -62,7 +64,7 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
     Snapshot {
         taken_at_unix_secs: unix_secs(opts.clock.now()),
         state: MonitorState::Scanning,
-        scan_progress: ScanProgress {
+        scan_progress: ScanProgressDto {
             roots_done: 0,
             roots_total: opts.roots.len() as u32,
             entries_done: 0,
@@ -97,7 +99,7 @@ pub struct Inputs<'a> {
     pub roots: &'a [RootState],
     pub catalogue: &'a Catalogue,
     pub state: MonitorState,
-    pub progress: ScanProgress,
+    pub progress: ScanProgressDto,
     pub threshold: Duration,
     pub figures: &'a Figures,
     pub recorder: &'a Recorder,
@@ -121,7 +123,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             errors.push(format!("{} {:?}: {e}", st.root.kind, st.root.path));
         }
         roots.push(RootDto {
-            kind: st.root.kind.as_str().to_owned(),
+            kind: st.root.kind,
             path: st.root.path.to_string_lossy().into_owned(),
             state: st.status,
             allocated_bytes: st.total.allocated_bytes,
@@ -191,10 +193,8 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             ProducerDto {
                 id: id.to_owned(),
                 name: rule.map_or_else(|| id.to_owned(), |r| r.name.clone()),
-                kind: rule.map_or("leak", |r| kind_word(r.kind)).to_owned(),
-                reclaim: rule
-                    .map_or("manual", |r| reclaim_word(r.reclaim))
-                    .to_owned(),
+                kind: rule.map_or(ProducerKind::Leak, |r| r.kind),
+                reclaim: rule.map_or(ReclaimMode::Manual, |r| r.reclaim),
                 reclaimable: rule.is_some_and(crate::catalogue::Rule::reclaimable),
                 allocated_bytes: t.measure.allocated_bytes,
                 apparent_bytes: t.measure.apparent_bytes,
@@ -233,7 +233,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         .into_iter()
         .map(|(_, path, st, m)| UnattributedDto {
             path: path.to_string_lossy().into_owned(),
-            root_kind: st.root.kind.as_str().to_owned(),
+            root_kind: st.root.kind,
             allocated_bytes: m.allocated_bytes,
             apparent_bytes: m.apparent_bytes,
         })
@@ -281,31 +281,12 @@ pub fn counted_roots(roots: &[RootState]) -> impl Iterator<Item = &RootState> {
         .map(|(r, _)| r)
 }
 
-fn kind_word(k: crate::catalogue::ProducerKind) -> &'static str {
-    use crate::catalogue::ProducerKind::*;
-    match k {
-        Leak => "leak",
-        Cache => "cache",
-        Report => "report",
-        System => "system",
-    }
-}
-
-fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
-    use crate::catalogue::ReclaimMode::*;
-    match r {
-        Auto => "auto",
-        Manual => "manual",
-        Never => "never",
-    }
-}
-
 /// What the snapshot shows of a group of unattributed entries.
 fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
         shape: g.group.shape.to_string(),
         label: g.group.shape.label(),
-        root_kind: g.root_kind.as_str().to_owned(),
+        root_kind: g.root_kind,
         root: g.root.to_string_lossy().into_owned(),
         items: g.group.items,
         allocated_bytes: g.group.measure.allocated_bytes,

@@ -6,10 +6,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use cachewatch::alerts::{
     format_bytes, Alert, AlertInputs, AlertRule, Alerter, AlertsConfig, ProducerInput,
 };
-use cachewatch::catalogue::ReclaimMode;
-use cachewatch::clock::{Clock, ManualClock};
+use cachewatch::dto::AlertDto;
 use cachewatch::history::{disk_full_eta, History, Sample, Series};
-use cachewatch::snapshot::AlertDto;
+use cachewatch_core::catalogue::ReclaimMode;
+use cachewatch_core::clock::{Clock, ManualClock};
 
 const START: u64 = 1_700_006_400;
 const MIB: u64 = 1 << 20;

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::autoreclaim::{AutoRule, AutoRun};
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const RULES: &str = cachewatch_testkit::rules::MY_APP_TEMP;
 const ID: &str = cachewatch_testkit::rules::MY_APP_TEMP_ID;

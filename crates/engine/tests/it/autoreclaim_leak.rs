@@ -15,12 +15,12 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::api::reclaim::{run_batches, AuditNotWritten, AuditedReport, BatchProgress};
 use cachewatch::autoreclaim::AutoRule;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::process::{ProcessProbe, SystemProbe};
-use cachewatch::reclaim::{ExecuteOptions, Executor, PlannedItem, Policy, ReclaimPlan};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::process::{ProcessProbe, SystemProbe};
+use cachewatch_core::reclaim::{ExecuteOptions, Executor, PlannedItem, Policy, ReclaimPlan};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const LEAK: &str = r#"
 [[producer]]
@@ -212,7 +212,7 @@ fn batched_execute_writes_each_batch_rows_first_and_stops_between_batches() {
     let mut seen: Vec<BatchProgress> = Vec::new();
     let run = |stop_after_first: bool, seen: &mut Vec<BatchProgress>| {
         let now = SystemTime::now();
-        let inv = cachewatch::scan::scan(&roots, &cat, now);
+        let inv = cachewatch_core::scan::scan(&roots, &cat, now);
         let plan = held_plan(&inv, &cat, &probe, now);
         let mut on_batch = |p: &BatchProgress| {
             seen.push(*p);
@@ -470,14 +470,14 @@ struct LocksHistoryMidBatch {
     holder: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
-impl cachewatch::process::ProcessProbe for LocksHistoryMidBatch {
-    fn process(&self, pid: u32) -> Option<cachewatch::process::ProcessInfo> {
+impl cachewatch_core::process::ProcessProbe for LocksHistoryMidBatch {
+    fn process(&self, pid: u32) -> Option<cachewatch_core::process::ProcessInfo> {
         self.inner.process(pid)
     }
     fn is_running(&self, name: &str) -> bool {
         self.inner.is_running(name)
     }
-    fn open_file_under(&self, dir: &Path) -> Option<cachewatch::process::OpenFile> {
+    fn open_file_under(&self, dir: &Path) -> Option<cachewatch_core::process::OpenFile> {
         if !self.taken.swap(true, Ordering::SeqCst) {
             let (tx, rx) = std::sync::mpsc::channel();
             let (db, hold) = (self.db.clone(), self.hold);
@@ -517,7 +517,7 @@ fn outcomes_are_written_when_another_writer_holds_the_history_past_its_busy_time
         holder: Mutex::new(None),
     };
     let now = SystemTime::now();
-    let inv = cachewatch::scan::scan(&roots, &cat, now);
+    let inv = cachewatch_core::scan::scan(&roots, &cat, now);
     let plan = held_plan(&inv, &cat, &probe, now);
     assert_eq!(plan.items.len(), 40);
     probe.taken.store(false, Ordering::SeqCst);
@@ -546,7 +546,7 @@ fn outcomes_are_written_when_another_writer_holds_the_history_past_its_busy_time
 /// A plan of the `metal-gpuarchiver` items older than an hour, made from a held scan (every item in
 /// memory, so the report lists each deleted item).
 fn held_plan(
-    inv: &cachewatch::Inventory,
+    inv: &cachewatch_core::Inventory,
     cat: &Catalogue,
     probe: &dyn ProcessProbe,
     now: SystemTime,
@@ -556,7 +556,7 @@ fn held_plan(
         producers: vec!["metal-gpuarchiver".into()],
         protected: Vec::new(),
     };
-    cachewatch::reclaim::plan(inv, cat, &policy, probe, now)
+    cachewatch_core::reclaim::plan(inv, cat, &policy, probe, now)
 }
 
 /// A held plan executed as the drains execute theirs ([`run_batches`]: each batch's audit rows

@@ -11,12 +11,12 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch::autoreclaim::run::{run_streamed, RunContext, LISTED_MAX};
 use cachewatch::autoreclaim::{AutoRule, Trigger};
-use cachewatch::clock::ManualClock;
 use cachewatch::history::History;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::process::SystemProbe;
-use cachewatch::scan::ScanProgress;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::scan::ScanProgress;
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, tree};
 
 const RULES: &str = cachewatch_testkit::rules::MY_APP_TEMP;

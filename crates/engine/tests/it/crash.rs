@@ -374,10 +374,10 @@ async fn crash_loop_replayed_into_a_watched_reports_dir_alerts_once_through_the_
     use std::sync::Arc;
 
     use cachewatch::alerts::AlertsConfig;
-    use cachewatch::clock::ManualClock;
+    use cachewatch::dto::MonitorState;
     use cachewatch::monitor::{self, MonitorOptions};
-    use cachewatch::snapshot::MonitorState;
-    use cachewatch::{Catalogue, Root, RootKind};
+    use cachewatch_core::clock::ManualClock;
+    use cachewatch_core::{Catalogue, Root, RootKind};
 
     let dir = tempfile::tempdir().unwrap();
     let reports = dir.path().join("DiagnosticReports");

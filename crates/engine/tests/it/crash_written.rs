@@ -316,10 +316,10 @@ async fn a_report_written_in_two_halves_is_counted_once_through_the_monitor() {
     use std::sync::Arc;
 
     use cachewatch::alerts::AlertsConfig;
-    use cachewatch::clock::ManualClock;
+    use cachewatch::dto::MonitorState;
     use cachewatch::monitor::{self, MonitorOptions};
-    use cachewatch::snapshot::MonitorState;
-    use cachewatch::{Catalogue, Root, RootKind};
+    use cachewatch_core::clock::ManualClock;
+    use cachewatch_core::{Catalogue, Root, RootKind};
 
     let dir = tempfile::tempdir().unwrap();
     let reports = dir.path().join("DiagnosticReports");

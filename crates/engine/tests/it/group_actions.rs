@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cachewatch::api::{groups, Locations, Session};
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorHandle};
-use cachewatch::snapshot::{MonitorState, Snapshot};
-use cachewatch::{Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::{Root, RootKind};
 use cachewatch_testkit::{du, tree};
 
 const WITHIN: Duration = Duration::from_secs(90);

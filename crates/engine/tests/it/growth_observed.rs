@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::history::{steady_eta, History, Sample, Series};
-use cachewatch::reclaim::AuditRecord;
+use cachewatch_core::reclaim::AuditRecord;
 
 const START: u64 = 1_900_000_000;
 const MIB: u64 = 1 << 20;
@@ -142,7 +142,7 @@ fn the_eta_needs_a_steady_hour_and_goes_when_the_leak_stops() {
 #[test]
 fn a_growth_alert_from_seconds_of_data_gives_no_hourly_rate() {
     use cachewatch::alerts::{AlertInputs, Alerter, AlertsConfig, ProducerInput};
-    use cachewatch::catalogue::ReclaimMode;
+    use cachewatch_core::catalogue::ReclaimMode;
     let g = cachewatch::history::Growth {
         bytes: 72 * 1024,
         items: 9,

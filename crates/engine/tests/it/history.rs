@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
 use cachewatch::history::{History, HistoryError, SCHEMA_VERSION};
-use cachewatch::reclaim::AuditRecord;
+use cachewatch_core::reclaim::AuditRecord;
 
 fn t(secs: u64) -> std::time::SystemTime {
     UNIX_EPOCH + Duration::from_secs(secs)
@@ -102,7 +102,7 @@ fn corrupt_file_is_reported_with_its_path_and_left_untouched() {
 }
 
 use cachewatch::history::{disk_full_eta, Growth, Sample, Series};
-use cachewatch::RootKind;
+use cachewatch_core::RootKind;
 
 /// A day-aligned start (1_700_006_400 = 19_676 × 86_400), so hour and day buckets are easy to
 /// count by hand.
@@ -318,7 +318,7 @@ fn regrowth_after_reclaim_counts_from_the_first_sample_after_the_last_deletion()
 
 #[test]
 fn last_samples_and_alerts_survive_a_restart() {
-    use cachewatch::snapshot::AlertDto;
+    use cachewatch::dto::AlertDto;
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("h.db");
     let alert =

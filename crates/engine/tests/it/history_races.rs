@@ -5,7 +5,7 @@ use std::sync::Barrier;
 use std::time::{Duration, UNIX_EPOCH};
 
 use cachewatch::history::{History, SCHEMA_VERSION};
-use cachewatch::reclaim::AuditRecord;
+use cachewatch_core::reclaim::AuditRecord;
 
 fn rec(path: &str) -> AuditRecord {
     AuditRecord {

@@ -6,8 +6,8 @@
 
 use cachewatch::api::start::lenient_monitor_options;
 use cachewatch::api::Locations;
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor;
-use cachewatch::snapshot::MonitorState;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missing_root_and_a_bad_config_are_notices_and_the_other_root_is_watched() {

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_scan_of_a_developers_tmp_ends_and_equals_du() {

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::alerts::AlertsConfig;
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 const DAY: Duration = Duration::from_secs(24 * 3600);
@@ -349,7 +350,7 @@ fn make_onefile(root: &Path, pid: u32, n: u32, ts: u64, len: usize) -> PathBuf {
 /// orphan to the figure and an owner to the plan) and without `pid_in_name`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
-    use cachewatch::process::{ProcessProbe, SystemProbe};
+    use cachewatch_core::process::{ProcessProbe, SystemProbe};
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let owner = Sleeper(Command::new("sleep").arg("600").spawn().unwrap());
@@ -726,7 +727,7 @@ async fn a_panicking_monitor_task_is_said_stopped_not_served_as_live() {
     ready(&m).await;
     let live = m.snapshot();
     assert!(live.stopped.is_none());
-    let now = cachewatch::units::unix_secs(SystemTime::now());
+    let now = cachewatch_core::units::unix_secs(SystemTime::now());
     assert!(
         live.live_at_unix_secs.abs_diff(now) <= 60,
         "{} vs {now}",

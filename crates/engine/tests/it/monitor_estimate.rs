@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorError, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 const MIN: u64 = 60;

@@ -10,10 +10,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::{MonitorState, ProducerDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, ProducerDto, Snapshot};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 /// The monitor ticks every 5 s; a figure due at a tick must be there well within this.

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::api::preview::{PREVIEW_ITEMS, RESULT_ITEMS};
+use cachewatch::dto::MonitorState;
+use cachewatch::dto::{PREVIEW_ITEMS, RESULT_ITEMS};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 const DAY: Duration = Duration::from_secs(86_400);

@@ -12,9 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
+use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot, UnattributedGroupDto};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const WITHIN: Duration = Duration::from_secs(90);
 const SHAPE_PREFIX: &str = "wrk_";

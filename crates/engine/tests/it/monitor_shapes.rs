@@ -10,10 +10,11 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::metrics::{self, AlertCounts};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{MonitorState, Snapshot, UnattributedGroupDto};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, tree};
 
 const WITHIN: Duration = Duration::from_secs(90);
@@ -90,7 +91,7 @@ async fn an_unknown_producer_is_one_group_with_its_writer_in_the_snapshot_and_me
     assert_eq!(g.items, 24);
     assert_eq!(g.allocated_bytes, du::allocated(&members));
     assert_eq!(g.apparent_bytes, du::apparent(&members));
-    assert_eq!(g.root_kind, "temp");
+    assert_eq!(g.root_kind.as_str(), "temp");
     assert_eq!(g.writers[0].pid, pid);
     assert_eq!(g.writers[0].name, "sleep");
 

@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::{History, Series};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 /// `du -B1 -s -x PATH` (allocated bytes).
 fn du(path: &Path) -> u64 {
@@ -33,7 +33,7 @@ async fn a_root_inside_another_counts_once_in_the_totals() {
         Root::new(RootKind::Temp, &inner).unwrap(),
     ];
     assert_eq!(
-        cachewatch::roots::counted_in_totals(&roots),
+        cachewatch_core::roots::counted_in_totals(&roots),
         [true, false],
         "the inner root is in the outer one's scan"
     );
@@ -61,7 +61,7 @@ async fn a_root_inside_another_counts_once_in_the_totals() {
     let by_kind = |k: &str| {
         snap.roots
             .iter()
-            .find(|r| r.kind == k)
+            .find(|r| r.kind.as_str() == k)
             .unwrap()
             .allocated_bytes
     };
@@ -90,7 +90,10 @@ fn sibling_roots_and_a_root_given_alone_all_count() {
         Root::new(RootKind::Cache, &b).unwrap(),
     ];
     // `ab` is not inside `a` (components, not string prefixes).
-    assert_eq!(cachewatch::roots::counted_in_totals(&roots), [true, true]);
+    assert_eq!(
+        cachewatch_core::roots::counted_in_totals(&roots),
+        [true, true]
+    );
 }
 
 /// Regression: an item under a root nested in another (`cache=C`, `cache=C/com.foo`) was an item

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cachewatch::clock::ManualClock;
+use cachewatch::dto::MonitorState;
 use cachewatch::history::{History, Series};
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 /// `df`'s available bytes of the volume holding `path` (`df -B1 --output=avail`).
 fn df_avail(path: &std::path::Path) -> u64 {

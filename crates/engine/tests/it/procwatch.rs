@@ -12,10 +12,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use cachewatch::clock::ManualClock;
 use cachewatch::monitor::{self, MonitorOptions};
 use cachewatch::process_leaks::{judge, ProcSample, ProcessWatchConfig, ProcessWatcher};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::clock::ManualClock;
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const CHILD: &str = r#"
 import sys, threading
@@ -142,11 +142,14 @@ fn t(secs: u64) -> SystemTime {
 fn thread_count_matches_proc_status() {
     let mut child = Command::new("sleep").arg("60").spawn().unwrap();
     let pid = child.id();
-    let (counted, read) = (cachewatch::platform::thread_count(pid), proc_threads(pid));
+    let (counted, read) = (
+        cachewatch_core::platform::thread_count(pid),
+        proc_threads(pid),
+    );
     child.kill().ok();
     child.wait().ok();
     assert_eq!(counted, Some(read));
-    assert_eq!(cachewatch::platform::thread_count(u32::MAX - 1), None);
+    assert_eq!(cachewatch_core::platform::thread_count(u32::MAX - 1), None);
 }
 
 #[test]

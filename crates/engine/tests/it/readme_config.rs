@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use cachewatch::catalogue::Catalogue;
 use cachewatch::config;
+use cachewatch_core::catalogue::Catalogue;
 
 /// The ```toml blocks of the pages that show configs, those that hold `[[auto_reclaim]]`.
 fn auto_reclaim_samples() -> Vec<String> {

@@ -7,9 +7,9 @@ use std::fs::{File, FileTimes};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use cachewatch::dto::MonitorState;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::MonitorState;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const DAY: Duration = Duration::from_secs(86_400);
 

@@ -9,11 +9,11 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::api::reclaim::{execute_streamed_batches, plan_streamed, BatchProgress};
-use cachewatch::catalogue::Catalogue;
 use cachewatch::history::History;
-use cachewatch::process::SystemProbe;
-use cachewatch::roots::{Root, RootKind};
-use cachewatch::scan::ScanProgress;
+use cachewatch_core::catalogue::Catalogue;
+use cachewatch_core::process::SystemProbe;
+use cachewatch_core::roots::{Root, RootKind};
+use cachewatch_core::scan::ScanProgress;
 
 #[test]
 fn streamed_execute_writes_rows_per_batch_stops_between_batches_and_lists_each_deleted_item() {
@@ -40,7 +40,7 @@ fn streamed_execute_writes_rows_per_batch_stops_between_batches_and_lists_each_d
             &ScanProgress::new(),
         )
         .unwrap();
-        let mut on_batch = |p: &BatchProgress, b: &cachewatch::reclaim::BatchOutcome| {
+        let mut on_batch = |p: &BatchProgress, b: &cachewatch_core::reclaim::BatchOutcome| {
             seen.push(*p);
             gone.extend(b.deleted.iter().map(|d| d.path.clone()));
             if stop_after_first {

@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::{RootStatus, WatchMode};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
-use cachewatch::snapshot::{RootStatus, Snapshot, WatchMode};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch::snapshot::Snapshot;
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, scrape, tree::make_archives};
 
 const GPU: &str = "metal-gpuarchiver";

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::du;
 
 const GPU: &str = "metal-gpuarchiver";

@@ -9,9 +9,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::dto::WatchMode;
 use cachewatch::monitor::{self, MonitorOptions};
-use cachewatch::snapshot::WatchMode;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 
 const GPU: &str = "metal-gpuarchiver";
 

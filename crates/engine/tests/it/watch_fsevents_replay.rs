@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
-use cachewatch::{Catalogue, Root, RootKind};
+use cachewatch_core::{Catalogue, Root, RootKind};
 use notify::event::{
     CreateKind, DataChange, Event, EventKind, Flag, ModifyKind, RemoveKind, RenameMode,
 };

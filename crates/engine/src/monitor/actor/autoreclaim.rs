@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use crate::autoreclaim::run::{run_streamed, RunContext};
 use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
-use crate::snapshot::{AlertDto, MonitorState};
+use crate::dto::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
 use super::super::build;

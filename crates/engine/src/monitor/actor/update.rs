@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::snapshot::{MonitorState, RootStatus, WatchMode};
+use crate::dto::{MonitorState, RootStatus, WatchMode};
 use crate::watch::live::RootState;
 use crate::watch::presence::{explain, probe, swapped};
 

@@ -159,7 +159,8 @@ mod tests {
     use crate::monitor::MonitorOptions;
 
     fn recorder(db: &Path) -> Recorder {
-        let mut opts = MonitorOptions::new(Vec::new(), Arc::new(crate::Catalogue::builtin()));
+        let mut opts =
+            MonitorOptions::new(Vec::new(), Arc::new(crate::catalogue::Catalogue::builtin()));
         opts.db_path = Some(db.to_path_buf());
         Recorder::new(&opts)
     }
