@@ -4,7 +4,10 @@
 use std::io::Write;
 
 use anyhow::{bail, Context as _};
+use std::time::SystemTime;
+
 use cachewatch::catalogue::{ReclaimMode, Rule};
+use cachewatch::monitor::provenance::{self, Evidence, EvidenceKind, ProcessHistory};
 use cachewatch::process::{ProcessProbe, SystemProbe};
 use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::shapes::{self, RuleCheck, RuleOptions};
@@ -81,10 +84,13 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A group with the processes seen writing into it.
+/// A group with the processes seen writing into it, and the evidence naming its writer from one
+/// sample of the process table (strongest first; no "created at launch": one sample cannot tell
+/// a launch from a busy program).
 struct Found {
     group: UnattributedGroup,
     writer: Option<String>,
+    evidence: Vec<Evidence>,
 }
 
 fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
@@ -100,14 +106,31 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
     if !groups.is_empty() {
         probe.refresh();
     }
+    let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
+    if !groups.is_empty() {
+        history.observe(SystemTime::now(), provenance::sample_processes());
+    }
     Ok(groups
         .into_iter()
         .map(|g| {
-            let w = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 1);
-            let writer = w.into_iter().flatten().next().map(|w| w.name);
+            let w = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 3)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let members = super::scan::group_members(&g.root, &[&g.group])
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let evidence: Vec<Evidence> =
+                provenance::group_evidence(&members, g.group.items, &w, &history)
+                    .into_iter()
+                    .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
+                    .collect();
+            let writer = w.into_iter().next().map(|w| w.name);
             Found {
                 group: g,
                 writer: writer.filter(|n| !n.is_empty()),
+                evidence,
             }
         })
         .collect())
@@ -119,6 +142,7 @@ fn options(f: &Found, id: String, name: Option<String>, reclaim: ReclaimMode) ->
         name,
         reclaim,
         writer: f.writer.clone(),
+        evidence: f.evidence.clone(),
     }
 }
 

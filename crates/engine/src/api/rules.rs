@@ -3,15 +3,16 @@
 
 use std::path::Path;
 
-use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, Value};
+use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
-use crate::catalogue::{Catalogue, Rule};
+use crate::catalogue::{Catalogue, Owner, Rule};
 use crate::config;
 
 use super::ApiError;
 
 /// The config text `text` with `rule` appended as a `[[producer]]` table (only the keys the rule
-/// sets: id, name, root, item, name_regex, kind, reclaim, min_age_secs, notes, examples).
+/// sets: id, name, root, item, name_regex, kind, reclaim, min_age_secs, owner (its keys that
+/// are not the default), notes, examples).
 ///
 /// # Errors
 /// `text` is not valid TOML, or `producer` is there but not an array of tables.
@@ -40,6 +41,10 @@ pub fn append_rule(text: &str, rule: &Rule) -> Result<String, String> {
         "min_age_secs",
         toml_edit::value(i64::try_from(rule.min_age_secs).unwrap_or(i64::MAX)),
     );
+    let owner = owner_table(&rule.owner);
+    if !owner.is_empty() {
+        t.insert("owner", Item::Value(Value::InlineTable(owner)));
+    }
     if !rule.notes.is_empty() {
         t.insert("notes", toml_edit::value(rule.notes.as_str()));
     }
@@ -55,6 +60,26 @@ pub fn append_rule(text: &str, rule: &Rule) -> Result<String, String> {
         _ => return Err("`producer` is not an array of tables ([[producer]])".to_owned()),
     }
     Ok(doc.to_string())
+}
+
+/// The keys of `owner` that differ from the default, as an inline table (`{ pid_in_name = true }`).
+fn owner_table(owner: &Owner) -> InlineTable {
+    let default = Owner::default();
+    let mut t = InlineTable::new();
+    if owner.pid_in_name != default.pid_in_name {
+        t.insert("pid_in_name", Value::from(owner.pid_in_name));
+    }
+    if owner.processes != default.processes {
+        let list: Array = owner.processes.iter().map(String::as_str).collect();
+        t.insert("processes", Value::Array(list));
+    }
+    if owner.app_in_path != default.app_in_path {
+        t.insert("app_in_path", Value::from(owner.app_in_path));
+    }
+    if owner.app_in_item != default.app_in_item {
+        t.insert("app_in_item", Value::from(owner.app_in_item));
+    }
+    t
 }
 
 fn word<T: serde::Serialize>(v: &T) -> String {
