@@ -9,6 +9,8 @@
 //!   audit row written before its deletion (safety rule 7), whoever asks: the CLI, the app (through
 //!   the monitor) or a rule.
 //! - [`history`]: a producer's samples and reclaims over a span (its chart), the past reclaims.
+//! - [`report`]: a Markdown draft for the tracker of the program that leaves a group (or a
+//!   producer's items) behind, with the figures it is made from; nothing is sent.
 //! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
 //!   place, so the user's comments and other keys survive), never in a second store.
 
@@ -22,6 +24,7 @@ pub mod preview {
     };
 }
 pub mod reclaim;
+pub mod report;
 pub mod rules;
 mod session;
 pub mod settings;
