@@ -144,7 +144,7 @@ pub enum ReportError {
         "{target:?} is neither a group of the roots scanned nor a producer id; groups: {}; \
          `cachewatch scan` lists the groups (UNKNOWN PRODUCERS, quote the template), \
          `cachewatch producers` the producer ids",
-        if .groups.is_empty() { "none".to_owned() } else { .groups.join(", ") }
+        list_some(.groups)
     )]
     Unknown {
         /// What was asked for.
@@ -163,6 +163,26 @@ pub enum ReportError {
     /// The history database cannot be read.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
+}
+
+/// Groups an error names, at most.
+const GROUPS_NAMED: usize = 10;
+
+/// `items` joined by `, `, at most [`GROUPS_NAMED`] of them and how many more; `none` for none.
+fn list_some(items: &[String]) -> String {
+    if items.is_empty() {
+        return "none".to_owned();
+    }
+    let mut out = items
+        .iter()
+        .take(GROUPS_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > GROUPS_NAMED {
+        out.push_str(&format!(" and {} more", items.len() - GROUPS_NAMED));
+    }
+    out
 }
 
 /// How far back the history's growth looks.
@@ -484,6 +504,25 @@ fn shown(path: &str) -> String {
     }
 }
 
+/// `text` as a Markdown code span: fenced with one backtick more than its longest run of
+/// backticks (and spaced when it starts or ends with one), so a name holding backticks stays
+/// one span; a `|` is escaped, as a table cell needs.
+fn code(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
+}
+
 fn time_text(t: Option<u64>) -> String {
     match t {
         Some(s) => {
@@ -531,9 +570,9 @@ fn os_text(os: &OsDto) -> String {
 
 fn evidence_line(e: &Evidence) -> String {
     let mut out = format!(
-        "- {}: `{}`, {} of {} members",
+        "- {}: {}, {} of {} members",
         e.kind.label(),
-        e.name,
+        code(&e.name),
         e.agree,
         e.total
     );
@@ -551,24 +590,24 @@ fn evidence_line(e: &Evidence) -> String {
 /// The Markdown draft of `d`; `noun` is what the items are (`dirs`, `files`, `items`).
 fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> String {
     let who = match (&d.writer, &d.producer_name) {
-        (Some(w), _) => format!("`{}`", w.name),
+        (Some(w), _) => code(&w.name),
         (None, Some(name)) => name.clone(),
         (None, None) => "An unknown program".to_owned(),
     };
     let writer = match &d.writer {
         Some(w) => {
             let mut s = format!(
-                "`{}` {}",
-                w.name,
+                "{} {}",
+                code(&w.name),
                 w.version.as_deref().unwrap_or("(version unknown)")
             );
             if let Some(exe) = &w.exe {
-                s.push_str(&format!(", `{}`", shown(exe)));
+                s.push_str(&format!(", {}", code(&shown(exe))));
             }
             s
         }
         None => match &d.producer_id {
-            Some(id) => format!("{who} (CacheWatch rule `{id}`)"),
+            Some(id) => format!("{who} (CacheWatch rule {})", code(id)),
             None => "not known".to_owned(),
         },
     };
@@ -581,8 +620,8 @@ fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> String {
     ));
     m.push_str("| | |\n| --- | --- |\n");
     let mut row = |k: &str, v: String| m.push_str(&format!("| {k} | {v} |\n"));
-    row("Template", format!("`{}`", d.template));
-    let wheres: Vec<String> = d.roots.iter().map(|r| format!("`{}`", shown(r))).collect();
+    row("Template", code(&d.template));
+    let wheres: Vec<String> = d.roots.iter().map(|r| code(&shown(r))).collect();
     row(
         "Where",
         if wheres.is_empty() {
@@ -607,7 +646,7 @@ fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> String {
         }
     }
     if !d.examples.is_empty() {
-        let ex: Vec<String> = d.examples.iter().map(|e| format!("`{e}`")).collect();
+        let ex: Vec<String> = d.examples.iter().map(|e| code(e)).collect();
         m.push_str(&format!("\nExamples: {}\n", ex.join(", ")));
     }
     m.push_str("\n### What would fix it\n\n");
@@ -632,4 +671,43 @@ fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> String {
         "\n_Drafted by CacheWatch from a scan of this machine; nothing was sent anywhere._\n",
     );
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_hold_backticks_and_pipes() {
+        assert_eq!(code("tmp<rand8>/"), "`tmp<rand8>/`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x"), "`` `x ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+    }
+
+    #[test]
+    fn births_spread_over_a_day_at_least() {
+        let t = |s: u64| std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + s);
+        // Two days apart: half a day's worth each day.
+        let g = births_growth(Some((t(0), t(2 * DAY_SECS))), 10, 4000).unwrap();
+        assert_eq!(
+            (g.items_per_day, g.bytes_per_day, g.span_secs),
+            (5, 2000, 2 * DAY_SECS)
+        );
+        // A burst within a minute counts as one day's worth, not 1,440 bursts.
+        let g = births_growth(Some((t(0), t(60))), 10, 4000).unwrap();
+        assert_eq!(
+            (g.items_per_day, g.bytes_per_day, g.span_secs),
+            (10, 4000, 60)
+        );
+        assert_eq!(births_growth(None, 10, 4000), None);
+    }
+
+    #[test]
+    fn an_error_names_ten_groups_at_most() {
+        let groups: Vec<String> = (0..12).map(|i| format!("g{i}")).collect();
+        assert_eq!(list_some(&groups[..2]), "g0, g1");
+        assert!(list_some(&groups).ends_with("g9 and 2 more"));
+        assert_eq!(list_some(&[]), "none");
+    }
 }
