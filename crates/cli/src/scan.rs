@@ -14,7 +14,7 @@ use cachewatch::process::ProcessProbe;
 use cachewatch::roots::Root;
 use cachewatch::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
 use cachewatch::shapes::{self, ShapeGroup, Writer};
-use cachewatch::watch::state::GroupMember;
+use cachewatch::watch::live::GroupMember;
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};

@@ -2,7 +2,7 @@
 //! name, same test names under `<module>::`). One binary links once instead of once per file.
 
 mod audit_cli;
-mod auto_reclaim_cli;
+mod autoreclaim_cli;
 mod cli;
 // Times its config swap with inotify (Linux): a Linux-only test file.
 #[cfg(target_os = "linux")]

@@ -25,7 +25,7 @@ use crate::roots::Root;
 use crate::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
 use crate::shapes::{self, ShapeGroup};
 use crate::units::{format_bytes, unix_secs};
-use crate::watch::state::GroupMember;
+use crate::watch::live::GroupMember;
 
 use super::{ApiError, Session};
 

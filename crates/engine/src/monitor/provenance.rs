@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::dto::{EvidenceDto, EvidenceKindDto};
 use crate::shapes::Writer;
-use crate::watch::state::GroupMember;
+use crate::watch::live::GroupMember;
 
 /// Samples of the process table are at least this far apart: a burst of events into
 /// unattributed entries costs one sample a second, not one per event.

@@ -2,9 +2,9 @@
 //! name, same test names under `<module>::`). One binary links once instead of once per file.
 
 mod alerts;
-mod auto_reclaim;
-mod auto_reclaim_leak;
-mod auto_reclaim_unlisted;
+mod autoreclaim;
+mod autoreclaim_leak;
+mod autoreclaim_unlisted;
 mod crash;
 mod crash_faults_panics;
 mod crash_shapes;

@@ -6,7 +6,7 @@
 //!   asks for no more often than [`MIN_RESCAN_GAP`] per root;
 //! - roots (and paths) that are not watched by events ([`Actor::poll_root`],
 //!   [`Actor::retry_unwatched`]): the poll of a polling root, which re-measures only what moved
-//!   ([`RootState::poll_dirs`](crate::watch::state::RootState::poll_dirs)) and now and then rescans
+//!   ([`RootState::poll_dirs`](crate::watch::live::RootState::poll_dirs)) and now and then rescans
 //!   in full, each paced by its cost ([`super::super::pace`]), and the paths of an evented root
 //!   whose watch failed, tried again every [`POLL_INTERVAL`];
 //! - [`MonitorHandle::flush`](super::super::MonitorHandle::flush) ([`Actor::start_flush`]): a
@@ -24,8 +24,8 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::dto::WatchMode;
+use crate::watch::live::PollScope;
 use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
-use crate::watch::state::PollScope;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;
@@ -237,7 +237,7 @@ impl Actor {
             self.remeasure(i, dirty).await;
         }
         if changed {
-            self.analysis_stale = true;
+            self.figures_stale = true;
             self.after_update(false).await;
         }
     }
@@ -303,7 +303,7 @@ impl Actor {
         let remeasured = !dirty.is_empty();
         if remeasured {
             self.remeasure(i, dirty).await;
-            self.analysis_stale = true;
+            self.figures_stale = true;
         }
         // A sweep, or a poll that found something, is worth a line; a quiet poll of the recent
         // items, once a minute, is not.
@@ -367,7 +367,7 @@ impl Actor {
         }
         let dirty = self.debounce.take(i);
         self.remeasure(i, dirty).await;
-        self.analysis_stale = true;
+        self.figures_stale = true;
         true
     }
 }
@@ -417,8 +417,8 @@ impl Actor {
         self.check_roots().await;
         if !self.paused {
             self.process_dirty(true).await;
-            if self.analysis_stale {
-                self.refresh_analysis().await;
+            if self.figures_stale {
+                self.refresh_figures().await;
                 self.publish();
             }
         }
