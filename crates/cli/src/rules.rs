@@ -4,11 +4,8 @@
 use std::io::Write;
 
 use anyhow::{bail, Context as _};
-use std::time::SystemTime;
-
+use cachewatch::api::rules::Evidence;
 use cachewatch::catalogue::{ReclaimMode, Rule};
-use cachewatch::monitor::provenance::{self, Evidence, EvidenceKind, ProcessHistory};
-use cachewatch::process::{ProcessProbe, SystemProbe};
 use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::shapes::{self, RuleCheck, RuleOptions};
 use serde::Serialize;
@@ -102,36 +99,14 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item));
     }
     let groups = tally.unattributed_groups();
-    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
-    if !groups.is_empty() {
-        probe.refresh();
-    }
-    let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
-    if !groups.is_empty() {
-        history.observe(SystemTime::now(), provenance::sample_processes());
-    }
+    let writers = cachewatch::api::rules::writers_now(&groups);
     Ok(groups
         .into_iter()
-        .map(|g| {
-            let w = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 3)
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            let members = super::scan::group_members(&g.root, &[&g.group])
-                .into_iter()
-                .next()
-                .unwrap_or_default();
-            let evidence: Vec<Evidence> =
-                provenance::group_evidence(&members, g.group.items, &w, &history)
-                    .into_iter()
-                    .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
-                    .collect();
-            let writer = w.into_iter().next().map(|w| w.name);
-            Found {
-                group: g,
-                writer: writer.filter(|n| !n.is_empty()),
-                evidence,
-            }
+        .zip(writers)
+        .map(|(g, w)| Found {
+            group: g,
+            writer: w.held,
+            evidence: w.evidence,
         })
         .collect())
 }

@@ -249,7 +249,7 @@ const WRITERS_PER_GROUP: usize = 3;
 /// Birth time: the entry's own (`statx` on Linux where the file system keeps one, `st_birthtime`
 /// on macOS), else its mtime (the monitor's inventory has the oldest mtime of the subtree
 /// instead; a one-shot scan keeps no subtree times per member).
-pub(crate) fn group_members(root: &Path, groups: &[&ShapeGroup]) -> Vec<Vec<GroupMember>> {
+fn group_members(root: &Path, groups: &[&ShapeGroup]) -> Vec<Vec<GroupMember>> {
     let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
     let Ok(entries) = std::fs::read_dir(root) else {
         return out;

@@ -9,7 +9,7 @@
 //! which), the oldest and newest member, the writer with its version and the evidence naming it
 //! (one sample of the process table, as `scan`), and the OS name and version.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -17,15 +17,10 @@ use serde::{Deserialize, Serialize};
 use crate::catalogue::Rule;
 use crate::dto::EvidenceDto;
 use crate::history::{History, Series};
-use crate::monitor::provenance::{
-    self, evidence_dto, group_evidence, Evidence, EvidenceKind, ProcessHistory,
-};
-use crate::process::{ProcessProbe, SystemProbe};
+use crate::monitor::provenance::{evidence_dto, Evidence, EvidenceKind};
 use crate::roots::Root;
 use crate::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
-use crate::shapes::{self, ShapeGroup};
 use crate::units::{format_bytes, unix_secs};
-use crate::watch::live::GroupMember;
 
 use super::{ApiError, Session};
 
@@ -244,21 +239,11 @@ pub fn report_draft(
             })
         }
     };
-    let (members, births) = group_members(&g.root, &g.group);
-    let probe = SystemProbe::under([g.root.clone()]);
-    probe.refresh();
-    let writers = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 3)
-        .into_iter()
-        .next()
+    let (_, births) = super::rules::members_of(&g.root, &g.group);
+    let evidence = super::rules::writers_now(std::slice::from_ref(g))
+        .pop()
+        .map(|w| w.evidence)
         .unwrap_or_default();
-    // One sample: only running processes are known, so no "created at launch" (a launch cannot
-    // be told from a busy program).
-    let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
-    history.observe(SystemTime::now(), provenance::sample_processes());
-    let evidence: Vec<Evidence> = group_evidence(&members, g.group.items, &writers, &history)
-        .into_iter()
-        .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
-        .collect();
     let growth = births_growth(births, g.group.items, g.group.measure.allocated_bytes);
     Ok(group_draft(g, evidence, growth, os))
 }
@@ -318,41 +303,6 @@ impl ProducerFigures {
                 .push((root.canonical.clone(), root.kind.to_string()));
         }
     }
-}
-
-/// The members of `group` in `root` (at most [`provenance::MEMBERS_LOOKED_AT`], for the
-/// evidence) and the oldest and newest birth of all of them: one listing of the root, one
-/// `lstat` per member. Birth: the entry's own (`statx`, `st_birthtime`), else its mtime.
-fn group_members(
-    root: &Path,
-    group: &ShapeGroup,
-) -> (Vec<GroupMember>, Option<(SystemTime, SystemTime)>) {
-    let mut out = Vec::new();
-    let mut births = None;
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return (out, births);
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Ok(md) = entry.metadata() else {
-            continue;
-        };
-        if !group.contains(&name, md.is_dir()) {
-            continue;
-        }
-        let born = md.created().or_else(|_| md.modified()).ok();
-        if let Some(t) = born {
-            widen(&mut births, t);
-        }
-        if out.len() < provenance::MEMBERS_LOOKED_AT {
-            out.push(GroupMember {
-                path: entry.path(),
-                name,
-                born,
-            });
-        }
-    }
-    (out, births)
 }
 
 /// The producer's growth over the last [`GROWTH_WINDOW`] of the history database, when it has

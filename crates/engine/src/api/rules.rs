@@ -2,11 +2,20 @@
 //! the user's comments, key order and other sections survive (the way [`super::settings`] edits).
 
 use std::path::Path;
+use std::time::SystemTime;
 
 use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
 use crate::catalogue::{Catalogue, Owner, Rule};
 use crate::config;
+/// The evidence naming a group's writer ([`writers_now`]), as [`crate::shapes::RuleOptions`]
+/// takes it.
+pub use crate::monitor::provenance::Evidence;
+use crate::monitor::provenance::{self, EvidenceKind, ProcessHistory};
+use crate::process::{ProcessProbe, SystemProbe};
+use crate::scan::UnattributedGroup;
+use crate::shapes::{self, ShapeGroup};
+use crate::watch::live::GroupMember;
 
 use super::ApiError;
 
@@ -146,6 +155,85 @@ pub fn add<T, E: From<ApiError>>(
         Err(config::EditError::Write(e)) => Err(E::from(ApiError::ConfigSave(e))),
         Err(config::EditError::Edit(e)) => Err(e),
     }
+}
+
+/// Who writes a group, from one sample of the process table taken now.
+#[derive(Debug, Clone, Default)]
+pub struct GroupWriters {
+    /// The first process seen holding a file inside a member (its executable name).
+    pub held: Option<String>,
+    /// The evidence naming the writer, strongest first ([`provenance::group_evidence`]), without
+    /// "created at launch": one sample cannot tell a launch from a busy program.
+    pub evidence: Vec<Evidence>,
+}
+
+/// [`GroupWriters`] of each of `groups`: one refresh of the open files under their roots, one
+/// sample of the process table, one listing of each group's root (taken only when there is a
+/// group).
+pub fn writers_now(groups: &[UnattributedGroup]) -> Vec<GroupWriters> {
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let probe = SystemProbe::under(groups.iter().map(|g| g.root.clone()));
+    probe.refresh();
+    let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
+    history.observe(SystemTime::now(), provenance::sample_processes());
+    groups
+        .iter()
+        .map(|g| {
+            let held = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 3)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let (members, _) = members_of(&g.root, &g.group);
+            let evidence = provenance::group_evidence(&members, g.group.items, &held, &history)
+                .into_iter()
+                .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
+                .collect();
+            GroupWriters {
+                held: held.into_iter().map(|w| w.name).find(|n| !n.is_empty()),
+                evidence,
+            }
+        })
+        .collect()
+}
+
+/// The members of `group` in `root` (at most [`provenance::MEMBERS_LOOKED_AT`], for the
+/// evidence) and the oldest and newest birth of all of them: one listing of the root, one
+/// `lstat` per member. Birth: the entry's own (`statx`, `st_birthtime`), else its mtime.
+pub(super) fn members_of(
+    root: &Path,
+    group: &ShapeGroup,
+) -> (Vec<GroupMember>, Option<(SystemTime, SystemTime)>) {
+    let mut out = Vec::new();
+    let mut births: Option<(SystemTime, SystemTime)> = None;
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return (out, births);
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Ok(md) = entry.metadata() else {
+            continue;
+        };
+        if !group.contains(&name, md.is_dir()) {
+            continue;
+        }
+        let born = md.created().or_else(|_| md.modified()).ok();
+        if let Some(t) = born {
+            births = Some(match births {
+                None => (t, t),
+                Some((lo, hi)) => (lo.min(t), hi.max(t)),
+            });
+        }
+        if out.len() < provenance::MEMBERS_LOOKED_AT {
+            out.push(GroupMember {
+                path: entry.path(),
+                name,
+                born,
+            });
+        }
+    }
+    (out, births)
 }
 
 #[cfg(test)]
