@@ -19,6 +19,7 @@ mod launchd;
 mod path_bytes;
 mod producers;
 mod reclaim;
+mod report;
 mod rules;
 mod scan;
 mod status;
@@ -83,6 +84,8 @@ pub enum Command {
     Producers(producers::Args),
     /// Turn a group of unattributed entries (an unknown producer) into a [[producer]] rule.
     Rules(rules::Args),
+    /// Draft a report (Markdown) for the tracker of the program that leaves a group behind.
+    Report(report::Args),
     /// Say which rule claims a path and why, or that none does.
     Explain(explain::Args),
     /// Crash reports grouped by process and known cause (crash signature), with what to do.
@@ -147,6 +150,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Reclaim(a) => reclaim::run(&ctx, a),
         Command::Producers(a) => producers::run(&ctx, a),
         Command::Rules(a) => rules::run(&ctx, a),
+        Command::Report(a) => report::run(&ctx, a),
         Command::Explain(a) => explain::run(&ctx, a),
         Command::Crashes(a) => crashes::run(&ctx, a),
         Command::Watch(a) => watch::run(&ctx, a),

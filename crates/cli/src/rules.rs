@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::{bail, Context as _};
 use cachewatch::api::catalogue::{ReclaimMode, Rule};
 use cachewatch::api::groups::{self, GroupSource};
-use cachewatch::api::process::{ProcessProbe, SystemProbe};
+use cachewatch::api::rules::Evidence;
 use cachewatch::api::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::api::shapes;
 use serde::Serialize;
@@ -96,10 +96,13 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     }
 }
 
-/// A group with the processes seen writing into it.
+/// A group with the processes seen writing into it, and the evidence naming its writer from one
+/// sample of the process table (strongest first; no "created at launch": one sample cannot tell
+/// a launch from a busy program).
 struct Found {
     group: UnattributedGroup,
     writer: Option<String>,
+    evidence: Vec<Evidence>,
 }
 
 fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
@@ -111,19 +114,14 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item));
     }
     let groups = tally.unattributed_groups();
-    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
-    if !groups.is_empty() {
-        probe.refresh();
-    }
+    let writers = cachewatch::api::rules::writers_now(&groups);
     Ok(groups
         .into_iter()
-        .map(|g| {
-            let w = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 1);
-            let writer = w.into_iter().flatten().next().map(|w| w.name);
-            Found {
-                group: g,
-                writer: writer.filter(|n| !n.is_empty()),
-            }
+        .zip(writers)
+        .map(|(g, w)| Found {
+            group: g,
+            writer: w.held,
+            evidence: w.evidence,
         })
         .collect())
 }
@@ -135,6 +133,7 @@ impl Found {
             root: &self.group.root,
             group: &self.group.group,
             writer: self.writer.as_deref(),
+            evidence: &self.evidence,
         }
     }
 }

@@ -42,7 +42,8 @@ pub use group::{
     Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
 };
 pub use rule::{
-    check_rule, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions, MIN_AGE_FLOOR_SECS,
+    check_rule, owner_from, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions,
+    MIN_AGE_FLOOR_SECS,
 };
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
@@ -115,10 +116,25 @@ impl Shape {
     /// literal byte that is not UTF-8 is written `(?-u:\xFF)`: the pattern then compiles only as
     /// a [`regex::bytes::Regex`], and [`rule_for`] refuses such a shape.
     pub fn regex(&self) -> String {
+        self.regex_with_pid(None)
+    }
+
+    /// [`Shape::regex`], with a `pid` capture on the part at index `pid` of [`Shape::parts`] when
+    /// that part is a `<digits>` run (any other index captures nothing). The capture matches the
+    /// same names: only a group is added.
+    pub fn regex_with_pid(&self, pid: Option<usize>) -> String {
         let mut out = String::from("^");
         let mut ts_seen = false;
-        for p in &self.parts {
+        for (i, p) in self.parts.iter().enumerate() {
             match p {
+                Part::Digits(lo, hi) if pid == Some(i) => {
+                    let n = if lo == hi {
+                        format!("{{{lo}}}")
+                    } else {
+                        format!("{{{lo},{hi}}}")
+                    };
+                    out.push_str(&format!("(?P<pid>[0-9]{n})"));
+                }
                 Part::Lit(s) => {
                     for chunk in s.utf8_chunks() {
                         out.push_str(&regex::escape(chunk.valid()));
@@ -274,6 +290,104 @@ pub fn push_escaped(out: &mut String, b: &[u8]) {
             out.push_str(&format!("\\x{x:02x}"));
         }
     }
+}
+
+impl Shape {
+    /// The byte range of `name` each part of the shape covers, when `name` has the shape (the
+    /// first way it matches, lengths tried in the order [`Shape::matches`] tries them).
+    pub fn spans(&self, name: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+        let mut out = Vec::with_capacity(self.parts.len());
+        span_parts(&self.parts, name, 0, &mut out).then_some(out)
+    }
+
+    /// The index of the part that holds the `k`-th run of ASCII digits (0 = the first) of every
+    /// name of `names` whole (the run is exactly a `<digits>` placeholder): the part a `pid`
+    /// capture goes on. `None` when a name does not have the shape, or the run is partly literal,
+    /// split, or not the same part in all of them.
+    pub fn digit_run_part(&self, names: &[&[u8]], k: usize) -> Option<usize> {
+        let mut found = None;
+        for name in names {
+            let spans = self.spans(name)?;
+            let run = digit_runs(name).into_iter().nth(k)?;
+            let i = spans.iter().position(|s| *s == run)?;
+            if !matches!(self.parts[i], Part::Digits(..)) || found.is_some_and(|f| f != i) {
+                return None;
+            }
+            found = Some(i);
+        }
+        found
+    }
+}
+
+/// The byte ranges of the runs of ASCII digits in `name`.
+fn digit_runs(name: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < name.len() {
+        if name[i].is_ascii_digit() {
+            let start = i;
+            while i < name.len() && name[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push(start..i);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// [`match_parts`], recording the range each part covers (from `at`, the offset of `s` in the
+/// whole name) in `out`.
+fn span_parts(parts: &[Part], s: &[u8], at: usize, out: &mut Vec<std::ops::Range<usize>>) -> bool {
+    let Some((p, rest)) = parts.split_first() else {
+        return s.is_empty();
+    };
+    let mut lens: Vec<usize> = Vec::new();
+    let ok: fn(&u8) -> bool = match p {
+        Part::Lit(l) => {
+            if s.starts_with(l) {
+                lens.push(l.len());
+            }
+            |_| true
+        }
+        Part::Uuid => {
+            if match_parts(&[Part::Uuid], s.get(..36).unwrap_or_default()) {
+                lens.push(36);
+            }
+            |_| true
+        }
+        Part::Ts => {
+            lens.extend([13, 10]);
+            u8::is_ascii_digit
+        }
+        Part::Hex(n) => {
+            lens.push(*n);
+            u8::is_ascii_hexdigit
+        }
+        Part::Digits(lo, hi) => {
+            lens.extend(*lo..=*hi);
+            u8::is_ascii_digit
+        }
+        Part::Rand(n) => {
+            lens.push(*n);
+            u8::is_ascii_alphanumeric
+        }
+    };
+    for n in lens {
+        let Some(run) = s.get(..n) else {
+            continue;
+        };
+        if !run.iter().all(ok) {
+            continue;
+        }
+        out.push(at..at + n);
+        if span_parts(rest, &s[n..], at + n, out) {
+            return true;
+        }
+        out.pop();
+    }
+    false
 }
 
 /// [`Shape::covers`] for one part.

@@ -11,6 +11,8 @@
 //! - [`history`]: a producer's samples and reclaims over a span (its chart), the past reclaims.
 //! - [`groups`]: a group of unattributed entries made a rule (previewed with the engine's own
 //!   check, then written into the config) or its shape ignored (`[groups] ignore`).
+//! - [`report`]: a Markdown draft for the tracker of the program that leaves a group (or a
+//!   producer's items) behind, with the figures it is made from; nothing is sent.
 //! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
 //!   place, so the user's comments and other keys survive), never in a second store.
 //!
@@ -23,6 +25,7 @@ mod front;
 pub mod groups;
 pub mod history;
 pub mod reclaim;
+pub mod report;
 pub mod rules;
 pub use front::{
     autoreclaim, catalogue, config, crash, explain, metrics, monitor, outside, platform, process,

@@ -25,6 +25,8 @@ mod provenance_cli;
 mod reclaim_managed_cli;
 mod reclaim_rules_cli;
 mod reclaim_summary_cli;
+mod report_cli;
+mod rule_owner_cli;
 mod shapes_cli;
 mod status_outside_cli;
 mod watch_cli;

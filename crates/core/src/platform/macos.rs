@@ -47,6 +47,68 @@ pub(super) fn application_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// A string value of `sysctlbyname(name)`.
+fn sysctl_string(name: &CStr) -> Option<String> {
+    let mut len: libc::size_t = 0;
+    // SAFETY: a null buffer asks for the value's length only.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || len == 0 {
+        return None;
+    }
+    let mut buf = vec![0u8; len];
+    // SAFETY: `buf` holds `len` bytes, the length the kernel gave.
+    let rc = unsafe {
+        libc::sysctlbyname(
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    buf.truncate(len);
+    let text = CStr::from_bytes_until_nul(&buf).ok()?.to_str().ok()?;
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+pub(super) fn os_release() -> super::OsRelease {
+    super::OsRelease {
+        name: "macOS".to_owned(),
+        version: sysctl_string(c"kern.osproductversion"),
+        kernel: sysctl_string(c"kern.osrelease"),
+    }
+}
+
+pub(super) fn app_version_of_exe(exe: &std::path::Path) -> Option<String> {
+    let contents = exe.parent()?.parent()?;
+    if exe.parent()?.file_name()? != "MacOS" || contents.file_name()? != "Contents" {
+        return None;
+    }
+    let info = plist::Value::from_file(contents.join("Info.plist")).ok()?;
+    let dict = info.as_dictionary()?;
+    let text = |k: &str| {
+        dict.get(k)
+            .and_then(plist::Value::as_string)
+            .map(str::to_owned)
+    };
+    match (text("CFBundleShortVersionString"), text("CFBundleVersion")) {
+        (Some(short), Some(build)) if build != short => Some(format!("{short} ({build})")),
+        (Some(short), _) => Some(short),
+        (None, build) => build,
+    }
+}
+
 pub(super) fn bundle_id_of_exe(exe: &std::path::Path) -> Option<String> {
     let macos = exe.parent()?;
     if macos.file_name()? != "MacOS" {

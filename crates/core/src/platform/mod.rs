@@ -82,6 +82,33 @@ pub fn bundle_id_of_exe(exe: &Path) -> Option<String> {
     imp::bundle_id_of_exe(exe)
 }
 
+/// The operating system's name and version, as a bug report names them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OsRelease {
+    /// The system's name: `macOS`; on Linux the distribution's (`NAME` of `/etc/os-release`,
+    /// `Linux` when there is none).
+    pub name: String,
+    /// Its version: `kern.osproductversion` on macOS (`15.1`); `VERSION_ID` of
+    /// `/etc/os-release` on Linux; `None` when it cannot be read.
+    pub version: Option<String>,
+    /// The kernel's release (`kern.osrelease`, `/proc/sys/kernel/osrelease`), where readable.
+    pub kernel: Option<String>,
+}
+
+/// The name and version of the operating system this runs on ([`OsRelease`]).
+pub fn os_release() -> OsRelease {
+    imp::os_release()
+}
+
+/// The version of the app whose executable is `exe` (`CFBundleShortVersionString` of the bundle's
+/// `Info.plist`, with `CFBundleVersion` in parentheses when it differs), where there is one.
+///
+/// macOS only: elsewhere always `None` (an executable carries no version to read without
+/// running it, which a report never does).
+pub fn app_version_of_exe(exe: &Path) -> Option<String> {
+    imp::app_version_of_exe(exe)
+}
+
 /// The dirs installed apps live in: `/Applications` and `~/Applications` on macOS; none
 /// elsewhere (no app bundles to compare a staged update with).
 pub fn application_dirs() -> Vec<PathBuf> {

@@ -26,6 +26,37 @@ pub(super) fn bundle_id_of_exe(_exe: &std::path::Path) -> Option<String> {
     None
 }
 
+/// `/etc/os-release` (`NAME`, `VERSION_ID`) and `/proc/sys/kernel/osrelease`.
+pub(super) fn os_release() -> super::OsRelease {
+    let text = std::fs::read_to_string("/etc/os-release")
+        .or_else(|_| std::fs::read_to_string("/usr/lib/os-release"))
+        .unwrap_or_default();
+    let field = |key: &str| {
+        text.lines().find_map(|l| {
+            let v = l.strip_prefix(key)?.strip_prefix('=')?.trim();
+            let v = v
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(v);
+            (!v.is_empty()).then(|| v.to_owned())
+        })
+    };
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty());
+    super::OsRelease {
+        name: field("NAME").unwrap_or_else(|| "Linux".to_owned()),
+        version: field("VERSION_ID"),
+        kernel,
+    }
+}
+
+/// No app bundles outside macOS: no version to read.
+pub(super) fn app_version_of_exe(_exe: &std::path::Path) -> Option<String> {
+    None
+}
+
 /// No application dirs outside macOS.
 pub(super) fn application_dirs() -> Vec<PathBuf> {
     Vec::new()

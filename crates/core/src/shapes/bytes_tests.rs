@@ -29,6 +29,7 @@ fn opts(id: &str) -> RuleOptions {
         name: None,
         reclaim: ReclaimMode::Manual,
         writer: None,
+        evidence: Vec::new(),
     }
 }
 

@@ -5,7 +5,8 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use super::{ShapeGroup, GROUP_MIN_ITEMS};
-use crate::catalogue::{Catalogue, ProducerKind, ReclaimMode, Rule};
+use crate::catalogue::{Catalogue, Owner, ProducerKind, ReclaimMode, Rule};
+use crate::provenance::{Evidence, EvidenceKind};
 use crate::roots::RootKind;
 use crate::units::format_bytes;
 
@@ -24,6 +25,72 @@ pub struct RuleOptions {
     pub reclaim: ReclaimMode,
     /// The process seen writing into the group, if any.
     pub writer: Option<String>,
+    /// The evidence naming the group's writer, strongest first ([`crate::provenance`]): the
+    /// first that gives an owner makes the rule's `owner` (see [`owner_from`]).
+    pub evidence: Vec<Evidence>,
+}
+
+/// The owner a rule made from `group` (of a root of `kind`) takes from the evidence `evidence`
+/// (strongest first), with the part of the shape that carries the pid, if any; the first piece
+/// that gives one wins:
+///
+/// - "pid in the name" ([`EvidenceKind::PidInName`]) whose digit run is a `<digits>` placeholder
+///   in every example: `owner.pid_in_name`, and that placeholder becomes the regex's `pid`
+///   capture (a run that took one value in all members is literal: one process, no capture);
+/// - "created at launch" ([`EvidenceKind::CreatedAtLaunch`]): `owner.processes = [name]`, the
+///   executable whose starts the members' births follow;
+/// - "in the path" ([`EvidenceKind::InPath`]) in a `container-temp` root: the root's bundle id is
+///   the items' `bundle` capture already, and `owner.app_in_path` (on by default) keeps them
+///   while that app runs; in any other root the bundle id lies above the root, where a rule's
+///   regexes cannot capture it, so it gives no owner.
+///
+/// Held files give none: the process holding a member is checked by reclaim anyway.
+pub fn owner_from(
+    kind: RootKind,
+    group: &ShapeGroup,
+    evidence: &[Evidence],
+) -> Option<(Owner, Option<usize>, String)> {
+    use std::os::unix::ffi::OsStrExt;
+    let names: Vec<&[u8]> = group.examples.iter().map(|e| e.as_bytes()).collect();
+    for e in evidence {
+        match e.kind {
+            EvidenceKind::PidInName => {
+                let Some(k) = e.pid_run else { continue };
+                let Some(part) = group.shape.digit_run_part(&names, k) else {
+                    continue;
+                };
+                let owner = Owner {
+                    pid_in_name: true,
+                    ..Owner::default()
+                };
+                let why = format!(
+                    "Owner: the pid in the name ({}, {} of {} members).",
+                    e.name, e.agree, e.total
+                );
+                return Some((owner, Some(part), why));
+            }
+            EvidenceKind::CreatedAtLaunch if !e.name.is_empty() => {
+                let owner = Owner {
+                    processes: vec![e.name.clone()],
+                    ..Owner::default()
+                };
+                let why = format!(
+                    "Owner: {} (members born right after its launches, {} of {}).",
+                    e.name, e.agree, e.total
+                );
+                return Some((owner, None, why));
+            }
+            EvidenceKind::InPath if kind == RootKind::ContainerTemp => {
+                let why = format!(
+                    "Owner: the app {} (its container holds the members).",
+                    e.name
+                );
+                return Some((Owner::default(), None, why));
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A rule id made from the shape's literal words (`tmp<rand8>/` gives `local-tmp`), for
@@ -77,7 +144,8 @@ pub enum RuleError {
 }
 
 /// The `[[producer]]` rule for `group` (of a root of `kind`): the shape's glob and anchored regex,
-/// `kind = "leak"`, an age floor of [`MIN_AGE_FLOOR_SECS`], the group's examples.
+/// `kind = "leak"`, an age floor of [`MIN_AGE_FLOOR_SECS`], the group's examples, and the owner
+/// the evidence gives ([`owner_from`]; with a `pid` capture in the regex for a pid in the name).
 ///
 /// # Errors
 /// [`RuleError::NotText`] when a literal of the shape is not UTF-8 text or holds U+FFFD (the
@@ -89,7 +157,10 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
         return Err(RuleError::NotText { shape });
     }
     let glob = group.shape.glob();
-    let regex = group.shape.regex();
+    let owner = owner_from(kind, group, &opts.evidence);
+    let regex = group
+        .shape
+        .regex_with_pid(owner.as_ref().and_then(|(_, part, _)| *part));
     let invalid = |message: String| RuleError::Invalid {
         shape: shape.clone(),
         message,
@@ -112,6 +183,14 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
     if let Some(w) = &opts.writer {
         notes.push_str(&format!(" Seen written by {w}."));
     }
+    let owner = match owner {
+        Some((owner, _, why)) => {
+            notes.push(' ');
+            notes.push_str(&why);
+            owner
+        }
+        None => Owner::default(),
+    };
     Ok(Rule {
         id: opts.id.clone(),
         name,
@@ -122,7 +201,7 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
         kind: ProducerKind::Leak,
         reclaim: opts.reclaim,
         min_age_secs: MIN_AGE_FLOOR_SECS,
-        owner: Default::default(),
+        owner,
         evidence: Vec::new(),
         notes,
         examples: group

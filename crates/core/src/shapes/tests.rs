@@ -384,3 +384,86 @@ proptest! {
         prop_assert_eq!(out.groups[0].items, distinct.len() as u64);
     }
 }
+
+fn evidence(
+    kind: crate::provenance::EvidenceKind,
+    pid_run: Option<usize>,
+) -> crate::provenance::Evidence {
+    crate::provenance::Evidence {
+        kind,
+        name: "kestrel".into(),
+        exe: None,
+        app: None,
+        agree: 20,
+        total: 20,
+        pid_run,
+        orphans: None,
+        last_seen: None,
+        alive: false,
+    }
+}
+
+fn rule_of(names: &[String], ev: Vec<crate::provenance::Evidence>) -> crate::catalogue::Rule {
+    let mut g = Grouper::new(10);
+    for n in names {
+        g.add(OsStr::new(n), true, &measure(1));
+    }
+    let out = g.finish();
+    assert_eq!(out.groups.len(), 1, "{:?}", out.lone);
+    let opts = RuleOptions {
+        id: "local-kestrel".into(),
+        name: None,
+        reclaim: crate::catalogue::ReclaimMode::Manual,
+        writer: None,
+        evidence: ev,
+    };
+    rule_for(crate::roots::RootKind::Temp, &out.groups[0], &opts).unwrap()
+}
+
+#[test]
+fn a_rule_takes_its_owner_from_the_evidence() {
+    use crate::provenance::EvidenceKind as K;
+    let names: Vec<String> = (0..20u32)
+        .map(|i| format!("kestrel_{}_{}_{}", 400 + i * 997, i % 2, 1_765_000_000 + i))
+        .collect();
+    // The pid is the first digit run: it becomes the `pid` capture, the regex matches the same.
+    let r = rule_of(&names, vec![evidence(K::PidInName, Some(0))]);
+    assert!(r.owner.pid_in_name);
+    let rx = r.name_regex.clone().unwrap();
+    assert_eq!(
+        rx,
+        "^kestrel_(?P<pid>[0-9]{3,5})_[0-9]{1}_(?P<ts>[0-9]{13}|[0-9]{10})$"
+    );
+    let re = regex::Regex::new(&rx).unwrap();
+    for (i, n) in names.iter().enumerate() {
+        let c = re.captures(n).unwrap();
+        assert_eq!(c["pid"].parse::<u32>().unwrap(), 400 + i as u32 * 997);
+    }
+    // A run that is the counter (the second) is a pid too when the evidence says so.
+    let r = rule_of(&names, vec![evidence(K::PidInName, Some(1))]);
+    assert!(r.owner.pid_in_name);
+    assert!(r.name_regex.unwrap().contains("_(?P<pid>[0-9]{1})_"));
+    // The timestamp run is no `<digits>` placeholder: no capture, and the next evidence decides.
+    let r = rule_of(
+        &names,
+        vec![
+            evidence(K::PidInName, Some(2)),
+            evidence(K::CreatedAtLaunch, None),
+        ],
+    );
+    assert!(!r.owner.pid_in_name);
+    assert_eq!(r.owner.processes, vec!["kestrel".to_owned()]);
+    assert!(!r.name_regex.unwrap().contains("pid"));
+    // Held files and a bundle id above a temp root give no owner.
+    let r = rule_of(
+        &names,
+        vec![evidence(K::Held, None), evidence(K::InPath, None)],
+    );
+    assert_eq!(r.owner, crate::catalogue::Owner::default());
+    // One launch only: its pid is the same in every name, literal in the shape: no capture.
+    let one: Vec<String> = (0..20u32)
+        .map(|i| format!("kestrel_4242_{}_{}", i, 1_765_000_000 + i))
+        .collect();
+    let r = rule_of(&one, vec![evidence(K::PidInName, Some(0))]);
+    assert!(!r.owner.pid_in_name, "{:?}", r.name_regex);
+}

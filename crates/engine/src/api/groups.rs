@@ -33,6 +33,9 @@ pub struct GroupSource<'a> {
     pub group: &'a ShapeGroup,
     /// The process seen writing into it, if any.
     pub writer: Option<&'a str>,
+    /// The evidence naming its writer, strongest first: the rule's owner comes from it
+    /// ([`shapes::owner_from`]).
+    pub evidence: &'a [crate::monitor::provenance::Evidence],
 }
 
 impl<'a> GroupSource<'a> {
@@ -47,6 +50,7 @@ impl<'a> GroupSource<'a> {
                 .first()
                 .map(|w| w.name.as_str())
                 .filter(|n| !n.is_empty()),
+            evidence: &g.evidence,
         }
     }
 
@@ -57,6 +61,7 @@ impl<'a> GroupSource<'a> {
             name,
             reclaim,
             writer: self.writer.map(str::to_owned),
+            evidence: self.evidence.to_vec(),
         }
     }
 
@@ -497,6 +502,7 @@ mod tests {
             root: dir.path(),
             group: &group,
             writer: None,
+            evidence: &[],
         };
         let builtin = Catalogue::builtin().rules()[0].id.clone();
         let rule = src

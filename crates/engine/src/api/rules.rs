@@ -2,16 +2,26 @@
 //! the user's comments, key order and other sections survive (the way [`super::settings`] edits).
 
 use std::path::Path;
+use std::time::SystemTime;
 
-use toml_edit::{Array, ArrayOfTables, DocumentMut, Item, Table, Value};
+use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Table, Value};
 
-use crate::catalogue::{Catalogue, Rule};
+use crate::catalogue::{Catalogue, Owner, Rule};
 use crate::config;
+/// The evidence naming a group's writer ([`writers_now`]), as [`crate::shapes::RuleOptions`]
+/// takes it.
+pub use crate::monitor::provenance::Evidence;
+use crate::monitor::provenance::{self, EvidenceKind, ProcessHistory};
+use crate::process::{ProcessProbe, SystemProbe};
+use crate::scan::UnattributedGroup;
+use crate::shapes::{self, ShapeGroup};
+use crate::watch::live::GroupMember;
 
 use super::ApiError;
 
 /// The config text `text` with `rule` appended as a `[[producer]]` table (only the keys the rule
-/// sets: id, name, root, item, name_regex, kind, reclaim, min_age_secs, notes, examples).
+/// sets: id, name, root, item, name_regex, kind, reclaim, min_age_secs, owner (its keys that
+/// are not the default), notes, examples).
 ///
 /// # Errors
 /// `text` is not valid TOML, or `producer` is there but not an array of tables.
@@ -40,6 +50,10 @@ pub fn append_rule(text: &str, rule: &Rule) -> Result<String, String> {
         "min_age_secs",
         toml_edit::value(i64::try_from(rule.min_age_secs).unwrap_or(i64::MAX)),
     );
+    let owner = owner_table(&rule.owner);
+    if !owner.is_empty() {
+        t.insert("owner", Item::Value(Value::InlineTable(owner)));
+    }
     if !rule.notes.is_empty() {
         t.insert("notes", toml_edit::value(rule.notes.as_str()));
     }
@@ -55,6 +69,26 @@ pub fn append_rule(text: &str, rule: &Rule) -> Result<String, String> {
         _ => return Err("`producer` is not an array of tables ([[producer]])".to_owned()),
     }
     Ok(doc.to_string())
+}
+
+/// The keys of `owner` that differ from the default, as an inline table (`{ pid_in_name = true }`).
+fn owner_table(owner: &Owner) -> InlineTable {
+    let default = Owner::default();
+    let mut t = InlineTable::new();
+    if owner.pid_in_name != default.pid_in_name {
+        t.insert("pid_in_name", Value::from(owner.pid_in_name));
+    }
+    if owner.processes != default.processes {
+        let list: Array = owner.processes.iter().map(String::as_str).collect();
+        t.insert("processes", Value::Array(list));
+    }
+    if owner.app_in_path != default.app_in_path {
+        t.insert("app_in_path", Value::from(owner.app_in_path));
+    }
+    if owner.app_in_item != default.app_in_item {
+        t.insert("app_in_item", Value::from(owner.app_in_item));
+    }
+    t
 }
 
 fn word<T: serde::Serialize>(v: &T) -> String {
@@ -125,6 +159,85 @@ pub fn add<T, E: From<ApiError>>(
         Err(config::EditError::Write(e)) => Err(E::from(ApiError::ConfigSave(e))),
         Err(config::EditError::Edit(e)) => Err(e),
     }
+}
+
+/// Who writes a group, from one sample of the process table taken now.
+#[derive(Debug, Clone, Default)]
+pub struct GroupWriters {
+    /// The first process seen holding a file inside a member (its executable name).
+    pub held: Option<String>,
+    /// The evidence naming the writer, strongest first ([`provenance::group_evidence`]), without
+    /// "created at launch": one sample cannot tell a launch from a busy program.
+    pub evidence: Vec<Evidence>,
+}
+
+/// [`GroupWriters`] of each of `groups`: one refresh of the open files under their roots, one
+/// sample of the process table, one listing of each group's root (taken only when there is a
+/// group).
+pub fn writers_now(groups: &[UnattributedGroup]) -> Vec<GroupWriters> {
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let probe = SystemProbe::under(groups.iter().map(|g| g.root.clone()));
+    probe.refresh();
+    let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
+    history.observe(SystemTime::now(), provenance::sample_processes());
+    groups
+        .iter()
+        .map(|g| {
+            let held = shapes::writers(&probe as &dyn ProcessProbe, &g.root, &[&g.group], 3)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            let (members, _) = members_of(&g.root, &g.group);
+            let evidence = provenance::group_evidence(&members, g.group.items, &held, &history)
+                .into_iter()
+                .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
+                .collect();
+            GroupWriters {
+                held: held.into_iter().map(|w| w.name).find(|n| !n.is_empty()),
+                evidence,
+            }
+        })
+        .collect()
+}
+
+/// The members of `group` in `root` (at most [`provenance::MEMBERS_LOOKED_AT`], for the
+/// evidence) and the oldest and newest birth of all of them: one listing of the root, one
+/// `lstat` per member. Birth: the entry's own (`statx`, `st_birthtime`), else its mtime.
+pub(super) fn members_of(
+    root: &Path,
+    group: &ShapeGroup,
+) -> (Vec<GroupMember>, Option<(SystemTime, SystemTime)>) {
+    let mut out = Vec::new();
+    let mut births: Option<(SystemTime, SystemTime)> = None;
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return (out, births);
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Ok(md) = entry.metadata() else {
+            continue;
+        };
+        if !group.contains(&name, md.is_dir()) {
+            continue;
+        }
+        let born = md.created().or_else(|_| md.modified()).ok();
+        if let Some(t) = born {
+            births = Some(match births {
+                None => (t, t),
+                Some((lo, hi)) => (lo.min(t), hi.max(t)),
+            });
+        }
+        if out.len() < provenance::MEMBERS_LOOKED_AT {
+            out.push(GroupMember {
+                path: entry.path(),
+                name,
+                born,
+            });
+        }
+    }
+    (out, births)
 }
 
 #[cfg(test)]

@@ -1,0 +1,663 @@
+//! A report for upstream: a Markdown draft a user can paste into the tracker of the program that
+//! leaves a group of entries (or a catalogue producer's items) behind, with the figures it is made
+//! from. Nothing is sent anywhere: the draft is returned, the front end shows or copies it.
+//!
+//! [`report_draft`] scans the roots once (as `scan` does), finds the subject — a group by its
+//! template as `scan` and `rules suggest` print it (`tmp<rand8>/`), or a producer by its rule id —
+//! and gathers: counts and bytes (allocated and apparent), growth per day (from the history
+//! database when the producer has two samples there, else from the members' birth times, saying
+//! which), the oldest and newest member, the writer with its version and the evidence naming it
+//! (one sample of the process table, as `scan`), and the OS name and version.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalogue::Rule;
+use crate::dto::EvidenceDto;
+use crate::history::{History, Series};
+use crate::monitor::provenance::{evidence_dto, Evidence, EvidenceKind};
+use crate::roots::Root;
+use crate::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use crate::units::{format_bytes, unix_secs};
+
+use super::{ApiError, Session};
+
+/// What a report is about.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReportSubject {
+    /// A group of unattributed entries of one template (an unknown producer).
+    Group,
+    /// A catalogue producer's items.
+    Producer,
+}
+
+/// Where a growth figure comes from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GrowthSource {
+    /// Two samples of the producer in the history database: its growth between them.
+    History,
+    /// The members' birth times: what was born between the oldest and the newest birth, spread
+    /// over at least a day.
+    Births,
+}
+
+/// Growth per day, and how it was measured.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrowthFigures {
+    /// Where the figure comes from.
+    pub source: GrowthSource,
+    /// Allocated bytes a day (negative when it shrank).
+    pub bytes_per_day: i64,
+    /// Items a day (negative when it shrank).
+    pub items_per_day: i64,
+    /// Seconds between the two samples, or between the oldest and the newest birth (whole
+    /// seconds).
+    pub span_secs: u64,
+}
+
+/// The program named as the writer.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportWriter {
+    /// Executable name (the bundle id for evidence "in the path").
+    pub name: String,
+    /// Executable path, where known.
+    pub exe: Option<String>,
+    /// Its app's version (macOS app bundles), where it can be read.
+    pub version: Option<String>,
+}
+
+/// The OS the report was drafted on.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OsDto {
+    /// `macOS`, or the Linux distribution's name.
+    pub name: String,
+    /// Its version, where readable.
+    pub version: Option<String>,
+    /// The kernel's release, where readable.
+    pub kernel: Option<String>,
+}
+
+/// A report draft: the Markdown text and the figures it was made from.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportDraft {
+    /// Group or producer.
+    pub subject: ReportSubject,
+    /// The template: the group's shape (`tmp<rand8>/`), or the producer's item globs joined by
+    /// `, `.
+    pub template: String,
+    /// The producer's rule id (producers only).
+    pub producer_id: Option<String>,
+    /// The producer's human name (producers only).
+    pub producer_name: Option<String>,
+    /// The root kind(s) the items lie in (`temp`), joined by `, `.
+    pub root_kind: String,
+    /// The roots' paths (lossy UTF-8), each once.
+    pub roots: Vec<String>,
+    /// Number of items (members).
+    pub items: u64,
+    /// Allocated bytes.
+    pub allocated_bytes: u64,
+    /// Apparent bytes.
+    pub apparent_bytes: u64,
+    /// Growth per day; `None` when there is neither history nor birth times.
+    pub growth: Option<GrowthFigures>,
+    /// The oldest member's newest mtime, Unix seconds.
+    pub oldest_unix_secs: Option<u64>,
+    /// The newest member's newest mtime, Unix seconds.
+    pub newest_unix_secs: Option<u64>,
+    /// Up to three examples (lossy UTF-8): a group's first member names, a producer's first item
+    /// paths relative to their root (byte order).
+    pub examples: Vec<String>,
+    /// The writer, when evidence names one (groups only).
+    pub writer: Option<ReportWriter>,
+    /// The evidence naming the writer, strongest first.
+    pub evidence: Vec<EvidenceDto>,
+    /// The OS.
+    pub os: OsDto,
+    /// The draft, Markdown.
+    pub markdown: String,
+}
+
+/// Why no report could be drafted.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The session failed (config, catalogue, roots).
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// Neither a group's template nor a producer id.
+    #[error(
+        "{target:?} is neither a group of the roots scanned nor a producer id; groups: {}; \
+         `cachewatch scan` lists the groups (UNKNOWN PRODUCERS, quote the template), \
+         `cachewatch producers` the producer ids",
+        list_some(.groups)
+    )]
+    Unknown {
+        /// What was asked for.
+        target: String,
+        /// The templates of the groups found.
+        groups: Vec<String>,
+    },
+    /// The template names a group in more than one root.
+    #[error("{target:?} is a group in {count} roots; pass the one with --root KIND=PATH")]
+    Ambiguous {
+        /// What was asked for.
+        target: String,
+        /// In how many roots.
+        count: usize,
+    },
+    /// The history database cannot be read.
+    #[error(transparent)]
+    History(#[from] crate::history::HistoryError),
+}
+
+/// Groups an error names, at most.
+const GROUPS_NAMED: usize = 10;
+
+/// `items` joined by `, `, at most [`GROUPS_NAMED`] of them and how many more; `none` for none.
+fn list_some(items: &[String]) -> String {
+    if items.is_empty() {
+        return "none".to_owned();
+    }
+    let mut out = items
+        .iter()
+        .take(GROUPS_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > GROUPS_NAMED {
+        out.push_str(&format!(" and {} more", items.len() - GROUPS_NAMED));
+    }
+    out
+}
+
+/// How far back the history's growth looks.
+const GROWTH_WINDOW: Duration = Duration::from_secs(30 * 86_400);
+
+const DAY_SECS: u64 = 86_400;
+
+/// Drafts the report on `target` (a group's template or a producer id) in `roots` of `session`,
+/// at `now`.
+///
+/// # Errors
+/// [`ReportError::Unknown`] when `target` is neither (listing the groups found);
+/// [`ReportError::Ambiguous`] when the template is a group in several roots; the session's errors
+/// (an invalid user rule); [`ReportError::History`] when the history database cannot be read.
+pub fn report_draft(
+    session: &Session,
+    roots: &[Root],
+    target: &str,
+    now: SystemTime,
+) -> Result<ReportDraft, ReportError> {
+    let catalogue = session.catalogue()?;
+    let rule = catalogue.rule(target).cloned();
+    let progress = ScanProgress::new();
+    let mut tally = Tally::new(0);
+    let mut p = ProducerFigures::default();
+    for root in roots {
+        scan_root_each(root, &catalogue, &progress, |item| {
+            if rule.is_some() && item.producer.as_deref() == Some(target) {
+                p.add(root, &item);
+            }
+            tally.add(root, &item);
+        });
+    }
+    let os = os_dto();
+    if let Some(rule) = rule {
+        let growth = match history_growth(session, &rule.id, now)? {
+            Some(g) => Some(g),
+            None => births_growth(p.births, p.items, p.measure.allocated_bytes),
+        };
+        return Ok(producer_draft(&rule, p, growth, os));
+    }
+    let groups = tally.unattributed_groups();
+    let matching: Vec<&UnattributedGroup> = groups
+        .iter()
+        .filter(|g| g.group.shape.to_string() == target || g.group.key.to_string() == target)
+        .collect();
+    let g = match matching.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(ReportError::Unknown {
+                target: target.to_owned(),
+                groups: groups.iter().map(|g| g.group.shape.to_string()).collect(),
+            })
+        }
+        many => {
+            return Err(ReportError::Ambiguous {
+                target: target.to_owned(),
+                count: many.len(),
+            })
+        }
+    };
+    let (_, births) = super::rules::members_of(&g.root, &g.group);
+    let evidence = super::rules::writers_now(std::slice::from_ref(g))
+        .pop()
+        .map(|w| w.evidence)
+        .unwrap_or_default();
+    let growth = births_growth(births, g.group.items, g.group.measure.allocated_bytes);
+    Ok(group_draft(g, evidence, growth, os))
+}
+
+fn os_dto() -> OsDto {
+    let os = crate::platform::os_release();
+    OsDto {
+        name: os.name,
+        version: os.version,
+        kernel: os.kernel,
+    }
+}
+
+/// What the scan shows of a producer's items.
+#[derive(Default)]
+struct ProducerFigures {
+    items: u64,
+    measure: crate::inventory::Measure,
+    /// Oldest and newest of the items' newest mtimes.
+    mtimes: Option<(SystemTime, SystemTime)>,
+    /// Oldest and newest of the items' birth times.
+    births: Option<(SystemTime, SystemTime)>,
+    roots: Vec<(PathBuf, String)>,
+    /// The smallest item paths relative to their root (lossy UTF-8), at most three.
+    examples: Vec<String>,
+}
+
+fn widen(range: &mut Option<(SystemTime, SystemTime)>, t: SystemTime) {
+    *range = Some(match *range {
+        None => (t, t),
+        Some((lo, hi)) => (lo.min(t), hi.max(t)),
+    });
+}
+
+impl ProducerFigures {
+    fn add(&mut self, root: &Root, item: &crate::inventory::Item) {
+        self.items += 1;
+        self.measure.add(&item.measure);
+        if let Some(t) = item.measure.newest_mtime {
+            widen(&mut self.mtimes, t);
+        }
+        if let Some(t) = item.measure.birth_time {
+            widen(&mut self.births, t);
+        }
+        let rel = item
+            .path
+            .strip_prefix(&root.canonical)
+            .unwrap_or(&item.path);
+        let rel = rel.to_string_lossy();
+        if self.examples.len() < 3 || self.examples.last().is_some_and(|l| **l > *rel) {
+            let at = self.examples.partition_point(|e| **e < *rel);
+            self.examples.insert(at, rel.into_owned());
+            self.examples.truncate(3);
+        }
+        if !self.roots.iter().any(|(p, _)| *p == root.canonical) {
+            self.roots
+                .push((root.canonical.clone(), root.kind.to_string()));
+        }
+    }
+}
+
+/// The producer's growth over the last [`GROWTH_WINDOW`] of the history database, when it has
+/// two samples there.
+fn history_growth(
+    session: &Session,
+    id: &str,
+    now: SystemTime,
+) -> Result<Option<GrowthFigures>, ReportError> {
+    let Ok(db) = session.db_path() else {
+        return Ok(None);
+    };
+    if !db.exists() {
+        return Ok(None);
+    }
+    let h = History::open_read_only(&db)?;
+    let Some(g) = h.growth(&Series::Producer(id.to_owned()), GROWTH_WINDOW, now)? else {
+        return Ok(None);
+    };
+    let day = Duration::from_secs(DAY_SECS);
+    let (Some(bytes), Some(items)) = (g.bytes_per(day), g.items_per(day)) else {
+        return Ok(None);
+    };
+    Ok(Some(GrowthFigures {
+        source: GrowthSource::History,
+        bytes_per_day: bytes,
+        items_per_day: items,
+        span_secs: g.span().as_secs(),
+    }))
+}
+
+/// Growth from births: the items and bytes born between the oldest and the newest birth (whole
+/// seconds), over that span or a day, whichever is longer (a burst within minutes is not
+/// scaled up to a day's worth of bursts).
+fn births_growth(
+    births: Option<(SystemTime, SystemTime)>,
+    items: u64,
+    bytes: u64,
+) -> Option<GrowthFigures> {
+    let (oldest, newest) = births?;
+    let span = unix_secs(newest).saturating_sub(unix_secs(oldest));
+    let per_day = |n: u64| {
+        let v = u128::from(n) * u128::from(DAY_SECS) / u128::from(span.max(DAY_SECS));
+        i64::try_from(v).unwrap_or(i64::MAX)
+    };
+    Some(GrowthFigures {
+        source: GrowthSource::Births,
+        bytes_per_day: per_day(bytes),
+        items_per_day: per_day(items),
+        span_secs: span,
+    })
+}
+
+fn writer_of(evidence: &[Evidence]) -> Option<ReportWriter> {
+    let e = evidence.first()?;
+    Some(ReportWriter {
+        name: e.name.clone(),
+        exe: e.exe.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        version: e
+            .exe
+            .as_deref()
+            .and_then(crate::platform::app_version_of_exe),
+    })
+}
+
+fn group_draft(
+    g: &UnattributedGroup,
+    evidence: Vec<Evidence>,
+    growth: Option<GrowthFigures>,
+    os: OsDto,
+) -> ReportDraft {
+    let group = &g.group;
+    let mut d = ReportDraft {
+        subject: ReportSubject::Group,
+        template: group.shape.to_string(),
+        producer_id: None,
+        producer_name: None,
+        root_kind: g.root_kind.to_string(),
+        roots: vec![g.root.to_string_lossy().into_owned()],
+        items: group.items,
+        allocated_bytes: group.measure.allocated_bytes,
+        apparent_bytes: group.measure.apparent_bytes,
+        growth,
+        oldest_unix_secs: group.oldest_mtime.map(unix_secs),
+        newest_unix_secs: group.newest_mtime.map(unix_secs),
+        examples: group
+            .examples
+            .iter()
+            .map(|e| e.to_string_lossy().into_owned())
+            .collect(),
+        writer: writer_of(&evidence),
+        evidence: evidence.iter().map(evidence_dto).collect(),
+        os,
+        markdown: String::new(),
+    };
+    let noun = if group.shape.dir { "dirs" } else { "files" };
+    d.markdown = markdown(&d, noun, &evidence);
+    d
+}
+
+fn producer_draft(
+    rule: &Rule,
+    p: ProducerFigures,
+    growth: Option<GrowthFigures>,
+    os: OsDto,
+) -> ReportDraft {
+    let mut kinds: Vec<String> = p.roots.iter().map(|(_, k)| k.clone()).collect();
+    kinds.dedup();
+    if kinds.is_empty() {
+        kinds.push(rule.root.to_string());
+    }
+    let mut d = ReportDraft {
+        subject: ReportSubject::Producer,
+        template: rule.item.join(", "),
+        producer_id: Some(rule.id.clone()),
+        producer_name: Some(rule.name.clone()),
+        root_kind: kinds.join(", "),
+        roots: p
+            .roots
+            .iter()
+            .map(|(r, _)| r.to_string_lossy().into_owned())
+            .collect(),
+        items: p.items,
+        allocated_bytes: p.measure.allocated_bytes,
+        apparent_bytes: p.measure.apparent_bytes,
+        growth,
+        oldest_unix_secs: p.mtimes.map(|(lo, _)| unix_secs(lo)),
+        newest_unix_secs: p.mtimes.map(|(_, hi)| unix_secs(hi)),
+        examples: p.examples,
+        writer: None,
+        evidence: Vec::new(),
+        os,
+        markdown: String::new(),
+    };
+    d.markdown = markdown(&d, "items", &[]);
+    d
+}
+
+/// `path` with the home dir written `~`: a draft meant for a public tracker does not carry the
+/// user's account name in every path.
+fn shown(path: &str) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let home = home.trim_end_matches('/');
+    match path.strip_prefix(home) {
+        Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => path.to_owned(),
+    }
+}
+
+/// `text` as a Markdown code span: fenced with one backtick more than its longest run of
+/// backticks (and spaced when it starts or ends with one), so a name holding backticks stays
+/// one span; a `|` is escaped, as a table cell needs.
+fn code(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
+}
+
+fn time_text(t: Option<u64>) -> String {
+    match t {
+        Some(s) => {
+            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + Duration::from_secs(s))
+                .to_string()
+        }
+        None => "unknown".to_owned(),
+    }
+}
+
+fn bytes_text(n: u64) -> String {
+    format!("{} ({n} bytes)", format_bytes(i128::from(n)))
+}
+
+fn growth_text(g: Option<&GrowthFigures>) -> String {
+    let Some(g) = g else {
+        return "unknown (no history and no birth times)".to_owned();
+    };
+    let days = g.span_secs as f64 / DAY_SECS as f64;
+    let source = match g.source {
+        GrowthSource::History => format!("from CacheWatch's history, over {days:.1} days"),
+        GrowthSource::Births => format!(
+            "from the members' birth times, born over {days:.1} days; a span under a day counts \
+             as one"
+        ),
+    };
+    format!(
+        "{} and {} items a day ({source})",
+        format_bytes(i128::from(g.bytes_per_day)),
+        g.items_per_day
+    )
+}
+
+fn os_text(os: &OsDto) -> String {
+    let mut out = os.name.clone();
+    if let Some(v) = &os.version {
+        out.push(' ');
+        out.push_str(v);
+    }
+    if let Some(k) = &os.kernel {
+        out.push_str(&format!(" (kernel {k})"));
+    }
+    out
+}
+
+fn evidence_line(e: &Evidence) -> String {
+    let mut out = format!(
+        "- {}: {}, {} of {} members",
+        e.kind.label(),
+        code(&e.name),
+        e.agree,
+        e.total
+    );
+    if let Some(o) = e.orphans {
+        out.push_str(&format!(", {o} left by processes that have exited"));
+    }
+    out.push_str(if e.alive {
+        "; it is running now"
+    } else {
+        "; it is not running now"
+    });
+    out
+}
+
+/// The Markdown draft of `d`; `noun` is what the items are (`dirs`, `files`, `items`).
+fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> String {
+    let who = match (&d.writer, &d.producer_name) {
+        (Some(w), _) => code(&w.name),
+        (None, Some(name)) => name.clone(),
+        (None, None) => "An unknown program".to_owned(),
+    };
+    let writer = match &d.writer {
+        Some(w) => {
+            let mut s = format!(
+                "{} {}",
+                code(&w.name),
+                w.version.as_deref().unwrap_or("(version unknown)")
+            );
+            if let Some(exe) = &w.exe {
+                s.push_str(&format!(", {}", code(&shown(exe))));
+            }
+            s
+        }
+        None => match &d.producer_id {
+            Some(id) => format!("{who} (CacheWatch rule {})", code(id)),
+            None => "not known".to_owned(),
+        },
+    };
+    let mut m = String::new();
+    m.push_str(&format!(
+        "## {who} leaves {} {noun} behind in the {} dir ({})\n\n",
+        d.items,
+        d.root_kind,
+        format_bytes(i128::from(d.allocated_bytes))
+    ));
+    m.push_str("| | |\n| --- | --- |\n");
+    let mut row = |k: &str, v: String| m.push_str(&format!("| {k} | {v} |\n"));
+    row("Template", code(&d.template));
+    let wheres: Vec<String> = d.roots.iter().map(|r| code(&shown(r))).collect();
+    row(
+        "Where",
+        if wheres.is_empty() {
+            "nowhere now".to_owned()
+        } else {
+            wheres.join(", ")
+        },
+    );
+    row("Items", d.items.to_string());
+    row("Allocated on disk", bytes_text(d.allocated_bytes));
+    row("Apparent size", bytes_text(d.apparent_bytes));
+    row("Growth", growth_text(d.growth.as_ref()));
+    row("Oldest", time_text(d.oldest_unix_secs));
+    row("Newest", time_text(d.newest_unix_secs));
+    row("Writer", writer);
+    row("OS", os_text(&d.os));
+    if !evidence.is_empty() {
+        m.push_str("\nWhat names the writer:\n\n");
+        for e in evidence {
+            m.push_str(&evidence_line(e));
+            m.push('\n');
+        }
+    }
+    if !d.examples.is_empty() {
+        let ex: Vec<String> = d.examples.iter().map(|e| code(e)).collect();
+        m.push_str(&format!("\nExamples: {}\n", ex.join(", ")));
+    }
+    m.push_str("\n### What would fix it\n\n");
+    let pid = evidence.iter().find(|e| e.kind == EvidenceKind::PidInName);
+    match pid {
+        Some(e) => m.push_str(&format!(
+            "These {noun} are named with the pid of the process that made them, and {} of the {} \
+             looked at were left by processes that have exited. Please remove each one when the \
+             process that made it is done with it (on teardown or exit), or keep them within \
+             the program's own lifetime: at start, remove those whose pid no longer runs.\n",
+            e.orphans.unwrap_or(0),
+            e.total
+        )),
+        None => m.push_str(&format!(
+            "Nothing removes these {noun}: {} have piled up. Please remove each one on teardown, \
+             when the run that made it is done, or keep them within the program's own lifetime \
+             (one dir reused across runs, or old ones removed at start).\n",
+            d.items
+        )),
+    }
+    m.push_str(
+        "\n_Drafted by CacheWatch from a scan of this machine; nothing was sent anywhere._\n",
+    );
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_hold_backticks_and_pipes() {
+        assert_eq!(code("tmp<rand8>/"), "`tmp<rand8>/`");
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("`x"), "`` `x ``");
+        assert_eq!(code("a|b"), "`a\\|b`");
+    }
+
+    #[test]
+    fn births_spread_over_a_day_at_least() {
+        let t = |s: u64| std::time::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + s);
+        // Two days apart: half a day's worth each day.
+        let g = births_growth(Some((t(0), t(2 * DAY_SECS))), 10, 4000).unwrap();
+        assert_eq!(
+            (g.items_per_day, g.bytes_per_day, g.span_secs),
+            (5, 2000, 2 * DAY_SECS)
+        );
+        // A burst within a minute counts as one day's worth, not 1,440 bursts.
+        let g = births_growth(Some((t(0), t(60))), 10, 4000).unwrap();
+        assert_eq!(
+            (g.items_per_day, g.bytes_per_day, g.span_secs),
+            (10, 4000, 60)
+        );
+        assert_eq!(births_growth(None, 10, 4000), None);
+    }
+
+    #[test]
+    fn an_error_names_ten_groups_at_most() {
+        let groups: Vec<String> = (0..12).map(|i| format!("g{i}")).collect();
+        assert_eq!(list_some(&groups[..2]), "g0, g1");
+        assert!(list_some(&groups).ends_with("g9 and 2 more"));
+        assert_eq!(list_some(&[]), "none");
+    }
+}
