@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::{bail, Context as _};
 use cachewatch::catalogue::{ReclaimMode, Rule};
 use cachewatch::process::{ProcessProbe, SystemProbe};
-use cachewatch::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use cachewatch::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::shapes::{self, RuleCheck, RuleOptions};
 use serde::Serialize;
 
@@ -93,7 +93,7 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
     let progress = ScanProgress::new();
     let mut tally = Tally::new(0);
     for root in &roots {
-        scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item));
+        scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f));
     }
     let groups = tally.unattributed_groups();
     let probe = SystemProbe::new();
@@ -169,7 +169,7 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         let doc: Vec<SuggestionJson> = out
             .into_iter()
             .map(|(f, rule, check)| SuggestionJson {
-                shape: f.group.group.shape.to_string(),
+                shape: f.group.group.label(),
                 root_kind: f.group.root_kind.to_string(),
                 root: f.group.root.display().to_string(),
                 items: f.group.group.items,
@@ -200,7 +200,7 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
                 writeln!(
                     stdout,
                     "# {} in {} ({} items, {}): {e}\n",
-                    f.group.group.shape,
+                    f.group.group.label(),
                     f.group.root.display(),
                     f.group.group.items,
                     bytes(f.group.group.measure.allocated_bytes),
@@ -211,11 +211,11 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         writeln!(
             stdout,
             "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
-            f.group.group.shape,
+            f.group.group.label(),
             f.group.root.display(),
             f.group.group.items,
             bytes(f.group.group.measure.allocated_bytes),
-            f.group.group.shape,
+            f.group.group.label(),
             rule.id
         )?;
         if !check.is_exact() {
@@ -275,18 +275,12 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     let found = scan_groups(ctx, &args.roots)?;
     let matching: Vec<&Found> = found
         .iter()
-        .filter(|f| {
-            f.group.group.shape.to_string() == args.shape
-                || f.group.group.key.to_string() == args.shape
-        })
+        .filter(|f| f.group.group.label() == args.shape || f.group.group.key_label() == args.shape)
         .collect();
     let f = match matching.as_slice() {
         [one] => *one,
         [] => {
-            let shapes: Vec<String> = found
-                .iter()
-                .map(|f| f.group.group.shape.to_string())
-                .collect();
+            let shapes: Vec<String> = found.iter().map(|f| f.group.group.label()).collect();
             bail!(
                 "no group of shape {:?} in the roots scanned (groups: {}); `cachewatch scan` lists them",
                 args.shape,

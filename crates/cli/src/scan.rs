@@ -11,7 +11,7 @@ use cachewatch::catalogue::Catalogue;
 use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
 use cachewatch::process::ProcessProbe;
 use cachewatch::roots::Root;
-use cachewatch::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
+use cachewatch::scan::{scan_root_each_found, with_scan_threads, RootSummary, ScanProgress, Tally};
 use cachewatch::shapes::{self, ShapeGroup, Writer};
 use serde::Serialize;
 
@@ -129,7 +129,8 @@ pub struct UnattributedJson {
 #[derive(Debug, Serialize)]
 pub struct UnattributedGroupJson {
     /// The shape: placeholders for the random or counted runs, `/` at the end for dirs
-    /// (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
+    /// (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`); `<dir>/<shape>` for a group of the entries of
+    /// a top-level dir (`out/run-<digits4>/`).
     pub shape: String,
     /// The kind of its root.
     pub root_kind: String,
@@ -187,7 +188,9 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let mut scan = || -> Vec<RootSummary> {
         roots
             .iter()
-            .map(|root| scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item)))
+            .map(|root| {
+                scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f))
+            })
             .collect()
     };
     let summaries = match args.threads {
@@ -261,7 +264,7 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
         .iter()
         .zip(writers)
         .map(|(g, w)| UnattributedGroupJson {
-            shape: g.group.shape.to_string(),
+            shape: g.group.label(),
             root_kind: g.root_kind.to_string(),
             root: g.root.display().to_string(),
             items: g.group.items,

@@ -59,7 +59,7 @@ use crate::roots::{Root, RootKind};
 
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
-pub use self::streaming::{scan_root_each, RootSummary};
+pub use self::streaming::{scan_root_each, scan_root_each_found, Found, RootSummary};
 pub use self::tally::{Tally, Unattributed, UnattributedGroup};
 use self::walk::Walker;
 

@@ -66,6 +66,9 @@ impl PartialOrd for Worst {
 pub struct Tally {
     /// Per root (canonical path), its unattributed entries by shape.
     shapes: Vec<(PathBuf, RootKind, Grouper)>,
+    /// Groups found one level down ([`super::Found::Nested`]): root, kind, group; at most
+    /// [`crate::shapes::MAX_SHAPES`] per root.
+    nested: Vec<(PathBuf, RootKind, ShapeGroup)>,
     /// Per producer, in the order first seen (a few dozen at most: searched in place, the last
     /// one found first, as items of one producer tend to come in runs).
     producers: Vec<ProducerTotals>,
@@ -78,6 +81,7 @@ impl Tally {
     pub fn new(top: usize) -> Tally {
         Tally {
             shapes: Vec::new(),
+            nested: Vec::new(),
             producers: Vec::new(),
             last: 0,
             top,
@@ -115,6 +119,30 @@ impl Tally {
             // A top-level entry that is another root: that root reports what is in it.
             None if root.is_nested_root(&item.path) => {}
             None => self.add_unattributed(root, item),
+        }
+    }
+
+    /// Adds what a scan of `root` found ([`super::scan_root_each_found`]): an item as
+    /// [`Tally::add`], or the group one unattributed top-level dir's children form (left out when
+    /// that dir is another root nested in `root`).
+    pub fn add_found(&mut self, root: &Root, found: &super::Found) {
+        match found {
+            super::Found::Item(item) => self.add(root, item),
+            super::Found::Nested(g) => {
+                let Some(within) = &g.within else { return };
+                if root.is_nested_root(&root.canonical.join(within)) {
+                    return;
+                }
+                let held = self
+                    .nested
+                    .iter()
+                    .filter(|(p, _, _)| *p == root.canonical)
+                    .count();
+                if held < crate::shapes::MAX_SHAPES {
+                    self.nested
+                        .push((root.canonical.clone(), root.kind, g.clone()));
+                }
+            }
         }
     }
 
@@ -199,7 +227,8 @@ impl Tally {
     }
 
     /// The groups of unattributed entries of every root, largest allocated first (ties by root,
-    /// then shape).
+    /// then shape): groups of top-level entries, and groups one level down
+    /// ([`ShapeGroup::within`]) inside a top-level dir that is no member of a group itself.
     pub fn unattributed_groups(&self) -> Vec<UnattributedGroup> {
         let mut v: Vec<UnattributedGroup> = self
             .shapes
@@ -215,13 +244,29 @@ impl Tally {
                     })
             })
             .collect();
+        // A dir that is a member of a top-level group is shown through that group.
+        let nested: Vec<UnattributedGroup> = self
+            .nested
+            .iter()
+            .filter(|(root, _, g)| {
+                let within = g.within.as_deref().unwrap_or_default();
+                !v.iter()
+                    .any(|t| t.root == *root && t.group.contains(within, true))
+            })
+            .map(|(root, kind, group)| UnattributedGroup {
+                root: root.clone(),
+                root_kind: *kind,
+                group: group.clone(),
+            })
+            .collect();
+        v.extend(nested);
         v.sort_by(|a, b| {
             b.group
                 .measure
                 .allocated_bytes
                 .cmp(&a.group.measure.allocated_bytes)
                 .then_with(|| a.root.cmp(&b.root))
-                .then_with(|| a.group.shape.to_string().cmp(&b.group.shape.to_string()))
+                .then_with(|| a.group.label().cmp(&b.group.label()))
         });
         v
     }
