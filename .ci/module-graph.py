@@ -2,10 +2,11 @@
 """Print each crate's graph of top-level modules and fail on a cycle between them.
 
     python3 .ci/module-graph.py [CRATE_DIR...]     (default: every crate of the workspace)
+    python3 .ci/module-graph.py --write-docs       (rewrite the floors blocks of the docs)
 
 For each crate root (`src/lib.rs`, else `src/main.rs`) the script follows the `mod` declarations
 (with `#[path = "..."]`) to every file of the crate, and gives each file the top-level module it
-belongs to (`src/watch/state/store.rs` belongs to `watch`). An edge A -> B is drawn when code of
+belongs to (`src/watch/live/store.rs` belongs to `watch`). An edge A -> B is drawn when code of
 module A names module B:
 - `crate::B` anywhere (a `use`, a path in code, `pub(in crate::B)`, `$crate::B` in a macro);
 - a grouped use `crate::{B, C::x}` (each first segment of the group);
@@ -25,6 +26,11 @@ Not counted, by decision:
   and inline `mod tests { ... }` blocks. Tests may reach across floors to build what they check;
   the product's modules may not.
 
+The floors of the crates named in DOC_BLOCKS are also written into docs/architecture.md, between
+`<!-- floors CRATE_DIR -->` and `<!-- /floors -->`, so the page cannot drift from the code: a run
+over every crate fails when a block differs from the floors computed now (run it with
+`--write-docs` to rewrite them).
+
 Output: per crate, its modules, its edges, and when the graph is acyclic its floors (floor 0
 imports no sibling; a module sits one floor above the highest module it imports). Exit 1 when
 any crate has a cycle: every strongly connected component of more than one module is named with
@@ -37,6 +43,8 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 CRATES = ["crates/core", "crates/engine", "crates/cli", "crates/testkit", "src-tauri"]
+DOC = "docs/architecture.md"
+DOC_BLOCKS = ["crates/engine", "crates/core"]
 
 
 # --- Lexing ---------------------------------------------------------------------------------------
@@ -458,7 +466,49 @@ def floors(nodes, edges):
     return level
 
 
-def report(crate_dir):
+def floors_text(nodes, level):
+    """The block the docs carry: one line per floor, top floor first."""
+    top = max(level.values(), default=-1)
+    return "".join(
+        f"{f}  {', '.join(m for m in nodes if level[m] == f)}\n" for f in range(top, -1, -1)
+    )
+
+
+def block_re(crate_dir):
+    return re.compile(
+        r"(<!-- floors " + re.escape(crate_dir) + r" -->\n```\n)(.*?)(```\n<!-- /floors -->)",
+        re.S,
+    )
+
+
+def check_docs(blocks, write):
+    """Compare (or rewrite) the floors blocks of the docs with the computed ones."""
+    path = os.path.join(ROOT, DOC)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    stale = []
+    for crate_dir, want in blocks.items():
+        pat = block_re(crate_dir)
+        m = pat.search(text)
+        if m is None:
+            print(f"{DOC}: no floors block for {crate_dir} (<!-- floors {crate_dir} --> ... <!-- /floors -->)", file=sys.stderr)
+            return False
+        if m.group(2) != want:
+            stale.append(crate_dir)
+            text = text[: m.start(2)] + want + text[m.end(2) :]
+    if stale and write:
+        tmp = path + ".tmp"
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+        print(f"{DOC}: rewrote the floors of {', '.join(stale)}")
+        return True
+    for c in stale:
+        print(f"{DOC}: the floors block of {c} differs from the code; run python3 .ci/module-graph.py --write-docs", file=sys.stderr)
+    return not stale
+
+
+def report(crate_dir, blocks):
     crate = load(os.path.join(ROOT, crate_dir))
     nodes = sorted(set(crate.top))
     edges = {a: set(bs) for a, bs in crate.refs.items()}
@@ -475,6 +525,7 @@ def report(crate_dir):
         for f in range(max(level.values(), default=-1) + 1):
             print(f"  {f}: {', '.join(m for m in nodes if level[m] == f)}")
         print()
+        blocks[crate_dir] = floors_text(nodes, level)
         return True
     for c in cycles:
         members = set(c)
@@ -487,10 +538,14 @@ def report(crate_dir):
 
 
 def main(argv):
-    crates = argv[1:] or CRATES
+    write = "--write-docs" in argv[1:]
+    crates = [a for a in argv[1:] if a != "--write-docs"] or CRATES
     ok = True
+    blocks = {}
     for c in crates:
-        ok = report(c) and ok
+        ok = report(c, blocks) and ok
+    if ok and crates == CRATES and not check_docs({c: blocks[c] for c in DOC_BLOCKS}, write):
+        return 1
     if not ok:
         print("module graph: a cycle between top-level modules (above); break it so each crate's modules form floors", file=sys.stderr)
         return 1

@@ -136,6 +136,7 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(async [App, _, _] execute_reclaim(plan_id: String) -> ReclaimResult),
         sig!(async [_] set_paused(paused: bool) -> ()),
         sig!(async [_] set_threshold(threshold_secs: u64) -> ()),
+        sig!(sync [] read_threshold(text: String) -> u64),
         sig!(async [_] rescan() -> ()),
         sig!(sync [App, _] get_settings() -> Settings),
         sig!(async [App, _, _] set_settings(settings: Settings) -> ()),
@@ -272,10 +273,10 @@ fn rows<I: serde::Serialize, O: serde::Serialize>(rows: &[(I, O)]) -> String {
 /// The text of `human.ts`: what the engine's human-text functions (`cachewatch::units`) return
 /// for chosen inputs, for the window's TypeScript twins to be tested against
 /// (`ui/tests/unit/human.test.ts`): the window formats figures it receives as numbers (chart
-/// axes, sums) and reads the threshold it is typed, so those few rules stay in TypeScript, held
-/// to the engine's by these vectors.
+/// axes, sums), so those few rules stay in TypeScript, held to the engine's by these vectors. A
+/// threshold typed in the window is read by the engine (`read_threshold`), not here.
 fn human_ts() -> String {
-    use cachewatch::units::{format_bytes, format_count_of, format_duration, parse_threshold};
+    use cachewatch::units::{format_bytes, format_count_of, format_duration};
     const KIB: u64 = 1 << 10;
     const MIB: u64 = 1 << 20;
     const GIB: u64 = 1 << 30;
@@ -326,43 +327,6 @@ fn human_ts() -> String {
     let counts: Vec<(u64, String)> = [0, 1, 2, 999, 1000, 20_003, 699_300, 1_234_567]
         .map(|n| (n, format_count_of(n, "item")))
         .to_vec();
-    let thresholds: Vec<(&str, Option<u64>)> = [
-        "90m",
-        "1h30m",
-        "1h30min",
-        "2 d",
-        "2d 6h",
-        "1.5h",
-        "45s",
-        "1w",
-        " 12h ",
-        "12H",
-        "",
-        "12",
-        "abc",
-        "3 fortnights",
-        "0h",
-        "1h x",
-        "1 h 30 min",
-        "1hour",
-        "2days",
-        "3 weeks",
-        "1M",
-        "1y",
-        "0.5s 0.5s",
-        "500ms",
-        "1.5m",
-        "0.1m",
-        "1.",
-        "-1h",
-        "5min",
-        "7d",
-        "30 secs",
-        "10wks",
-        "1h,30m",
-    ]
-    .map(|t| (t, parse_threshold(t)))
-    .to_vec();
     let mut out = String::from(HEADER);
     out.push_str(
         "// What the engine's human-text functions (`cachewatch::units`) return: the window's\n\
@@ -379,11 +343,6 @@ fn human_ts() -> String {
     out.push_str(&format!(
         "\n/** `format_count_of(n, \"item\")`. */\nexport const COUNTS: [number, string][] = {};\n",
         rows(&counts)
-    ));
-    out.push_str(&format!(
-        "\n/** `parse_threshold(text)`: whole seconds, or `null`. */\n\
-         export const THRESHOLDS: [string, number | null][] = {};\n",
-        rows(&thresholds)
     ));
     out
 }

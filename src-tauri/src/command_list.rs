@@ -9,6 +9,7 @@ command_list!(
     execute_reclaim,
     set_paused,
     set_threshold,
+    read_threshold,
     rescan,
     get_settings,
     set_settings,

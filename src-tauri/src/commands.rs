@@ -208,6 +208,17 @@ pub async fn set_threshold(
         .await?)
 }
 
+/// Reads a threshold as typed (`90m`, `2d 6h`) into whole seconds, as the CLI and the config read
+/// one: the window sends the text and shows the engine's error.
+///
+/// # Errors
+/// `bad-threshold`, with what is wrong and how to write one.
+#[tauri::command]
+pub fn read_threshold(text: String) -> Result<u64, IpcError> {
+    cachewatch::units::read_threshold(&text)
+        .map_err(|e| IpcError::new(ErrorCode::BadThreshold, e.to_string()))
+}
+
 /// Rescans every root; returns when the new snapshot is published.
 ///
 /// # Errors

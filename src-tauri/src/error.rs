@@ -35,6 +35,8 @@ pub enum ErrorCode {
     History,
     /// A size the settings could not read (`50 MB`: write `50 MiB`).
     BadSize,
+    /// A threshold the engine could not read (`12 parsecs`, `500ms`).
+    BadThreshold,
 }
 
 impl ErrorCode {
@@ -54,6 +56,7 @@ impl ErrorCode {
             ErrorCode::Opener => "opener",
             ErrorCode::History => "history",
             ErrorCode::BadSize => "bad-size",
+            ErrorCode::BadThreshold => "bad-threshold",
         }
     }
 }

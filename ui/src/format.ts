@@ -153,6 +153,8 @@ export function describeKeepReason(reason: KeepReasonKind): string {
       return 'partly unreadable';
     case 'not-deletable':
       return 'not deletable by you';
+    case 'not-checked':
+      return 'could not be checked';
   }
 }
 

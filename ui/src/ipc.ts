@@ -73,6 +73,14 @@ export async function setThreshold(thresholdSecs: number): Promise<void> {
   await call('set_threshold', { thresholdSecs });
 }
 
+/**
+ * `read_threshold({text}) -> secs`: a threshold as typed (`90m`, `2d 6h`), read by the engine as
+ * the CLI and the config read one; a bad one rejects with `bad-threshold` and the engine's reason.
+ */
+export function readThreshold(text: string): Promise<number> {
+  return call('read_threshold', { text });
+}
+
 /** `rescan()`. */
 export async function rescan(): Promise<void> {
   await call('rescan');

@@ -91,7 +91,7 @@ const panel = new ReclaimPanel(
     },
     scopeCleared: () => setScope(null),
   },
-  { nowUnixSecs: () => nowSecs(), producerName },
+  { nowUnixSecs: () => nowSecs(), producerName, readThreshold: ipc.readThreshold },
 );
 const history = new ReclaimHistoryPanel(els.history, ipc.reclaimHistory, producerName);
 
@@ -99,7 +99,7 @@ const history = new ReclaimHistoryPanel(els.history, ipc.reclaimHistory, produce
 function producerName(id: string): string {
   return ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id;
 }
-const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings);
+const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.readThreshold);
 
 function showError(error: unknown): void {
   ui.error = ipc.toIpcError(error);

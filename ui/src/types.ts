@@ -8,6 +8,8 @@ export type {
   AlertDto,
   AlertsConfig,
   ChartReclaim,
+  EvidenceDto,
+  EvidenceKindDto,
   ChartSample,
   Command,
   CommandArgs,

@@ -92,6 +92,7 @@ impl RawPaths for KeptItem {
             KeepReason::HoldsProtected { path } => Some(("protected_path", path)),
             KeepReason::Unreadable { path } => Some(("unreadable_path", path)),
             KeepReason::NotDeletable { path } => Some(("not_writable_path", path)),
+            KeepReason::NotChecked { path, .. } => Some(("unchecked_path", path)),
             KeepReason::TooYoung { .. }
             | KeepReason::OwnerAlive { .. }
             | KeepReason::AppRunning { .. }

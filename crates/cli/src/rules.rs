@@ -96,7 +96,7 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f));
     }
     let groups = tally.unattributed_groups();
-    let probe = SystemProbe::new();
+    let probe = SystemProbe::under(roots.iter().map(|r| r.canonical.clone()));
     if !groups.is_empty() {
         probe.refresh();
     }

@@ -9,10 +9,12 @@ use cachewatch::units::unix_secs;
 use anyhow::Context as _;
 use cachewatch::catalogue::Catalogue;
 use cachewatch::inventory::{IssueKind, Measure, ScanIssue};
+use cachewatch::monitor::provenance::{self, evidence_dto, group_evidence, ProcessHistory};
 use cachewatch::process::ProcessProbe;
 use cachewatch::roots::Root;
 use cachewatch::scan::{scan_root_each_found, with_scan_threads, RootSummary, ScanProgress, Tally};
 use cachewatch::shapes::{self, ShapeGroup, Writer};
+use cachewatch::watch::live::GroupMember;
 use serde::Serialize;
 
 use super::format::{bytes, Align, Table};
@@ -150,6 +152,11 @@ pub struct UnattributedGroupJson {
     pub examples: Vec<String>,
     /// Processes holding a file open inside a member now (at most three).
     pub writers: Vec<WriterJson>,
+    /// What names the writer, strongest first, from one sample of the process table taken after
+    /// the scan: the pid of a running process in the members' names (`pid-in-name`; members of
+    /// exited processes count as orphans), a bundle id in their paths (`in-path`), the holders
+    /// above (`held`). Empty with `--openmetrics` (no process table is read).
+    pub evidence: Vec<cachewatch::dto::EvidenceDto>,
 }
 
 /// A process holding a file open inside a group's member.
@@ -240,9 +247,40 @@ pub fn streamed_report(
 /// Writers named per group, at most.
 const WRITERS_PER_GROUP: usize = 3;
 
+/// The top-level entries of `root` that belong to each of `groups`, at most
+/// [`provenance::MEMBERS_LOOKED_AT`] each: one listing of the root and one `lstat` per member.
+/// Birth time: the entry's own (`statx` on Linux where the file system keeps one, `st_birthtime`
+/// on macOS), else its mtime (the monitor's inventory has the oldest mtime of the subtree
+/// instead; a one-shot scan keeps no subtree times per member).
+fn group_members(root: &Path, groups: &[&ShapeGroup]) -> Vec<Vec<GroupMember>> {
+    let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Ok(md) = entry.metadata() else {
+            continue;
+        };
+        let Some(gi) = groups.iter().position(|g| g.contains(&name, md.is_dir())) else {
+            continue;
+        };
+        if out[gi].len() >= provenance::MEMBERS_LOOKED_AT {
+            continue;
+        }
+        out[gi].push(GroupMember {
+            path: entry.path(),
+            name,
+            born: md.created().or_else(|_| md.modified()).ok(),
+        });
+    }
+    out
+}
+
 fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<UnattributedGroupJson> {
     let groups = tally.unattributed_groups();
     let mut writers: Vec<Vec<Writer>> = vec![Vec::new(); groups.len()];
+    let mut evidence: Vec<Vec<cachewatch::dto::EvidenceDto>> = vec![Vec::new(); groups.len()];
     if let (Some(probe), false) = (probe, groups.is_empty()) {
         probe.refresh();
         let mut roots: Vec<&std::path::Path> = groups.iter().map(|g| g.root.as_path()).collect();
@@ -259,11 +297,33 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
                 writers[*i] = w;
             }
         }
+        // One sample: only processes running now are known, so a launch cannot be told from a
+        // busy program (no `created-at-launch`); a pid in the names of members whose process has
+        // exited names nobody.
+        let mut history = ProcessHistory::new(provenance::HISTORY_CAP);
+        history.observe(SystemTime::now(), provenance::sample_processes());
+        let mut roots: Vec<&std::path::Path> = groups.iter().map(|g| g.root.as_path()).collect();
+        roots.dedup();
+        for root in roots {
+            let at: Vec<usize> = (0..groups.len())
+                .filter(|&i| groups[i].root == root)
+                .collect();
+            let these: Vec<&ShapeGroup> = at.iter().map(|&i| &groups[i].group).collect();
+            for (&i, members) in at.iter().zip(group_members(root, &these)) {
+                evidence[i] =
+                    group_evidence(&members, groups[i].group.items, &writers[i], &history)
+                        .iter()
+                        .filter(|e| e.kind != provenance::EvidenceKind::CreatedAtLaunch)
+                        .map(evidence_dto)
+                        .collect();
+            }
+        }
     }
     groups
         .iter()
         .zip(writers)
-        .map(|(g, w)| UnattributedGroupJson {
+        .zip(evidence)
+        .map(|((g, w), evidence)| UnattributedGroupJson {
             shape: g.group.label(),
             root_kind: g.root_kind.to_string(),
             root: g.root.display().to_string(),
@@ -285,6 +345,7 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
                     name: w.name,
                 })
                 .collect(),
+            evidence,
         })
         .collect()
 }
@@ -414,9 +475,10 @@ fn write_groups(groups: &[UnattributedGroupJson], out: &mut dyn Write) -> std::i
         ("WRITER", Align::Left),
     ]);
     for g in groups {
-        let writer = match g.writers.first() {
-            Some(w) => format!("{} (pid {})", w.name, w.pid),
-            None => "-".to_owned(),
+        let writer = match (g.writers.first(), g.evidence.first()) {
+            (Some(w), _) => format!("{} (pid {})", w.name, w.pid),
+            (None, Some(e)) => evidence_text(e),
+            (None, None) => "-".to_owned(),
         };
         t.row(vec![
             super::format::escape(&g.shape).into_owned(),
@@ -434,6 +496,23 @@ fn write_groups(groups: &[UnattributedGroupJson], out: &mut dyn Write) -> std::i
     writeln!(
         out,
         "  (`cachewatch rules suggest` prints a rule for each; `rules add SHAPE --id ID` adds one)"
+    )
+}
+
+/// One piece of evidence as the table says it: `katago (pid in name, 28 of 30)`.
+fn evidence_text(e: &cachewatch::dto::EvidenceDto) -> String {
+    use cachewatch::dto::EvidenceKindDto as K;
+    let kind = match e.kind {
+        K::PidInName => "pid in name",
+        K::CreatedAtLaunch => "created at launch",
+        K::Held => "held open",
+        K::InPath => "in path",
+    };
+    format!(
+        "{} ({kind}, {} of {})",
+        super::format::escape(&e.name),
+        e.agree,
+        e.total
     )
 }
 

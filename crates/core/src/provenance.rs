@@ -115,7 +115,17 @@ pub struct ProcessHistory {
     /// Time of the latest sample, in seconds since the epoch (0 before the first).
     latest: u64,
     samples: u64,
+    /// When the latest samples were taken (seconds, oldest first, at most [`SAMPLE_TIMES`]):
+    /// a control instant counts only where a sample looked ([`ProcessHistory::sampled_near`]).
+    sample_times: std::collections::VecDeque<u64>,
 }
+
+/// Sample times kept (8 bytes each): at one sample a second, the last hour and more.
+pub const SAMPLE_TIMES: usize = 4096;
+
+/// A sample up to this many seconds after an instant saw the processes started just before it
+/// (the monitor samples at most once a second, start times are whole seconds).
+const SAMPLE_SLACK_SECS: u64 = 2;
 
 fn secs(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
@@ -138,6 +148,7 @@ impl ProcessHistory {
             strings: Interner::default(),
             latest: 0,
             samples: 0,
+            sample_times: std::collections::VecDeque::new(),
         }
     }
 
@@ -174,6 +185,12 @@ impl ProcessHistory {
         }
         self.latest = now_s;
         self.samples += 1;
+        if self.sample_times.back() != Some(&now_s) {
+            if self.sample_times.len() >= SAMPLE_TIMES {
+                self.sample_times.pop_front();
+            }
+            self.sample_times.push_back(now_s);
+        }
         if self.slots.len() > self.cap {
             self.evict();
         }
@@ -192,8 +209,18 @@ impl ProcessHistory {
             .enumerate()
             .map(|(i, s)| ((s.pid, s.start), i))
             .collect();
-        // Interned strings of dropped processes stay: they are few (names repeat) and bounded by
-        // what the cap lets in between two evictions.
+        // The strings only dropped processes used go too: executables of one-off builds and
+        // extracted bundles are unique per run, so keeping them would grow without end.
+        let old = std::mem::take(&mut self.strings);
+        let mut remap = |id: u32| match old.get(id) {
+            Some(s) if id != NONE => self.strings.intern(s),
+            _ => NONE,
+        };
+        for s in &mut self.slots {
+            s.name = remap(s.name);
+            s.exe = remap(s.exe);
+            s.app = remap(s.app);
+        }
     }
 
     /// Number of processes held.
@@ -211,9 +238,21 @@ impl ProcessHistory {
         self.samples
     }
 
+    /// True when a sample was taken at `at` (whole seconds) or within a couple of seconds after:
+    /// a process started just before `at` and alive for a moment was then seen, and one absent
+    /// from the history did not run then. Instants before the history began, or between two
+    /// samples far apart, are not looked at.
+    pub fn sampled_near(&self, at: u64) -> bool {
+        let i = self.sample_times.partition_point(|&t| t < at);
+        self.sample_times
+            .get(i)
+            .is_some_and(|&t| t <= at + SAMPLE_SLACK_SECS)
+    }
+
     /// Bytes the history holds on the heap, estimated from its tables' capacities.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
+        self.sample_times.capacity() * 8
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.index.capacity() * (std::mem::size_of::<((u32, u64), usize)>() + 1)
             + self.strings.bytes()
     }
@@ -478,35 +517,49 @@ const CONTROL_OFFSETS_SECS: [u64; 3] = [17, 41, 73];
 
 /// Evidence that the members are born right after starts of one executable: for at least three
 /// fifths of them a start of that executable lies in `[born - LAUNCH_WINDOW, born]` (plus a second
-/// of rounding), and the same executable lines up at most half as often with the births moved
-/// back by 17, 41 or 73 s (so a program that starts all the time explains nothing).
+/// of rounding), and at the control instants (the births moved back by 17, 41 or 73 s) where a
+/// sample looked ([`ProcessHistory::sampled_near`]), the same executable lines up at most half as
+/// often: a program that starts all the time explains nothing. With fewer than three control
+/// instants looked at (a history younger than the births' neighbourhood, or samples far apart)
+/// a busy program cannot be told from the writer, so there is no evidence.
 pub fn created_at_launch(members: &[Member<'_>], history: &ProcessHistory) -> Option<Evidence> {
     if members.is_empty() || history.is_empty() {
         return None;
     }
     let window = LAUNCH_WINDOW.as_secs();
-    let hits_at = |shift: u64| -> HashMap<u32, usize> {
-        let mut hits: HashMap<u32, usize> = HashMap::new();
+    let mut hits: HashMap<u32, usize> = HashMap::new();
+    for m in members {
+        let born = secs(m.born);
+        for key in history.started_between(born.saturating_sub(window), born + 1) {
+            *hits.entry(key).or_default() += 1;
+        }
+    }
+    let mut observed = 0usize;
+    let mut control: HashMap<u32, usize> = HashMap::new();
+    for shift in CONTROL_OFFSETS_SECS {
         for m in members {
-            let born = secs(m.born).saturating_sub(shift);
-            for key in history.started_between(born.saturating_sub(window), born + 1) {
-                *hits.entry(key).or_default() += 1;
+            let Some(at) = secs(m.born).checked_sub(shift) else {
+                continue;
+            };
+            if !history.sampled_near(at) {
+                continue;
+            }
+            observed += 1;
+            for key in history.started_between(at.saturating_sub(window), at + 1) {
+                *control.entry(key).or_default() += 1;
             }
         }
-        hits
-    };
-    let hits = hits_at(0);
-    let controls: Vec<HashMap<u32, usize>> =
-        CONTROL_OFFSETS_SECS.iter().map(|&s| hits_at(s)).collect();
+    }
+    if observed < 3 {
+        return None;
+    }
+    let total = members.len();
     let (key, agree) = hits
         .into_iter()
         .filter(|&(key, agree)| {
-            let control = controls
-                .iter()
-                .map(|c| c.get(&key).copied().unwrap_or(0))
-                .max()
-                .unwrap_or(0);
-            enough(agree, members.len()) && control * 2 <= agree
+            let c = control.get(&key).copied().unwrap_or(0);
+            // The rate at the controls, c / observed, at most half the rate at the births.
+            enough(agree, total) && c * total * 2 <= agree * observed
         })
         .max_by_key(|&(key, agree)| (agree, std::cmp::Reverse(key)))?;
     let p = history.newest_of(key)?;
@@ -601,6 +654,34 @@ mod tests {
             app: None,
             start: t(start),
         }
+    }
+
+    #[test]
+    fn unique_executables_of_evicted_processes_do_not_stay() {
+        // One-off builds and extracted bundles run from a new path each time.
+        let run = |s: u64| SeenProcess {
+            exe: Some(PathBuf::from(format!(
+                "/tmp/onefile_{s}_1718000000/python-{s:032}"
+            ))),
+            ..proc(s as u32 + 2, "job", s)
+        };
+        let mut h = ProcessHistory::new(200);
+        for s in 0..400u64 {
+            h.observe(t(s), [run(s)]);
+        }
+        let settled = h.heap_bytes();
+        for s in 400..20_000u64 {
+            h.observe(t(s), [run(s)]);
+        }
+        assert!(h.len() <= 200);
+        assert!(
+            h.heap_bytes() <= settled * 2,
+            "{} bytes after 20,000 runs, {settled} after 400",
+            h.heap_bytes()
+        );
+        // What is kept still reads back.
+        let last = h.records().map(|r| r.start).max().unwrap();
+        assert_eq!(last, t(19_999));
     }
 
     #[test]
@@ -702,6 +783,33 @@ mod tests {
             })
             .collect();
         assert_eq!(created_at_launch(&members, &h), None);
+    }
+
+    #[test]
+    fn launches_seen_only_around_the_births_name_nobody() {
+        // The history begins with the births: `busy` starts every second, and nothing says
+        // whether it did so before them too.
+        let mut h = ProcessHistory::new(2000);
+        for s in 1000..1012u64 {
+            h.observe(t(s), [proc(10_000 + s as u32, "busy", s)]);
+        }
+        let names: Vec<String> = (0..10).map(|i| format!("bundle-{i}")).collect();
+        let members: Vec<Member<'_>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Member {
+                name: n.as_bytes(),
+                born: t(1001 + i as u64),
+            })
+            .collect();
+        assert_eq!(created_at_launch(&members, &h), None);
+        // Samples that looked 17 s before: `busy` started then too, so it is still nobody.
+        let mut h2 = ProcessHistory::new(2000);
+        for s in 980..1012u64 {
+            h2.observe(t(s), [proc(10_000 + s as u32, "busy", s)]);
+        }
+        assert!(h2.sampled_near(secs(t(984))));
+        assert_eq!(created_at_launch(&members, &h2), None);
     }
 
     #[test]

@@ -234,8 +234,10 @@ impl Root {
 
     /// True when `p` (absolute, either spelling) is exactly another root nested in this one.
     pub fn is_nested_root(&self, p: &Path) -> bool {
-        self.relative(p)
-            .is_some_and(|rel| self.nested.iter().any(|n| n == rel))
+        !self.nested.is_empty()
+            && self
+                .relative(p)
+                .is_some_and(|rel| self.nested.iter().any(|n| n == rel))
     }
 
     /// True when `p` lies inside this root (either spelling), the root itself excluded.

@@ -216,6 +216,20 @@ impl Shape {
 }
 
 impl Shape {
+    /// True when every name of shape `other` has this shape too, seen part by part: the same
+    /// literals, and where they differ a placeholder here whose class holds the other's (a
+    /// `<rand6>` holds `<hex6>` and `<digits6>`, a hex run that came out all digits; `<digits1-3>`
+    /// holds `<digits2>`; `<ts>` holds 10 and 13 digits). Never true across a file and a dir.
+    pub fn covers(&self, other: &Shape) -> bool {
+        self.dir == other.dir
+            && self.parts.len() == other.parts.len()
+            && self
+                .parts
+                .iter()
+                .zip(&other.parts)
+                .all(|(a, b)| part_covers(a, b))
+    }
+
     /// True when `name` (one path component, its bytes; a dir when `dir`) has this shape: what
     /// [`Shape::regex`] matches, decided on the bytes themselves (no rendering of them).
     pub fn matches(&self, name: &[u8], dir: bool) -> bool {
@@ -229,6 +243,18 @@ impl Shape {
             Part::Lit(s) => std::str::from_utf8(s).is_ok_and(|t| !t.contains('\u{FFFD}')),
             _ => true,
         })
+    }
+}
+
+/// [`Shape::covers`] for one part.
+fn part_covers(a: &Part, b: &Part) -> bool {
+    match (a, b) {
+        _ if a == b => true,
+        (Part::Rand(n), Part::Hex(m)) => n == m,
+        (Part::Rand(n) | Part::Hex(n), Part::Digits(lo, hi)) => lo == n && hi == n,
+        (Part::Digits(lo, hi), Part::Digits(l, h)) => lo <= l && h <= hi,
+        (Part::Ts, Part::Digits(l, h)) => l == h && (*l == 10 || *l == 13),
+        _ => false,
     }
 }
 

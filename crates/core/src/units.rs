@@ -78,13 +78,43 @@ pub fn format_span(secs: u64) -> String {
 /// A reclaim threshold as typed: a humantime duration (`90m`, `1h30m`, `1 h 30 min`, `2 d`,
 /// `1.5h`; units are case-sensitive: `m` is minutes, `M` months) in whole seconds, rounded down.
 /// `None` when the text is not a duration or is under a second (a zero threshold would reclaim
-/// items still being written). The window's `parseThreshold` is tested against vectors of this
-/// function (`ui/tests/generated/human.ts`).
+/// items still being written); [`read_threshold`] says why.
 pub fn parse_threshold(text: &str) -> Option<u64> {
-    humantime::parse_duration(text)
-        .ok()
-        .map(|d| d.as_secs())
-        .filter(|&s| s > 0)
+    read_threshold(text).ok()
+}
+
+/// A threshold that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad duration {text:?}: {why} (write e.g. \"90m\", \"12h\" or \"2d 6h\")")]
+pub struct ThresholdError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+/// [`parse_threshold`] with the reason a text is refused: the one reader of thresholds, for the
+/// CLI, the config and the window (which sends the text as typed and shows this error).
+///
+/// # Errors
+/// [`ThresholdError`] for an empty text, a text humantime cannot read (its own reason: an
+/// unknown unit, a number too large), or a duration under a second.
+pub fn read_threshold(text: &str) -> Result<u64, ThresholdError> {
+    let bad = |why: String| ThresholdError {
+        text: text.to_owned(),
+        why,
+    };
+    if text.trim().is_empty() {
+        return Err(bad("it is empty".to_owned()));
+    }
+    let d = humantime::parse_duration(text.trim()).map_err(|e| bad(e.to_string()))?;
+    match d.as_secs() {
+        0 => Err(bad(
+            "it is under a second, and a zero threshold would reclaim items still being written"
+                .to_owned(),
+        )),
+        s => Ok(s),
+    }
 }
 
 /// An age threshold exactly, in the largest unit that divides it: `90 s`, `5 min`, `90 min`,
@@ -215,6 +245,20 @@ mod tests {
         assert_eq!(parse_threshold("12"), None);
         assert_eq!(parse_threshold("12H"), None);
         assert_eq!(parse_threshold(""), None);
+    }
+
+    #[test]
+    fn a_refused_threshold_says_why_and_how_to_write_one() {
+        let why = |t: &str| read_threshold(t).expect_err(t).to_string();
+        assert_eq!(
+            why(" "),
+            "bad duration \" \": it is empty (write e.g. \"90m\", \"12h\" or \"2d 6h\")"
+        );
+        assert!(why("12 parsecs")
+            .starts_with("bad duration \"12 parsecs\": unknown time unit \"parsecs\""));
+        assert!(why("12").contains("time unit needed"), "{}", why("12"));
+        assert!(why("500ms").contains("under a second"));
+        assert_eq!(read_threshold("2d 6h"), Ok(194_400));
     }
 
     #[test]

@@ -406,7 +406,7 @@ pub fn parse(text: &str, origin: &Path) -> Result<Config, ConfigError> {
         message: e.message().trim().to_owned(),
     })
 }
-mod auto_reclaim;
+mod autoreclaim;
 mod file;
 
 pub use file::{edit_file, lock_path, read_text, EditError, LOCK_WAIT, MAX_TRIES};

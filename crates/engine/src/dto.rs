@@ -271,6 +271,53 @@ pub struct UnattributedGroupDto {
     /// Processes holding a file open (or mapped, or their working dir) inside a member when the
     /// figures were last computed.
     pub writers: Vec<WriterDto>,
+    /// What names the process that wrote the members: each kind of evidence found, with how
+    /// many members agree (strongest first; empty when nothing names a writer).
+    #[serde(default)]
+    pub evidence: Vec<EvidenceDto>,
+}
+
+/// The kinds of evidence that name a group's writer.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceKindDto {
+    /// A numeric run of the members' names is the pid of a process alive when each was born.
+    PidInName,
+    /// The members were born within seconds after starts of one executable (more often than at
+    /// shifted control instants).
+    CreatedAtLaunch,
+    /// The process held a file open (or mapped, or its working dir) inside a member when the
+    /// group was last looked at.
+    Held,
+    /// A bundle id (`com.example.App`) in the members' paths.
+    InPath,
+}
+
+/// One piece of evidence naming the writer of a group.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvidenceDto {
+    /// What kind of evidence.
+    pub kind: EvidenceKindDto,
+    /// The writer's executable name (the bundle id for `in-path`).
+    pub name: String,
+    /// The writer's executable path, where known.
+    pub exe: Option<String>,
+    /// The writer's app bundle id, where known.
+    pub app: Option<String>,
+    /// Members that agree (for `held`: processes holding a member).
+    pub agree: u64,
+    /// Members looked at (at most a few thousand of a large group; for `held`, the group's
+    /// members).
+    pub total: u64,
+    /// For `pid-in-name`: members whose writer has exited, or that no seen process explains
+    /// (orphans); `None` for the other kinds.
+    pub orphans: Option<u64>,
+    /// True when a writer this evidence names still runs.
+    pub alive: bool,
+    /// When such a writer was last seen alive, Unix seconds, where known.
+    pub last_seen_unix_secs: Option<u64>,
 }
 
 /// A process seen writing into a group.

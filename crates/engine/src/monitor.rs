@@ -7,16 +7,17 @@
 //! `spawn_blocking`.
 
 mod actor;
-mod analysis;
 mod build;
 mod debounce;
 mod disks;
 mod drains;
 mod error;
+mod figures;
 mod measure;
 mod pace;
 mod process_alerts;
-mod record;
+pub mod provenance;
+mod recorder;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -116,7 +117,7 @@ impl MonitorOptions {
             protected: Vec::new(),
             auto_reclaim: Vec::new(),
             notices: Vec::new(),
-            plan_chunk: analysis::CHUNK,
+            plan_chunk: figures::CHUNK,
         }
     }
 

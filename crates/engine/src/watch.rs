@@ -88,9 +88,9 @@
 //!   overflow and the root is rescanned once more. On a 111k-dir tree this costs one extra full
 //!   scan after the first.
 
+pub mod live;
 pub mod map;
 pub mod presence;
-pub mod state;
 
 use std::path::{Path, PathBuf};
 

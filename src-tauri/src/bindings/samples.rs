@@ -5,6 +5,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
+use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
 use cachewatch::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use cachewatch::snapshot::{
     AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgress, Snapshot,
@@ -130,6 +131,17 @@ pub(crate) fn snapshot() -> Snapshot {
             writers: vec![WriterDto {
                 pid: 4242,
                 name: "bun".to_owned(),
+            }],
+            evidence: vec![EvidenceDto {
+                kind: EvidenceKindDto::PidInName,
+                name: "bun".to_owned(),
+                exe: Some("/opt/homebrew/bin/bun".to_owned()),
+                app: None,
+                agree: 28,
+                total: 30,
+                orphans: Some(27),
+                alive: true,
+                last_seen_unix_secs: Some(NOW - 60),
             }],
         }],
         unattributed: vec![UnattributedDto {
@@ -319,6 +331,10 @@ fn every_keep_reason() -> Vec<KeepReason> {
         KeepReason::NotDeletable {
             path: PathBuf::from("/roots/temp/kept/root-owned"),
         },
+        KeepReason::NotChecked {
+            path: PathBuf::from("/roots/temp/kept/deep/level-9"),
+            error: "Too many open files (os error 24)".to_owned(),
+        },
     ];
     for r in &all {
         match r {
@@ -338,7 +354,8 @@ fn every_keep_reason() -> Vec<KeepReason> {
             | KeepReason::NewestVersion { .. }
             | KeepReason::StagedUpdate { .. }
             | KeepReason::Unreadable { .. }
-            | KeepReason::NotDeletable { .. } => {}
+            | KeepReason::NotDeletable { .. }
+            | KeepReason::NotChecked { .. } => {}
         }
     }
     all

@@ -73,4 +73,13 @@ unreadable_path: string, } | { "reason": "not-deletable",
  * `not_writable_path`: a [`KeptItem`](super::KeptItem) flattens the reason next to its
  * own `path`.
  */
-not_writable_path: string, };
+not_writable_path: string, } | { "reason": "not-checked", 
+/**
+ * The dir that could not be opened or listed. Serialized as `unchecked_path`: a
+ * [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
+ */
+unchecked_path: string, 
+/**
+ * The OS's error, as it reads it (`Too many open files`).
+ */
+error: string, };

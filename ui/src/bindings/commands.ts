@@ -17,6 +17,7 @@ export const COMMANDS = [
   'execute_reclaim',
   'set_paused',
   'set_threshold',
+  'read_threshold',
   'rescan',
   'get_settings',
   'set_settings',
@@ -43,6 +44,7 @@ export type CommandSignatures = {
   execute_reclaim: { args: { planId: string }; result: ReclaimResult };
   set_paused: { args: { paused: boolean }; result: null };
   set_threshold: { args: { thresholdSecs: number }; result: null };
+  read_threshold: { args: { text: string }; result: number };
   rescan: { args: Record<string, never>; result: null };
   get_settings: { args: Record<string, never>; result: Settings };
   set_settings: { args: { settings: Settings }; result: null };

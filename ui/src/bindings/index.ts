@@ -12,6 +12,8 @@ export type { CrashGroupDto } from './CrashGroupDto';
 export type { CrashLoopConfig } from './CrashLoopConfig';
 export type { DeletedItem } from './DeletedItem';
 export type { ErrorCode } from './ErrorCode';
+export type { EvidenceDto } from './EvidenceDto';
+export type { EvidenceKindDto } from './EvidenceKindDto';
 export type { IpcError } from './IpcError';
 export type { ItemDto } from './ItemDto';
 export type { KeepReason } from './KeepReason';

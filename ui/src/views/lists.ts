@@ -2,7 +2,14 @@
 import { h, replaceChildren } from '../dom';
 import { formatAgo, formatBytes, formatCount, baseName } from '../format';
 import { topUnattributed } from '../sort';
-import type { AlertDto, RootDto, RootStatus, UnattributedDto, UnattributedGroupDto } from '../types';
+import type {
+  AlertDto,
+  EvidenceKindDto,
+  RootDto,
+  RootStatus,
+  UnattributedDto,
+  UnattributedGroupDto,
+} from '../types';
 
 /** How many unattributed entries the window lists. */
 export const UNATTRIBUTED_SHOWN = 8;
@@ -10,10 +17,23 @@ export const UNATTRIBUTED_SHOWN = 8;
 /** How many groups of unattributed entries (unknown producers) the window lists. */
 export const GROUPS_SHOWN = 5;
 
-/** A group's writer as the window says it: `written by bun (pid 4242)`, or nothing. */
+/** What each kind of evidence is called in a group's row. */
+const EVIDENCE_LABEL: Record<EvidenceKindDto, string> = {
+  'pid-in-name': 'pid in name',
+  'created-at-launch': 'created at launch',
+  held: 'held open',
+  'in-path': 'in path',
+};
+
+/**
+ * A group's writer as the window says it: the process holding a member (`written by bun (pid
+ * 4242)`), else the strongest evidence (`pid in name: katago (28 of 30)`), or nothing.
+ */
 export function writerText(group: UnattributedGroupDto): string {
   const w = group.writers[0];
-  return w ? `written by ${w.name || 'a process'} (pid ${w.pid})` : '';
+  if (w) return `written by ${w.name || 'a process'} (pid ${w.pid})`;
+  const e = group.evidence[0];
+  return e ? `${EVIDENCE_LABEL[e.kind]}: ${e.name} (${e.agree} of ${e.total})` : '';
 }
 
 /** The list of unknown producers: one line per group of entries sharing a name shape. */

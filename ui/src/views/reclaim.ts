@@ -4,7 +4,7 @@ import { h, replaceChildren } from '../dom';
 import { formatDuration } from '../format';
 import type { ReclaimController } from '../reclaim-controller';
 import { canReclaim, shownOf, type ReclaimState } from '../reclaim-state';
-import { parseThreshold, presetFor, THRESHOLD_PRESETS } from '../threshold';
+import { presetFor, THRESHOLD_PRESETS } from '../threshold';
 import { estimateElements, estimateText } from './estimate';
 import { dialogContent } from './reclaim-dialog';
 
@@ -24,6 +24,8 @@ export interface ReclaimPanelContext {
   nowUnixSecs(): number;
   /** A producer's name by id. */
   producerName(id: string): string;
+  /** Reads a threshold as typed (the engine's reader); rejects with the engine's reason. */
+  readThreshold(text: string): Promise<number>;
 }
 
 /** The panel; `render(state)` after each controller change. */
@@ -34,6 +36,8 @@ export class ReclaimPanel {
   private readonly custom: HTMLInputElement;
   private readonly hint: HTMLElement;
   private thresholdSecs = 0;
+  /** The number of the latest custom text sent to be read. */
+  private customAsked = 0;
   private state: ReclaimState = { phase: 'idle' };
   private readonly inputs: HTMLInputElement[] = [];
 
@@ -209,15 +213,32 @@ export class ReclaimPanel {
   }
 
   private customChanged(): void {
-    const secs = parseThreshold(this.custom.value);
-    this.custom.setAttribute('aria-invalid', String(secs === null));
-    if (secs === null) {
-      this.hint.textContent = 'Type a duration: 90m, 12h, 2d 6h';
-      return;
-    }
+    const text = this.custom.value;
+    // Answers may come back out of order: only the one for the text still typed counts.
+    const asked = ++this.customAsked;
+    this.context.readThreshold(text).then(
+      (secs) => {
+        if (asked === this.customAsked) this.customRead(secs);
+      },
+      (e: unknown) => {
+        if (asked !== this.customAsked) return;
+        this.custom.setAttribute('aria-invalid', 'true');
+        this.hint.textContent = text.trim() === '' ? 'Type a duration: 90m, 12h, 2d 6h' : errorText(e);
+      },
+    );
+  }
+
+  private customRead(secs: number): void {
+    this.custom.setAttribute('aria-invalid', 'false');
     this.hint.textContent = `= ${formatDuration(secs)}`;
     if (secs === this.thresholdSecs) return;
     this.thresholdSecs = secs;
     this.actions.thresholdChanged(secs);
   }
+}
+
+/** The engine's reason a threshold was refused (an IPC error's message). */
+function errorText(e: unknown): string {
+  if (typeof e === 'object' && e !== null && 'message' in e) return String((e as { message: unknown }).message);
+  return String(e);
 }

@@ -2,7 +2,6 @@
 // open at login.
 import { h, replaceChildren } from '../dom';
 import { formatDuration } from '../format';
-import { parseThreshold } from '../threshold';
 import type { SettingValue, Settings, UiError } from '../types';
 
 /** `producer_growth_bytes_per_hour` → `Producer growth bytes per hour`. */
@@ -70,6 +69,8 @@ export class SettingsDialog {
     private readonly load: () => Promise<Settings>,
     /** Saves; the engine reads the sizes as typed and rejects a bad one naming its `field`. */
     private readonly save: (settings: Settings) => Promise<void>,
+    /** Reads a threshold as typed (the engine's reader); rejects with the engine's reason. */
+    private readonly readThreshold: (text: string) => Promise<number>,
   ) {
     dialog.addEventListener('cancel', (event) => {
       event.preventDefault();
@@ -146,9 +147,12 @@ export class SettingsDialog {
 
   private async submit(form: HTMLFormElement, base: Settings, error: HTMLElement): Promise<void> {
     const field = (name: string) => form.elements.namedItem(name) as HTMLInputElement | null;
-    const secs = parseThreshold(field('default_threshold')?.value ?? '');
-    if (secs === null) {
-      error.textContent = 'Default threshold: type a duration such as 1d or 12h.';
+    let secs: number;
+    try {
+      secs = await this.readThreshold(field('default_threshold')?.value ?? '');
+    } catch (e) {
+      error.textContent = `Default threshold: ${(e as UiError).message}`;
+      field('default_threshold')?.focus();
       return;
     }
     // Sizes as typed ("50 MiB") go to the engine with the settings, which reads them.

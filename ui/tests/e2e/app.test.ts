@@ -178,6 +178,16 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
           });
       }),
     set_threshold: () => null,
+    // The engine reads a typed threshold (units::read_threshold); this fake knows d, h, min/m, s.
+    read_threshold: ({ text }) => {
+      const unit: Record<string, number> = { d: 86400, h: 3600, min: 60, m: 60, s: 1 };
+      const parts = [...text.matchAll(/\s*(\d+)\s*([a-z]+)\s*/gy)];
+      const secs = parts.reduce((sum, [, n, u]) => sum + Number(n) * (unit[u] ?? NaN), 0);
+      if (parts.map(([p]) => p).join('') !== text || !(secs > 0)) {
+        throw { code: 'bad-threshold', message: `bad duration "${text}": unknown time unit (write e.g. "90m", "12h" or "2d 6h")` };
+      }
+      return secs;
+    },
     set_paused: () => null,
     rescan: () => null,
     open_evidence: () => null,
@@ -322,6 +332,8 @@ describe('the window', () => {
     await expect.poll(() => page.getByTestId('preview-frees').textContent()).toBe('About 1.0 GiB freeable in 1 item');
     expect(await page.locator('#custom-hint').textContent()).toBe('= 2 d 12 h');
     await custom.fill('soon');
+    // The engine's reason, as it read the text.
+    await expect.poll(() => page.locator('#custom-hint').textContent()).toContain('bad duration "soon"');
     expect(await custom.getAttribute('aria-invalid')).toBe('true');
     await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'set_threshold').at(-1)).toEqual([
       'set_threshold',
@@ -827,7 +839,7 @@ describe('the window', () => {
     const { context, page } = await openApp();
     const card = page.getByTestId('alert').first();
     expect(await card.locator('p').textContent()).toBe(
-      'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Upstream: https://developer.apple.com/forums/thread/12345',
+      'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1 d. Upstream: https://developer.apple.com/forums/thread/12345',
     );
     await card.getByTestId('alert-reclaim').click();
     await expect.poll(async () => (await calls(page)).filter(([c]) => c === 'estimate_reclaim').at(-1)).toEqual([

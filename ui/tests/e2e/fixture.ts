@@ -66,9 +66,9 @@ export function fixtureSnapshot(): Snapshot {
       { path: '/home/u/.cache/pip', root_kind: 'cache', allocated_bytes: 300 * MIB, apparent_bytes: 300 * MIB },
     ],
     alerts: [
-      { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: 'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 1d. Upstream: https://developer.apple.com/forums/thread/12345',
+      { id: 7, time_unix_secs: NOW - 600, rule: 'producer-growth', producer: 'metal-gpuarchiver', title: 'Metal gpuarchiver is growing', message: 'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1 d. Reclaim: cachewatch reclaim --producer metal-gpuarchiver --older-than 1d. Upstream: https://developer.apple.com/forums/thread/12345',
         // What the engine derives from the message (alerts::for_app, alerts::suggestion_in).
-        app_message: 'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1day. Upstream: https://developer.apple.com/forums/thread/12345',
+        app_message: 'Metal gpuarchiver grew 1.2 GiB and 4000 items in 1 d. Upstream: https://developer.apple.com/forums/thread/12345',
         suggested_reclaim: { producer: 'metal-gpuarchiver', older_than_secs: 86400 } },
     ],
     // A CoreAI crash loop (12 reports, highlighted) and a process that crashed twice (not).

@@ -319,6 +319,19 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 204010946560,
       "apparent_bytes": 202937204736,
+      "evidence": [
+        {
+          "agree": 28,
+          "alive": true,
+          "app": null,
+          "exe": "/opt/homebrew/bin/bun",
+          "kind": "pid-in-name",
+          "last_seen_unix_secs": 1763999940,
+          "name": "bun",
+          "orphans": 27,
+          "total": 30
+        }
+      ],
       "examples": [
         ".1a2b3c4d5e6f7a8b-00012345.dylib"
       ],
@@ -557,6 +570,19 @@ export const PREVIEW: ReclaimPreview = {
       ],
       "items": 1,
       "reason": "not-deletable"
+    },
+    {
+      "examples": [
+        {
+          "error": "Too many open files (os error 24)",
+          "path": "/roots/temp/kept",
+          "producer": "gpuarchiver",
+          "reason": "not-checked",
+          "unchecked_path": "/roots/temp/kept/deep/level-9"
+        }
+      ],
+      "items": 1,
+      "reason": "not-checked"
     }
   ],
   "kept_items": 14,
@@ -1003,6 +1029,19 @@ export const UI_STATE_EXECUTING: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,
@@ -1280,6 +1319,19 @@ export const UI_STATE_DONE: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,
@@ -1587,6 +1639,19 @@ export const UI_STATE_FAILED: UiState = {
           ],
           "items": 1,
           "reason": "not-deletable"
+        },
+        {
+          "examples": [
+            {
+              "error": "Too many open files (os error 24)",
+              "path": "/roots/temp/kept",
+              "producer": "gpuarchiver",
+              "reason": "not-checked",
+              "unchecked_path": "/roots/temp/kept/deep/level-9"
+            }
+          ],
+          "items": 1,
+          "reason": "not-checked"
         }
       ],
       "kept_items": 14,

@@ -3,8 +3,7 @@
 // Rust functions, so a rule changed on one side only fails here.
 import { describe, expect, it } from 'vitest';
 import { formatBytes, formatCount, formatDuration } from '../../src/format';
-import { parseThreshold } from '../../src/threshold';
-import { BYTES, COUNTS, DURATIONS, THRESHOLDS } from '../generated/human';
+import { BYTES, COUNTS, DURATIONS } from '../generated/human';
 
 describe('the engine’s human text, in the window', () => {
   it('formats bytes as units::format_bytes', () => {
@@ -17,9 +16,5 @@ describe('the engine’s human text, in the window', () => {
 
   it('formats counts as units::format_count_of', () => {
     for (const [n, text] of COUNTS) expect([n, formatCount(n, 'item')]).toEqual([n, text]);
-  });
-
-  it('reads thresholds as units::parse_threshold', () => {
-    for (const [text, secs] of THRESHOLDS) expect([text, parseThreshold(text)]).toEqual([text, secs]);
   });
 });

@@ -141,7 +141,10 @@ describe('settings form', () => {
 });
 
 describe('writerText', () => {
-  const group = (writers: UnattributedGroupDto['writers']): UnattributedGroupDto => ({
+  const group = (
+    writers: UnattributedGroupDto['writers'],
+    evidence: UnattributedGroupDto['evidence'] = [],
+  ): UnattributedGroupDto => ({
     shape: '.<hex16>-<digits8>.dylib',
     root_kind: 'temp',
     root: '/tmp',
@@ -152,6 +155,7 @@ describe('writerText', () => {
     newest_mtime: null,
     examples: [],
     writers,
+    evidence,
   });
 
   it('names the first writer with its pid', () => {
@@ -160,5 +164,23 @@ describe('writerText', () => {
 
   it('says nothing without a writer', () => {
     expect(writerText(group([]))).toBe('');
+  });
+
+  it('names the writer by its strongest evidence when nothing holds a member', () => {
+    const evidence: UnattributedGroupDto['evidence'] = [
+      {
+        kind: 'pid-in-name',
+        name: 'katago',
+        exe: '/opt/homebrew/bin/katago',
+        app: null,
+        agree: 28,
+        total: 30,
+        orphans: 27,
+        alive: false,
+        last_seen_unix_secs: 1_765_000_000,
+      },
+    ];
+    expect(writerText(group([], evidence))).toBe('pid in name: katago (28 of 30)');
+    expect(writerText(group([{ pid: 4242, name: 'bun' }], evidence))).toBe('written by bun (pid 4242)');
   });
 });

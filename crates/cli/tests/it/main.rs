@@ -2,8 +2,10 @@
 //! name, same test names under `<module>::`). One binary links once instead of once per file.
 
 mod audit_cli;
-mod auto_reclaim_cli;
+mod autoreclaim_cli;
 mod cli;
+// Times its config swap with inotify (Linux): a Linux-only test file.
+#[cfg(target_os = "linux")]
 mod config_write_cli;
 mod container_cli;
 mod crash_cli;
@@ -19,6 +21,7 @@ mod metrics_prometheus;
 mod non_utf8_json_cli;
 mod not_deletable_cli;
 mod planted_links_cli;
+mod provenance_cli;
 mod reclaim_managed_cli;
 mod reclaim_rules_cli;
 mod reclaim_summary_cli;

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, SystemTime};
@@ -66,14 +66,10 @@ fn write_file(path: &Path, len: usize) {
     .unwrap();
 }
 
-/// Sets the mtime of every entry under `path` (and `path`) to `t`.
+/// Sets the mtime and atime of every entry under `path` (and `path`) to `t`: Metal's caches age by
+/// last use, so an untouched cache is one neither written nor read since.
 fn set_tree_mtime(path: &Path, t: SystemTime) {
-    if path.is_dir() {
-        for e in fs::read_dir(path).unwrap() {
-            set_tree_mtime(&e.unwrap().path(), t);
-        }
-    }
-    File::open(path).unwrap().set_modified(t).unwrap();
+    cachewatch_testkit::tree::set_tree_mtime(path, t);
 }
 
 /// `du -B1 -s -x -c` of the paths together.

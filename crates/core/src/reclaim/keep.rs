@@ -128,6 +128,18 @@ pub enum KeepReason {
         #[cfg_attr(feature = "ts", ts(type = "string"))]
         path: PathBuf,
     },
+    /// Whether the user may delete the item whole could not be checked: a dir in it could not be
+    /// opened or listed (too many open files, permission to list denied, an I/O error). Kept
+    /// rather than deleted on a guess; the next plan checks again.
+    NotChecked {
+        /// The dir that could not be opened or listed. Serialized as `unchecked_path`: a
+        /// [`KeptItem`](super::KeptItem) flattens the reason next to its own `path`.
+        #[serde(rename = "unchecked_path", with = "path_text")]
+        #[cfg_attr(feature = "ts", ts(type = "string"))]
+        path: PathBuf,
+        /// The OS's error, as it reads it (`Too many open files`).
+        error: String,
+    },
 }
 
 impl KeepReason {
@@ -152,6 +164,7 @@ impl KeepReason {
             KeepReason::StagedUpdate { .. } => "staged-update",
             KeepReason::Unreadable { .. } => "unreadable",
             KeepReason::NotDeletable { .. } => "not-deletable",
+            KeepReason::NotChecked { .. } => "not-checked",
         }
     }
 }
@@ -215,6 +228,11 @@ impl std::fmt::Display for KeepReason {
                     path.display()
                 )
             }
+            KeepReason::NotChecked { path, error } => write!(
+                f,
+                "not checked: {} could not be opened to see whether you may delete it ({error})",
+                path.display()
+            ),
         }
     }
 }
@@ -462,6 +480,10 @@ mod code_tests {
             },
             KeepReason::Unreadable { path: p() },
             KeepReason::NotDeletable { path: p() },
+            KeepReason::NotChecked {
+                path: p(),
+                error: "Too many open files (os error 24)".into(),
+            },
         ]
     }
 

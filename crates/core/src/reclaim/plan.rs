@@ -209,8 +209,17 @@ impl<'a> Planner<'a> {
         }
         .and_then(|p| self.guards.keep_reason(&p.path).map_or(Ok(p), Err))
         .and_then(|p| match self.check_access {
-            true => super::access::first_not_deletable(&p.path, item.measure.dirs, &self.parents)
-                .map_or(Ok(p), |path| Err(KeepReason::NotDeletable { path })),
+            true => {
+                use super::access::{first_not_deletable, Access};
+                match first_not_deletable(&p.path, item.measure.dirs, &self.parents) {
+                    Access::Deletable => Ok(p),
+                    Access::Refused(path) => Err(KeepReason::NotDeletable { path }),
+                    Access::NotChecked(path, e) => Err(KeepReason::NotChecked {
+                        path,
+                        error: std::io::Error::from(e).to_string(),
+                    }),
+                }
+            }
             false => Ok(p),
         });
         Some(decision.map_err(|reason| KeptItem {

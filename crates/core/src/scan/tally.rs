@@ -148,7 +148,8 @@ impl Tally {
 
     fn add_unattributed(&mut self, root: &Root, item: &Item) {
         let at = match self.shapes.last() {
-            Some((p, _, _)) if *p == root.canonical => self.shapes.len() - 1,
+            // Compared as bytes: a path's `==` walks its components, per item.
+            Some((p, _, _)) if p.as_os_str() == root.canonical.as_os_str() => self.shapes.len() - 1,
             _ => match self
                 .shapes
                 .iter()

@@ -392,6 +392,7 @@ impl Grouper {
             }
             groups.push(g);
         }
+        merge_covered(&mut groups);
         // An overflowed member of a shape that became a group is counted in the group.
         let mut key = Vec::new();
         let mut lone: Vec<Lone> = self
@@ -440,6 +441,26 @@ impl Grouper {
         });
         Grouped { groups, lone }
     }
+}
+
+/// Folds each group into a larger one whose shape covers it ([`Shape::covers`]): the hex names
+/// of a leak that came out all digits (`lsp-<digits6>-<n>/` beside `lsp-<rand6>-<n>/`) are the
+/// same leak, and a rule made from the larger shape claims them anyway. Largest first, so a
+/// shape folds into the widest group that holds it; bounded by the groups (a few hundred).
+fn merge_covered(groups: &mut Vec<ShapeGroup>) {
+    groups.sort_by(|a, b| {
+        b.items
+            .cmp(&a.items)
+            .then_with(|| a.shape.to_string().cmp(&b.shape.to_string()))
+    });
+    let mut out: Vec<ShapeGroup> = Vec::with_capacity(groups.len());
+    for g in groups.drain(..) {
+        match out.iter_mut().find(|o| o.shape.covers(&g.shape)) {
+            Some(o) => o.merge(g),
+            None => out.push(g),
+        }
+    }
+    *groups = out;
 }
 
 /// The group of a shape: its number runs given the lengths its members had, a run that took one
@@ -502,6 +523,22 @@ impl Shape {
 
 impl ShapeGroup {
     /// Counts `m` in: items, sizes, mtimes, examples.
+    /// Takes in the members of `other`, a group this one's shape covers.
+    fn merge(&mut self, other: ShapeGroup) {
+        self.items += other.items;
+        self.measure.add(&other.measure);
+        for t in [other.oldest_mtime, other.newest_mtime]
+            .into_iter()
+            .flatten()
+        {
+            self.oldest_mtime = Some(self.oldest_mtime.map_or(t, |o| o.min(t)));
+            self.newest_mtime = Some(self.newest_mtime.map_or(t, |o| o.max(t)));
+        }
+        self.examples.extend(other.examples);
+        self.examples.sort();
+        self.examples.truncate(EXAMPLES);
+    }
+
     fn absorb(&mut self, m: &Lone) {
         self.items += 1;
         self.measure.add(&m.measure);

@@ -110,6 +110,51 @@ fn a_word_looking_random_run_joins_its_group_and_small_shapes_stay_lone() {
 }
 
 #[test]
+fn hex_runs_that_come_out_all_digits_stay_in_their_leak_group() {
+    // Enough members that the all-digit draws (about 6% of 6 hex digits) make a shape of their
+    // own past the group minimum: it must fold into the leak's group, not stand beside it.
+    let mut g = Grouper::new(10);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut all_digits = 0;
+    for i in 0..2_000u64 {
+        let hex: String = (0..6)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                char::from(b"0123456789abcdef"[(x % 16) as usize])
+            })
+            .collect();
+        all_digits += usize::from(hex.bytes().all(|b| b.is_ascii_digit()));
+        g.add(
+            OsStr::new(&format!("lspd{hex}-{}", i % 3)),
+            true,
+            &measure(1),
+        );
+    }
+    assert!(
+        all_digits >= GROUP_MIN_ITEMS as usize,
+        "{all_digits} all-digit runs"
+    );
+    let out = g.finish();
+    let shapes: Vec<String> = out.groups.iter().map(|g| g.shape.to_string()).collect();
+    assert_eq!(shapes, ["lspd<rand6>-<digits1>/"]);
+    assert_eq!(out.groups[0].items, 2_000);
+    assert_eq!(out.groups[0].measure.allocated_bytes, 2_000);
+    assert!(out.lone.is_empty());
+}
+
+#[test]
+fn covers_holds_narrower_classes_only() {
+    let s = |n: &str, dir| shape_of(OsStr::new(n), dir);
+    let wide = s("lsp-1a2b3c-4", true);
+    assert!(wide.covers(&s("lsp-123456-4", true)));
+    assert!(!s("lsp-123456-4", true).covers(&wide));
+    assert!(!wide.covers(&s("lsp-1a2b3c-4", false)), "a file is no dir");
+    assert!(!wide.covers(&s("lsx-1a2b3c-4", true)), "another literal");
+}
+
+#[test]
 fn one_big_entry_is_a_group_by_bytes() {
     let mut g = Grouper::new(10);
     g.add(

@@ -20,6 +20,8 @@ struct Independent {
     globs: Vec<globset::GlobMatcher>,
     name_regex: Option<Regex>,
     path_regex: Option<Regex>,
+    contains: Vec<String>,
+    lacks: Vec<String>,
 }
 
 impl Independent {
@@ -46,9 +48,13 @@ impl Independent {
                 .path_regex
                 .as_deref()
                 .map(|r| Regex::new(r).unwrap_or_else(|e| panic!("{}: regex {r:?}: {e}", rule.id))),
+            contains: rule.contains.clone(),
+            lacks: rule.lacks.clone(),
         }
     }
 
+    /// True when the rule claims `rel` by its name, without looking inside: a content signature
+    /// (`contains`, `lacks`) is left to [`Independent::claims_holding`].
     fn claims(&self, kind: RootKind, rel: &str) -> bool {
         let name = rel.rsplit('/').next().unwrap();
         // A container's temp dir is matched by the temp rules and by its own.
@@ -56,6 +62,14 @@ impl Independent {
             && self.globs.iter().any(|g| g.is_match(rel))
             && self.name_regex.as_ref().map_or(true, |r| r.is_match(name))
             && self.path_regex.as_ref().map_or(true, |r| r.is_match(rel))
+    }
+
+    /// [`Independent::claims`], and the item holds every entry of `contains` and none of `lacks`
+    /// as `has` answers.
+    fn claims_holding(&self, kind: RootKind, rel: &str, has: &dyn Fn(&str) -> bool) -> bool {
+        self.claims(kind, rel)
+            && self.contains.iter().all(|n| has(n))
+            && !self.lacks.iter().any(|n| has(n))
     }
 }
 
@@ -203,17 +217,18 @@ fn every_glob_and_regex_compiles_independently() {
 fn every_rule_claims_its_examples_and_none_of_its_counter_examples() {
     let c = Catalogue::builtin();
     for rule in c.rules() {
-        // An example of a rule with a content signature (`contains`) is a name whose item holds
-        // the signature: the lookups are told every entry exists.
+        // An example of a rule with a content signature (`contains`, `lacks`) is a name whose
+        // item holds the signature: the lookups are told every entry exists but those it lacks.
+        let has = |n: &str| !rule.lacks.iter().any(|l| l == n);
         for ex in &rule.examples {
             let m = c
-                .classify_with(rule.root, Path::new(ex), &|_| true)
+                .classify_with(rule.root, Path::new(ex), &has)
                 .unwrap_or_else(|| panic!("{}: example {ex:?} not claimed", rule.id));
             assert_eq!(m.rule.id, rule.id, "example {ex:?}");
             assert_eq!(m.item, Path::new(ex));
             // An example is its own item: no shorter prefix is claimed.
             assert_eq!(
-                c.item_of_with(rule.root, Path::new(ex), &|_, _| true)
+                c.item_of_with(rule.root, Path::new(ex), &|_, n| has(n))
                     .unwrap()
                     .item,
                 Path::new(ex)
@@ -259,15 +274,16 @@ fn independent_matcher_agrees_with_classify_on_all_examples_and_counter_examples
     let c = Catalogue::builtin();
     let rules = independent();
     for owner in c.rules() {
+        let has = |n: &str| !owner.lacks.iter().any(|l| l == n);
         for p in owner.examples.iter().chain(&owner.counter_examples) {
             for kind in RootKind::ALL {
                 let expected: Vec<&str> = rules
                     .iter()
-                    .filter(|r| r.claims(kind, p))
+                    .filter(|r| r.claims_holding(kind, p, &has))
                     .map(|r| r.id.as_str())
                     .collect();
                 let got = c
-                    .classify_with(kind, Path::new(p), &|_| true)
+                    .classify_with(kind, Path::new(p), &has)
                     .map(|m| m.rule.id.clone());
                 assert_eq!(got.as_deref(), expected.first().copied(), "{kind} {p:?}");
             }
@@ -398,6 +414,83 @@ const ADDITIONS_2026: [(&str, RootKind, ProducerKind, ReclaimMode); 15] = [
     ),
 ];
 
+/// The agent-era producers and safety findings of late 2026 (their trees are tested in
+/// `catalogue_2026h2.rs`), with their root kind, kind and reclaim mode.
+const LATE_2026: &[(&str, RootKind, ProducerKind, ReclaimMode)] = &[
+    (
+        "browser-use-tmp",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "claude-mcp-logs",
+        RootKind::LibraryCaches,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "codex-tmp-git-objects",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "executorch-coreml-assets",
+        RootKind::LibraryCaches,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "executorch-coreml-staging",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "playwright-mcp-output",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "rust-analyzer-proc-macro-srv",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "sparkle-container-update-staging",
+        RootKind::ContainerTemp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "swiftpm-shared-cache",
+        RootKind::LibraryCaches,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+    (
+        "tauri-updater-backup",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Manual,
+    ),
+    (
+        "tendril-e2e",
+        RootKind::Temp,
+        ProducerKind::Leak,
+        ReclaimMode::Auto,
+    ),
+    (
+        "tfhub-modules",
+        RootKind::Temp,
+        ProducerKind::Cache,
+        ReclaimMode::Manual,
+    ),
+];
+
 /// The producers of 2026's second half, with their root kind, kind and reclaim mode.
 const ADDITIONS_2026_H2: &[(&str, RootKind, ProducerKind, ReclaimMode)] = &[
     (
@@ -441,7 +534,7 @@ fn the_2026_additions_are_present_with_their_root_kind_and_modes() {
             "{id}: no counter-example"
         );
     }
-    for (id, root, kind, reclaim) in ADDITIONS_2026_H2 {
+    for (id, root, kind, reclaim) in ADDITIONS_2026_H2.iter().chain(LATE_2026) {
         let rule = c.rule(id).unwrap_or_else(|| panic!("missing rule {id}"));
         assert_eq!(
             (rule.root, rule.kind, rule.reclaim),
@@ -456,7 +549,7 @@ fn the_2026_additions_are_present_with_their_root_kind_and_modes() {
     }
     assert_eq!(
         c.rules().len(),
-        39 + ADDITIONS_2026.len() + ADDITIONS_2026_H2.len()
+        39 + ADDITIONS_2026.len() + ADDITIONS_2026_H2.len() + LATE_2026.len()
     );
     // Nuitka is the one with the owner pid in the name.
     let nuitka = c.rule("nuitka-onefile").unwrap();
@@ -629,21 +722,35 @@ fn captures_carry_pid_ts_and_bundle() {
         .unwrap();
     assert_eq!(m.rule.id, "katago-coreml");
     assert_eq!(m.captures.pid, Some(4242));
+    // KataGo's last field is a monotonic clock count, not a time: never read as the birth.
+    assert_eq!(m.captures.ts, None);
+    // Nuitka's old form carries epoch seconds; its new form's 6 digits are no time.
+    let m = c
+        .classify(RootKind::Temp, Path::new("onefile_4242_1718000000_123456"))
+        .unwrap();
+    assert_eq!(m.captures.pid, Some(4242));
     assert_eq!(
         m.captures.ts,
         Some(UNIX_EPOCH + Duration::from_secs(1_718_000_000))
+    );
+    let m = c
+        .classify(RootKind::Temp, Path::new("onefile_4242_123456_Ab3-dE_fGh1"))
+        .unwrap();
+    assert_eq!(
+        (m.rule.id.as_str(), m.captures.pid, m.captures.ts),
+        ("nuitka-onefile", Some(4242), None)
     );
     // A ts above 10^11 is milliseconds.
     let m = c
         .classify(
             RootKind::Temp,
-            Path::new("model_77_3_1718000000123.mlmodelc"),
+            Path::new("playwright-mcp-output/1768994280526"),
         )
         .unwrap();
-    assert_eq!(m.captures.pid, Some(77));
+    assert_eq!(m.rule.id, "playwright-mcp-output");
     assert_eq!(
         m.captures.ts,
-        Some(UNIX_EPOCH + Duration::from_millis(1_718_000_000_123))
+        Some(UNIX_EPOCH + Duration::from_millis(1_768_994_280_526))
     );
     // The mlpackage form has no pid.
     let m = c

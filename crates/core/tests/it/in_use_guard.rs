@@ -150,7 +150,7 @@ fn holder_helper() {
 
 fn claim_all_catalogue() -> Catalogue {
     let text = "[[producer]]\nid = \"claim-all\"\nname = \"Claims everything\"\nroot = \"temp\"\n\
-                item = \"*\"\nkind = \"cache\"\nreclaim = \"auto\"\nmin_age_secs = 0\n";
+                item = \"*\"\nkind = \"leak\"\nreclaim = \"auto\"\nmin_age_secs = 0\n";
     Catalogue::from_toml(text, Path::new("config.toml")).unwrap()
 }
 

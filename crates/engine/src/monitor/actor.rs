@@ -2,7 +2,7 @@
 //! file each:
 //! - here: the state, the run loop ([`Actor::run`]), the tick, and what follows an update: the
 //!   history's samples and alerts ([`Actor::after_update`]), the reclaim figures
-//!   ([`Actor::refresh_analysis`]) and the published snapshot ([`Actor::publish`]);
+//!   ([`Actor::refresh_figures`]) and the published snapshot ([`Actor::publish`]);
 //! - [`changes`]: from a change on disk to a re-measure: watch events into dirty sets, when they
 //!   are re-measured, polls of roots without events, flushes;
 //! - [`update`]: scans and re-measures applied to the roots' states, gone roots;
@@ -10,7 +10,7 @@
 //! - [`auto_reclaim`]: auto-reclaim rules that came due, and their drains beside the task;
 //! - [`jobs`]: blocking jobs over the roots' states (moved into the job and back, a panic caught).
 
-mod auto_reclaim;
+mod autoreclaim;
 mod changes;
 mod commands;
 mod jobs;
@@ -25,15 +25,16 @@ use tokio::time::Instant;
 
 use crate::reclaim::StreamedPlan;
 use crate::snapshot::{AlertDto, MonitorState, ScanProgress, Snapshot};
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 use crate::watch::{RootWatcher, WatchMsg};
 
-use super::analysis::Analysis;
 use super::debounce::Debounce;
 use super::drains::{AutoMsg, AutoState};
+use super::figures::Figures;
 use super::pace::Pace;
 use super::process_alerts::ProcWatch;
-use super::record::Recorder;
+use super::provenance::Provenance;
+use super::recorder::Recorder;
 use super::{build, Command, MonitorOptions};
 use changes::PendingFlush;
 
@@ -60,13 +61,15 @@ pub(super) struct Actor {
     threshold: Duration,
     /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
     plans: Vec<(String, StreamedPlan)>,
-    analysis: Analysis,
-    analysis_stale: bool,
-    analysis_at: Option<Instant>,
+    figures: Figures,
+    figures_stale: bool,
+    figures_at: Option<Instant>,
     /// How long the last figures took (bounds how often they are recomputed).
-    analysis_cost: Duration,
+    figures_cost: Duration,
     recorder: Recorder,
     procs: ProcWatch,
+    /// The processes seen when unattributed entries changed: who wrote a group.
+    provenance: Provenance,
     auto: AutoState,
     auto_tx: mpsc::UnboundedSender<AutoMsg>,
     auto_rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
@@ -100,6 +103,7 @@ impl Actor {
             auto_tx,
             auto_rx: Some(auto_rx),
             procs,
+            provenance: Provenance::new(),
             roots,
             root_alerted: vec![None; n],
             watchers: (0..n).map(|_| None).collect(),
@@ -119,10 +123,10 @@ impl Actor {
             },
             threshold,
             plans: Vec::new(),
-            analysis: Analysis::default(),
-            analysis_stale: true,
-            analysis_at: None,
-            analysis_cost: Duration::ZERO,
+            figures: Figures::default(),
+            figures_stale: true,
+            figures_at: None,
+            figures_cost: Duration::ZERO,
             recorder,
             opts,
         }
@@ -230,36 +234,36 @@ impl Actor {
             self.after_update(false).await;
         }
         // Ages cross the threshold and owners start and exit with no file event: the figures
-        // follow the clock and the process table too (see `analysis::refresh_due`).
-        let due = super::analysis::refresh_due(
-            &self.analysis,
-            self.analysis_stale,
-            self.analysis_at.map(|t| t.elapsed()),
-            self.analysis_cost,
+        // follow the clock and the process table too (see `figures::refresh_due`).
+        let due = super::figures::refresh_due(
+            &self.figures,
+            self.figures_stale,
+            self.figures_at.map(|t| t.elapsed()),
+            self.figures_cost,
             self.opts.clock.now(),
         );
         if due && !self.paused && self.state != MonitorState::Scanning {
             let crossed = self
-                .analysis
+                .figures
                 .next_crossing
                 .is_some_and(|t| self.opts.clock.now() >= t);
             // Only a refresh due for the guards alone can be skipped: ask the process table.
-            let hold = !self.analysis_stale && !crossed && {
+            let hold = !self.figures_stale && !crossed && {
                 let roots: Vec<PathBuf> = self
                     .roots
                     .iter()
                     .map(|r| r.root.canonical.clone())
                     .collect();
-                guards_hold(self.analysis.guards.clone(), roots).await
+                guards_hold(self.figures.guards.clone(), roots).await
             };
             if hold {
                 // Due only to follow the process table, and it answers as before: the figures
                 // stand. The next look is paced as if they had been computed now.
-                self.analysis_at = Some(Instant::now());
+                self.figures_at = Some(Instant::now());
             } else {
-                let before = self.analysis.clone();
-                self.refresh_analysis().await;
-                if self.analysis != before {
+                let before = self.figures.clone();
+                self.refresh_figures().await;
+                if self.figures != before {
                     self.publish();
                 }
             }
@@ -287,7 +291,7 @@ impl Actor {
         self.procs.restore(&restored);
         if open {
             self.auto.no_history_said = false;
-            self.recorder.forget_error(auto_reclaim::NOT_RUN);
+            self.recorder.forget_error(autoreclaim::NOT_RUN);
         }
         self.publish();
         open
@@ -310,7 +314,7 @@ impl Actor {
                     &self.roots,
                     &totals,
                     &space,
-                    &self.analysis.groups,
+                    &self.figures.groups,
                     now,
                 )
                 .await;
@@ -320,6 +324,14 @@ impl Actor {
             }
         }
         self.publish();
+    }
+
+    /// Samples the process table for the writers of unattributed entries when one is wanted and
+    /// due; the figures then name the writers again at their next refresh.
+    async fn sample_for_provenance(&mut self) {
+        if self.provenance.sample_if_due(Instant::now()).await {
+            self.figures_stale = true;
+        }
     }
 
     /// Samples the watched processes; stores, broadcasts and returns the `process-leak` alerts that
@@ -341,27 +353,30 @@ impl Actor {
 
     /// Recomputes the reclaimable and orphan figures off the async threads. The roots' states move
     /// into the blocking job and back (the actor waits for it), so no item is copied.
-    async fn refresh_analysis(&mut self) {
+    async fn refresh_figures(&mut self) {
         let catalogue = self.opts.catalogue.clone();
         let threshold = self.threshold;
         let protected = self.opts.protected_paths();
         let now = self.opts.clock.now();
         let started = Instant::now();
+        let history = self.provenance.history();
         // The chunks' temporaries are gone after the job: their pages are returned.
         let res = self
             .with_roots(move |roots| {
-                Analysis::compute(roots, &catalogue, threshold, protected, now)
+                let mut a = Figures::compute(roots, &catalogue, threshold, protected, now);
+                a.add_evidence(roots, &super::provenance::lock(&history));
+                a
             })
             .await;
         match res {
-            Ok(Ok(a)) => self.analysis = a,
+            Ok(Ok(a)) => self.figures = a,
             Ok(Err(_)) => tracing::error!("reclaimable figures failed (a panic)"),
             // Only when the runtime shuts down: the states were lost, the roots started over.
             Err(e) => tracing::error!(error = %e, "reclaimable figures failed; rescanned"),
         }
-        self.analysis_stale = false;
-        self.analysis_at = Some(Instant::now());
-        self.analysis_cost = started.elapsed();
+        self.figures_stale = false;
+        self.figures_at = Some(Instant::now());
+        self.figures_cost = started.elapsed();
     }
 
     /// Refreshes the published snapshot's `live_at_unix_secs` when it is [`super::HEARTBEAT`] old:
@@ -409,7 +424,7 @@ impl Actor {
             state,
             progress: self.progress.clone(),
             threshold: self.threshold,
-            analysis: &self.analysis,
+            figures: &self.figures,
             recorder: &self.recorder,
             now: self.opts.clock.now(),
             auto: self.auto.dto(),
@@ -421,14 +436,15 @@ impl Actor {
 
 /// True when the process and mount tables, read now off the async threads, answer what the last
 /// computation of the figures asked (`inputs`) as they did then
-/// ([`super::analysis::GuardInputs::still_hold`]); false when there is no such computation.
-async fn guards_hold(inputs: Option<super::analysis::GuardInputs>, roots: Vec<PathBuf>) -> bool {
+/// ([`super::figures::GuardInputs::still_hold`]); false when there is no such computation.
+async fn guards_hold(inputs: Option<super::figures::GuardInputs>, roots: Vec<PathBuf>) -> bool {
     let Some(inputs) = inputs else {
         return false;
     };
     let started = Instant::now();
     let held = tokio::task::spawn_blocking(move || {
-        let held = inputs.still_hold(&crate::process::SystemProbe::new(), &roots);
+        let probe = crate::process::SystemProbe::under(roots.iter().cloned());
+        let held = inputs.still_hold(&probe, &roots);
         // The probe read every process's open files: what it freed would stay resident in this
         // blocking thread's malloc arena, a few hundred KiB a check at rest, one arena after the
         // other as the pool's threads come and go.

@@ -11,14 +11,14 @@ use crate::snapshot::{
     UnattributedGroupDto, WriterDto,
 };
 use crate::units::unix_secs;
-use crate::watch::state::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
+use crate::watch::live::{RootState, TOP_ITEMS, TOP_UNATTRIBUTED};
 
-use super::analysis::Analysis;
 use super::disks::{VolumeSpace, Volumes};
-use super::record::Recorder;
+use super::figures::Figures;
+use super::recorder::Recorder;
 use super::MonitorOptions;
 
-pub use crate::watch::state::Totals;
+pub use crate::watch::live::Totals;
 
 /// Totals per producer id over every root (unattributed items left out), from the totals each root
 /// keeps by deltas: O(producers), not O(items).
@@ -97,7 +97,7 @@ pub struct Inputs<'a> {
     pub state: MonitorState,
     pub progress: ScanProgress,
     pub threshold: Duration,
-    pub analysis: &'a Analysis,
+    pub figures: &'a Figures,
     pub recorder: &'a Recorder,
     pub now: SystemTime,
     pub auto: crate::autoreclaim::AutoReclaimDto,
@@ -182,7 +182,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             items.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             items.truncate(TOP_ITEMS);
             let rule = inp.catalogue.rule(id);
-            let a = inp.analysis.producers.get(id).copied().unwrap_or_default();
+            let a = inp.figures.producers.get(id).copied().unwrap_or_default();
             let growth = inp.recorder.growth(id);
             ProducerDto {
                 id: id.to_owned(),
@@ -253,7 +253,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         unexplained_growth: inp.recorder.unexplained().to_vec(),
         roots,
         producers,
-        unattributed_groups: inp.analysis.groups.iter().map(group_dto).collect(),
+        unattributed_groups: inp.figures.groups.iter().map(group_dto).collect(),
         unattributed,
         alerts: inp.recorder.recent_alerts(),
         crash_groups: inp.recorder.crash_groups(),
@@ -295,7 +295,7 @@ fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
 }
 
 /// What the snapshot shows of a group of unattributed entries.
-fn group_dto(g: &super::analysis::GroupFigures) -> UnattributedGroupDto {
+fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
         shape: g.group.shape.to_string(),
         root_kind: g.root_kind.as_str().to_owned(),
@@ -318,6 +318,11 @@ fn group_dto(g: &super::analysis::GroupFigures) -> UnattributedGroupDto {
                 pid: w.pid,
                 name: w.name.clone(),
             })
+            .collect(),
+        evidence: g
+            .evidence
+            .iter()
+            .map(super::provenance::evidence_dto)
             .collect(),
     }
 }

@@ -2,8 +2,9 @@
 //! re-measure it. The quiet time starts at the first event of a burst and is not extended by the
 //! events that follow, so a steady stream of events still gets its re-measures.
 //!
-//! Pure bookkeeping: no I/O, the time is passed in. It belongs with the watch layer (DESIGN.md:
-//! "watch (+ debounce)"); it lives here until the watch module can take it without a conflict.
+//! Pure bookkeeping: no I/O, the time is passed in. It belongs with the watch layer
+//! (docs/architecture.md, "Modules": `watch`); it lives here until the watch module can take it
+//! without a conflict.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

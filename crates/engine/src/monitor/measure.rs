@@ -9,7 +9,7 @@ use std::sync::{Arc, RwLock};
 use crate::catalogue::Catalogue;
 use crate::inventory::Item;
 use crate::roots::Root;
-use crate::watch::state::DirEntryStat;
+use crate::watch::live::DirEntryStat;
 
 /// What [`measure_batch`] found for one path: the item (`None`: gone, or not an item) and, for a
 /// top-level dir, the own entries its measure counted (see [`measure_batch`]).

@@ -2,9 +2,9 @@
 //! name, same test names under `<module>::`). One binary links once instead of once per file.
 
 mod alerts;
-mod auto_reclaim;
-mod auto_reclaim_leak;
-mod auto_reclaim_unlisted;
+mod autoreclaim;
+mod autoreclaim_leak;
+mod autoreclaim_unlisted;
 mod crash;
 mod crash_faults_panics;
 mod crash_shapes;
@@ -19,6 +19,7 @@ mod monitor;
 mod monitor_estimate;
 mod monitor_figures;
 mod monitor_preview;
+mod monitor_provenance;
 mod monitor_shapes;
 mod nested_roots;
 mod outside_growth_monitor;

@@ -330,10 +330,12 @@ impl Drop for Sleeper {
 
 /// A KataGo bundle dir named with `pid` and `ts` (epoch secs), holding `len` bytes, every mtime two
 /// days back.
-fn make_katago(root: &Path, pid: u32, thread: u32, ts: u64, len: usize) -> PathBuf {
-    let d = root.join(format!("model_{pid}_{thread}_{ts}.mlmodelc"));
+/// A Nuitka onefile dir `onefile_<pid>_<ts>_<n>`: its name carries the owner pid and its birth
+/// (epoch seconds), the two the owner check reads.
+fn make_onefile(root: &Path, pid: u32, n: u32, ts: u64, len: usize) -> PathBuf {
+    let d = root.join(format!("onefile_{pid}_{ts}_{n}"));
     std::fs::create_dir(&d).unwrap();
-    let f = d.join("coremldata.bin");
+    let f = d.join("python3.dll");
     std::fs::write(&f, vec![5u8; len]).unwrap();
     let t = SystemTime::now() - 2 * DAY;
     for p in [&f, &d] {
@@ -366,15 +368,15 @@ async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
         })
         .collect();
     let orphans: Vec<PathBuf> = vec![
-        make_katago(&root, dead[0], 0, start_secs - 7200, 40_000),
-        make_katago(&root, dead[1], 1, start_secs - 7200, 30_000),
-        make_katago(&root, dead[2], 0, start_secs - 60, 20_000),
+        make_onefile(&root, dead[0], 0, start_secs - 7200, 40_000),
+        make_onefile(&root, dead[1], 1, start_secs - 7200, 30_000),
+        make_onefile(&root, dead[2], 0, start_secs - 60, 20_000),
         // Born an hour before its pid's process started: reused.
-        make_katago(&root, pid, 2, start_secs - 3600, 10_000),
+        make_onefile(&root, pid, 2, start_secs - 3600, 10_000),
     ];
     // Born 1 s before the owner's whole-second start: within the slack, so owned.
-    let within_slack = make_katago(&root, pid, 0, start_secs - 1, 50_000);
-    let owned = make_katago(&root, pid, 1, start_secs, 60_000);
+    let within_slack = make_onefile(&root, pid, 0, start_secs - 1, 50_000);
+    let owned = make_onefile(&root, pid, 1, start_secs, 60_000);
 
     let temp = Root::new(RootKind::Temp, &root).unwrap();
     let mut opts = MonitorOptions::new(vec![temp], Arc::new(Catalogue::builtin()));
@@ -386,10 +388,10 @@ async fn the_orphan_figure_equals_what_a_plan_at_threshold_zero_deletes() {
     let p = s
         .producers
         .iter()
-        .find(|p| p.id == "katago-coreml")
+        .find(|p| p.id == "nuitka-onefile")
         .unwrap();
     let plan = m
-        .plan_reclaim(vec!["katago-coreml".into()], Duration::ZERO)
+        .plan_reclaim(vec!["nuitka-onefile".into()], Duration::ZERO)
         .await
         .unwrap();
     let mut planned: Vec<PathBuf> = plan.largest.iter().map(|i| i.path.clone()).collect();

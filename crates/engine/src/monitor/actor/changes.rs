@@ -6,7 +6,7 @@
 //!   asks for no more often than [`MIN_RESCAN_GAP`] per root;
 //! - roots (and paths) that are not watched by events ([`Actor::poll_root`],
 //!   [`Actor::retry_unwatched`]): the poll of a polling root, which re-measures only what moved
-//!   ([`RootState::poll_dirs`](crate::watch::state::RootState::poll_dirs)) and now and then rescans
+//!   ([`RootState::poll_dirs`](crate::watch::live::RootState::poll_dirs)) and now and then rescans
 //!   in full, each paced by its cost ([`super::super::pace`]), and the paths of an evented root
 //!   whose watch failed, tried again every [`POLL_INTERVAL`];
 //! - [`MonitorHandle::flush`](super::super::MonitorHandle::flush) ([`Actor::start_flush`]): a
@@ -24,8 +24,8 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::dto::WatchMode;
+use crate::watch::live::PollScope;
 use crate::watch::map::{target_of, Target, FLUSH_MARKER_PREFIX};
-use crate::watch::state::PollScope;
 use crate::watch::{is_watch_limit, RootWatcher, WatchMsg};
 
 use super::super::debounce::MAX_DIRTY;
@@ -140,6 +140,10 @@ impl Actor {
                 claimed,
                 ..
             } => {
+                if !claimed {
+                    // An unattributed entry appeared or changed: see who runs now.
+                    self.provenance.want();
+                }
                 if !claimed && discover && max_depth > 1 {
                     if let Some(rel) = self.roots[i].root.relative(path) {
                         if rel.components().count() < max_depth {
@@ -162,18 +166,24 @@ impl Actor {
 const MIN_RESCAN_GAP: Duration = Duration::from_secs(30);
 
 impl Actor {
-    /// The next time the loop must wake up by itself: the debounce deadline or a flush timeout.
+    /// The next time the loop must wake up by itself: the debounce deadline, a flush timeout or
+    /// a wanted process-table sample.
     pub(super) fn next_wake(&self) -> Option<Instant> {
-        let flush = self.flushes.iter().map(|f| f.deadline).min();
-        match (self.debounce.deadline(), flush) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.debounce.deadline(),
+            self.flushes.iter().map(|f| f.deadline).min(),
+            self.provenance.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// After a batch of events: starts the quiet time, re-measures if it is already over, answers
     /// the flushes whose markers came back.
     pub(super) async fn after_events(&mut self) {
+        // Before the quiet time: a writer that exits right after writing is caught while alive.
+        self.sample_for_provenance().await;
         self.debounce.arm(Instant::now());
         // Under a steady stream of events the timer branch may not get its turn.
         if self.debounce.is_due(Instant::now()) {
@@ -184,6 +194,7 @@ impl Actor {
 
     /// The loop woke up by itself: re-measures when the quiet time is over, expires late flushes.
     pub(super) async fn on_wake(&mut self) {
+        self.sample_for_provenance().await;
         let now = Instant::now();
         if self.debounce.take_due(now) && !self.paused {
             self.process_dirty(false).await;
@@ -226,7 +237,7 @@ impl Actor {
             self.remeasure(i, dirty).await;
         }
         if changed {
-            self.analysis_stale = true;
+            self.figures_stale = true;
             self.after_update(false).await;
         }
     }
@@ -292,7 +303,7 @@ impl Actor {
         let remeasured = !dirty.is_empty();
         if remeasured {
             self.remeasure(i, dirty).await;
-            self.analysis_stale = true;
+            self.figures_stale = true;
         }
         // A sweep, or a poll that found something, is worth a line; a quiet poll of the recent
         // items, once a minute, is not.
@@ -356,7 +367,7 @@ impl Actor {
         }
         let dirty = self.debounce.take(i);
         self.remeasure(i, dirty).await;
-        self.analysis_stale = true;
+        self.figures_stale = true;
         true
     }
 }
@@ -406,8 +417,8 @@ impl Actor {
         self.check_roots().await;
         if !self.paused {
             self.process_dirty(true).await;
-            if self.analysis_stale {
-                self.refresh_analysis().await;
+            if self.figures_stale {
+                self.refresh_figures().await;
                 self.publish();
             }
         }

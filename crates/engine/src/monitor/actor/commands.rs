@@ -11,8 +11,8 @@ use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult
 use crate::reclaim::Policy;
 use crate::units::unix_secs;
 
-use super::super::analysis::plan_states;
 use super::super::debounce::MAX_DIRTY;
+use super::super::figures::plan_states;
 
 use super::super::{Command, MonitorError};
 use super::{Actor, Flow};
@@ -27,7 +27,7 @@ impl Actor {
                     // A gone root comes back here, or stays gone (`rescan_root` looks first).
                     self.rescan_root(i).await;
                 }
-                self.refresh_analysis().await;
+                self.refresh_figures().await;
                 self.after_update(false).await;
                 send(reply, Ok(()));
             }
@@ -45,7 +45,7 @@ impl Actor {
             }
             Command::SetThreshold(threshold, reply) => {
                 self.threshold = threshold;
-                self.refresh_analysis().await;
+                self.refresh_figures().await;
                 self.publish();
                 send(reply, Ok(()));
             }
@@ -106,7 +106,9 @@ impl Actor {
         let chunk = self.opts.plan_chunk;
         let planned = self
             .with_roots(move |roots| {
-                let probe = crate::process::SystemProbe::new();
+                let probe = crate::process::SystemProbe::under(
+                    roots.iter().map(|st| st.root.canonical.clone()),
+                );
                 plan_states(roots, &catalogue, &policy, &probe, now, chunk)
             })
             .await
@@ -148,11 +150,11 @@ impl Actor {
         }
         let now = self.opts.clock.now();
         let takes = self
-            .analysis
+            .figures
             .take_at(&self.opts.catalogue, producers, threshold, now);
         let mut out = ReclaimEstimate {
             threshold_secs: threshold.as_secs(),
-            as_of_unix_secs: self.analysis.computed_at.map_or(0, unix_secs),
+            as_of_unix_secs: self.figures.computed_at.map_or(0, unix_secs),
             ..ReclaimEstimate::default()
         };
         for (id, t) in takes {
@@ -234,7 +236,7 @@ impl Actor {
             }
         }
         self.process_dirty(true).await;
-        self.refresh_analysis().await;
+        self.refresh_figures().await;
         self.publish();
         Ok(result)
     }

@@ -5,7 +5,7 @@
 use tokio::task::JoinError;
 
 use super::Actor;
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 /// What a blocking job gives back: the state it took and its result, or the panic it raised.
 /// `Err` only when the job could not run to its end (the runtime shutting down): the state is

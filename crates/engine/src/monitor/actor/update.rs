@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio::time::Instant;
 
 use crate::snapshot::{MonitorState, RootStatus, WatchMode};
+use crate::watch::live::RootState;
 use crate::watch::presence::{explain, probe, swapped};
-use crate::watch::state::RootState;
 
 use super::super::build;
 use super::super::debounce::Dirty;
@@ -79,7 +79,7 @@ impl Actor {
         self.recorder
             .after_first_scan(&self.roots, &totals, now)
             .await;
-        self.refresh_analysis().await;
+        self.refresh_figures().await;
         self.after_update(true).await;
         // What the first figures, samples and snapshot left free goes back in
         // `Actor::after_initial_scan`, with what the events queued meanwhile held.
@@ -159,7 +159,7 @@ impl Actor {
                     .error(format!("scan of {:?} failed: {e}", self.roots[i].root.path));
             }
         }
-        self.analysis_stale = true;
+        self.figures_stale = true;
     }
 
     /// Waits for the scan `job`, publishing the entries `progress` has counted once per
@@ -284,7 +284,7 @@ impl Actor {
         st.watch_error = Some(explain(status).to_owned());
         self.watchers[i] = None;
         self.debounce.forget(i);
-        self.analysis_stale = true;
+        self.figures_stale = true;
         if was == status {
             return;
         }

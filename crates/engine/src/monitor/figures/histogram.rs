@@ -81,7 +81,7 @@ impl AgeHistogram {
     /// (a minute for items under a day old when built, an hour under 30 days, a day beyond)
     /// younger than the threshold may be counted. Items younger than the floor when the histogram
     /// was built are not in it (their owner was not looked at): the figures are refreshed when the
-    /// first of them reaches its floor ([`super::Analysis::next_crossing`]).
+    /// first of them reaches its floor ([`super::Figures::next_crossing`]).
     pub fn take_at(&self, threshold_secs: u64, now: SystemTime) -> Take {
         let needed = threshold_secs.max(self.floor_secs);
         let Some(cutoff) = unix_secs(now).checked_sub(needed) else {

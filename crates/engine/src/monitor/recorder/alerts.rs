@@ -9,11 +9,11 @@ use crate::alerts::{AlertInputs, GroupInput, ProducerInput};
 use crate::catalogue::Catalogue;
 use crate::dto::AlertDto;
 use crate::history::Growth;
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
-use super::super::analysis::GroupFigures;
 use super::super::build::Totals;
 use super::super::disks::VolumeSpace;
+use super::super::figures::GroupFigures;
 use super::{io, Recorder, RECENT_ALERTS};
 
 impl Recorder {

@@ -126,6 +126,9 @@ impl ProcessProbe for Recording<'_> {
     fn open_files_under(&self, dir: &Path, limit: usize) -> Vec<OpenFile> {
         self.inner.open_files_under(dir, limit)
     }
+    fn scope_to(&self, dirs: &[PathBuf]) {
+        self.inner.scope_to(dirs);
+    }
     fn refresh(&self) {
         self.inner.refresh();
     }

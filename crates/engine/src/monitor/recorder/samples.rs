@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 use super::super::build::Totals;
 use super::{io, Recorder};

@@ -19,7 +19,7 @@ use crate::process::ProcessProbe;
 use crate::reclaim::{
     Decision, KeptItem, PlanPass, PlanSink, PlanSummary, PlannedItem, Policy, StreamedPlan,
 };
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 /// Plans a reclaim of the claimed items of `roots` under `policy` at `now` (the decisions of
 /// [`crate::reclaim::plan`]), handed out `chunk` items at a time, returning the plan (its items

@@ -110,3 +110,58 @@ pub(super) fn shift(m: &mut Measure, d_alloc: i64, d_apparent: i64) {
     m.freeable_bytes = m.freeable_bytes.saturating_add_signed(d_alloc);
     m.apparent_bytes = m.apparent_bytes.saturating_add_signed(d_apparent);
 }
+
+/// A member of a group of unattributed entries as the writer's evidence reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMember {
+    /// Its name (one path component).
+    pub name: std::ffi::OsString,
+    /// Its absolute path.
+    pub path: std::path::PathBuf,
+    /// When it was born: the inventory's [`Measure::birth_time`], the top entry's birth time
+    /// (`statx` on Linux, `st_birthtime` on macOS) where the file system keeps one, else the
+    /// oldest mtime seen in its subtree (a member's creation leaves its dir's mtime at least that
+    /// old). `None` for a member measured with no time at all.
+    pub born: Option<std::time::SystemTime>,
+}
+
+impl super::RootState {
+    /// For each of `groups` (of this root), its unattributed top-level members, at most `cap`
+    /// each (the first met in the inventory's order): one pass over the live items, each
+    /// unclaimed one matched against the groups' shapes by its name's bytes.
+    pub fn group_members(
+        &self,
+        groups: &[&crate::shapes::ShapeGroup],
+        cap: usize,
+    ) -> Vec<Vec<GroupMember>> {
+        let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
+        if groups.is_empty() || cap == 0 {
+            return out;
+        }
+        for id in self.live() {
+            if self.producer_of(id).is_some() {
+                continue;
+            }
+            let item = self.item_of(id);
+            if self.root.is_nested_root(&item.path) {
+                continue;
+            }
+            let Some(name) = item.path.file_name() else {
+                continue;
+            };
+            let dir = !item.is_symlink && item.measure.dirs > 0;
+            let Some(gi) = groups.iter().position(|g| g.contains(name, dir)) else {
+                continue;
+            };
+            if out[gi].len() >= cap {
+                continue;
+            }
+            out[gi].push(GroupMember {
+                name: name.to_os_string(),
+                path: item.path.clone(),
+                born: item.measure.birth_time,
+            });
+        }
+        out
+    }
+}

@@ -13,10 +13,10 @@ use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
 use crate::snapshot::{AlertDto, MonitorState};
 use crate::watch::map::{target_of, Target};
 
-use super::super::analysis::spool_states;
 use super::super::build;
 use super::super::debounce::MAX_DIRTY;
 use super::super::drains::{AutoMsg, Running, Waiter};
+use super::super::figures::spool_states;
 use super::Actor;
 
 /// The start of the line said when the rules wait for a history database.
@@ -113,7 +113,9 @@ impl Actor {
         let chunk = self.opts.plan_chunk;
         let res = self
             .with_roots(move |roots| {
-                let probe = crate::process::SystemProbe::new();
+                let probe = crate::process::SystemProbe::under(
+                    roots.iter().map(|st| st.root.canonical.clone()),
+                );
                 spool_states(roots, &catalogue, &policy, &probe, now, chunk, |_| {})
             })
             .await;
@@ -217,7 +219,7 @@ impl Actor {
         } else {
             self.mark_deleted(&out.deleted);
         }
-        self.analysis_stale = true;
+        self.figures_stale = true;
         self.answer_waiters(Some(run));
         self.process_dirty(true).await;
         self.publish();

@@ -41,7 +41,7 @@ mod store;
 mod structure;
 
 use groups::{shift, sub};
-pub use groups::{DirEntryStat, Group, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
+pub use groups::{DirEntryStat, Group, GroupMember, TopList, Totals, TOP_ITEMS, TOP_UNATTRIBUTED};
 use pages::Slots;
 pub use poll::{PollReport, PollScope};
 use slot::Extra;

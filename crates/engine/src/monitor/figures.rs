@@ -22,7 +22,7 @@ use crate::process::{ProcessProbe, SystemProbe};
 use crate::reclaim::{self, KeepReason, Policy};
 use crate::roots::RootKind;
 use crate::shapes::{self, ShapeGroup, Writer};
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 pub use guards::GuardInputs;
 pub use histogram::{AgeHistogram, Take};
@@ -45,7 +45,7 @@ pub struct ProducerFigures {
 /// (the figures and the next crossing): the histograms and the time computed are left out, so a
 /// refresh that changed nothing publishes nothing.
 #[derive(Debug, Clone, Default)]
-pub struct Analysis {
+pub struct Figures {
     /// By producer id.
     pub producers: BTreeMap<String, ProducerFigures>,
     /// By producer id: the items a reclaim would take but for their age (planned at threshold
@@ -76,6 +76,9 @@ pub struct GroupFigures {
     pub group: ShapeGroup,
     /// Processes holding a file open inside a member (at most three).
     pub writers: Vec<Writer>,
+    /// What names the members' writer, strongest first ([`super::provenance::group_evidence`]):
+    /// empty until [`Figures::add_evidence`].
+    pub evidence: Vec<cachewatch_core::provenance::Evidence>,
 }
 
 impl PartialEq for GroupFigures {
@@ -88,11 +91,12 @@ impl PartialEq for GroupFigures {
             && self.group.oldest_mtime == o.group.oldest_mtime
             && self.group.examples == o.group.examples
             && self.writers == o.writers
+            && self.evidence == o.evidence
     }
 }
 
-impl PartialEq for Analysis {
-    fn eq(&self, other: &Analysis) -> bool {
+impl PartialEq for Figures {
+    fn eq(&self, other: &Figures) -> bool {
         self.producers == other.producers
             && self.next_crossing == other.next_crossing
             && self.groups == other.groups
@@ -132,6 +136,7 @@ fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigur
                 root: st.root.canonical.clone(),
                 group,
                 writers,
+                evidence: Vec::new(),
             }
         })
         .collect()
@@ -177,7 +182,7 @@ impl ProcessProbe for Refreshed<'_> {
     fn refresh_open_files(&self) {}
 }
 
-impl Analysis {
+impl Figures {
     /// Computes the figures for the claimed items of `roots`: a dry plan naming every producer
     /// that has items (so manual rules count too; `never` and `system` rules plan nothing), and the
     /// owner verdict of every item of a known rule. The items are handed out in chunks of
@@ -189,12 +194,14 @@ impl Analysis {
         threshold: Duration,
         protected: Vec<PathBuf>,
         now: SystemTime,
-    ) -> Analysis {
-        let probe = SystemProbe::new();
-        Analysis::compute_with(roots, catalogue, threshold, protected, &probe, now)
+    ) -> Figures {
+        // Only open files under the roots matter: a neighbour's thousands of mappings elsewhere
+        // are never collected.
+        let probe = SystemProbe::under(roots.iter().map(|st| st.root.canonical.clone()));
+        Figures::compute_with(roots, catalogue, threshold, protected, &probe, now)
     }
 
-    /// [`Analysis::compute`] against `probe` (refreshed once, before any lookup).
+    /// [`Figures::compute`] against `probe` (refreshed once, before any lookup).
     pub fn compute_with(
         roots: &[RootState],
         catalogue: &Catalogue,
@@ -202,10 +209,10 @@ impl Analysis {
         protected: Vec<PathBuf>,
         probe: &dyn ProcessProbe,
         now: SystemTime,
-    ) -> Analysis {
-        let mut out = Analysis {
+    ) -> Figures {
+        let mut out = Figures {
             computed_at: Some(now),
-            ..Analysis::default()
+            ..Figures::default()
         };
         probe.refresh();
         let root_paths: Vec<PathBuf> = roots.iter().map(|st| st.root.canonical.clone()).collect();
@@ -252,6 +259,32 @@ impl Analysis {
         pass.finish(|_, d| out.add(catalogue, threshold, d, now));
         out.guards = Some(recording.finish(&root_paths));
         out
+    }
+
+    /// Names the writers of the groups from the members' names and births against `history`
+    /// (and the holders already found): one pass over each root's unattributed items, at most
+    /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group. Blocking (CPU only).
+    pub fn add_evidence(
+        &mut self,
+        roots: &[RootState],
+        history: &cachewatch_core::provenance::ProcessHistory,
+    ) {
+        for st in roots {
+            let mine: Vec<usize> = (0..self.groups.len())
+                .filter(|&i| self.groups[i].root == st.root.canonical)
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let shapes: Vec<&ShapeGroup> = mine.iter().map(|&i| &self.groups[i].group).collect();
+            let members = st.group_members(&shapes, super::provenance::MEMBERS_LOOKED_AT);
+            for (&i, members) in mine.iter().zip(members) {
+                let g = &self.groups[i];
+                let evidence =
+                    super::provenance::group_evidence(&members, g.group.items, &g.writers, history);
+                self.groups[i].evidence = evidence;
+            }
+        }
     }
 
     fn add_orphan(
@@ -369,9 +402,9 @@ const IDLE_COST_FACTOR: u32 = 200;
 /// Whether the monitor's tick recomputes the figures: never before; when the inventory changed
 /// (`stale`), after at least `COST_FACTOR` x `cost` and a second since the last one (`since_last`);
 /// otherwise, after at least `IDLE_COST_FACTOR` x `cost`, when an item crossed the threshold by the
-/// clock (`now` past [`Analysis::next_crossing`]) or [`GUARD_INTERVAL`] passed.
+/// clock (`now` past [`Figures::next_crossing`]) or [`GUARD_INTERVAL`] passed.
 pub(super) fn refresh_due(
-    analysis: &Analysis,
+    figures: &Figures,
     stale: bool,
     since_last: Option<Duration>,
     cost: Duration,
@@ -387,7 +420,7 @@ pub(super) fn refresh_due(
         return true;
     }
     since >= cost * IDLE_COST_FACTOR
-        && (since >= GUARD_INTERVAL || analysis.next_crossing.is_some_and(|t| now >= t))
+        && (since >= GUARD_INTERVAL || figures.next_crossing.is_some_and(|t| now >= t))
 }
 
 #[cfg(test)]
@@ -401,16 +434,16 @@ mod tests {
         // 700,000 items: a computation takes about 1.5 s.
         let cost = Duration::from_millis(1_500);
         let now = SystemTime::UNIX_EPOCH + S(1_000_000);
-        let idle = Analysis::default();
+        let idle = Figures::default();
         assert!(
             !refresh_due(&idle, false, Some(S(30)), cost, now),
             "guards alone: not yet"
         );
         assert!(!refresh_due(&idle, false, Some(S(299)), cost, now));
         assert!(refresh_due(&idle, false, Some(S(300)), cost, now));
-        let crossed = Analysis {
+        let crossed = Figures {
             next_crossing: Some(now - S(1)),
-            ..Analysis::default()
+            ..Figures::default()
         };
         assert!(
             !refresh_due(&crossed, false, Some(S(120)), cost, now),
@@ -427,12 +460,12 @@ mod tests {
     fn a_small_inventory_follows_the_clock_and_the_process_table_closely() {
         let cost = Duration::from_millis(10);
         let now = SystemTime::UNIX_EPOCH + S(1_000_000);
-        let idle = Analysis::default();
+        let idle = Figures::default();
         assert!(!refresh_due(&idle, false, Some(S(9)), cost, now));
         assert!(refresh_due(&idle, false, Some(GUARD_INTERVAL), cost, now));
-        let crossed = Analysis {
+        let crossed = Figures {
             next_crossing: Some(now),
-            ..Analysis::default()
+            ..Figures::default()
         };
         assert!(refresh_due(&crossed, false, Some(S(2)), cost, now));
         assert!(!refresh_due(
@@ -442,9 +475,9 @@ mod tests {
             cost,
             now
         ));
-        let later = Analysis {
+        let later = Figures {
             next_crossing: Some(now + S(1)),
-            ..Analysis::default()
+            ..Figures::default()
         };
         assert!(
             !refresh_due(&later, false, Some(S(5)), cost, now),

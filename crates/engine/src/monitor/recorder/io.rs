@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::dto::AlertDto;
 use crate::history::{Growth, History, HistoryError, Sample, Series};
-use crate::watch::state::RootState;
+use crate::watch::live::RootState;
 
 use super::super::build::Totals;
 use super::{GrowthFigures, RecordError, RECENT_ALERTS};

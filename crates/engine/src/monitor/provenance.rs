@@ -1,0 +1,188 @@
+//! Who wrote a group of unattributed entries: the monitor's history of the processes seen
+//! ([`ProcessHistory`], bounded at [`HISTORY_CAP`] processes), fed by a sample of the process
+//! table when an event touches an unattributed entry (at most one sample per [`SAMPLE_GAP`], on
+//! the blocking pool; none while nothing changes, so no timer runs at rest), and the evidence
+//! each group's members give against it ([`group_evidence`]).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use cachewatch_core::provenance::{self, Member};
+pub use cachewatch_core::provenance::{
+    sample_processes, Evidence, EvidenceKind, ProcessHistory, HISTORY_CAP,
+};
+use tokio::time::Instant;
+
+use crate::dto::{EvidenceDto, EvidenceKindDto};
+use crate::shapes::Writer;
+use crate::watch::live::GroupMember;
+
+/// Samples of the process table are at least this far apart: a burst of events into
+/// unattributed entries costs one sample a second, not one per event.
+pub const SAMPLE_GAP: Duration = Duration::from_secs(1);
+
+/// Members of one group the evidence looks at, at most (the first met in the inventory): bounds
+/// the time and memory of the evidence of a group of 700,000 members. `total` says how many
+/// were looked at.
+pub const MEMBERS_LOOKED_AT: usize = 4096;
+
+/// The history and when it is next sampled. The history sits behind a mutex only to be read and
+/// fed on the blocking pool: the actor awaits each such job, so the lock is never contended.
+pub(super) struct Provenance {
+    history: Arc<Mutex<ProcessHistory>>,
+    /// When the last sample was taken.
+    last: Option<Instant>,
+    /// An unattributed entry changed since the last sample.
+    wanted: bool,
+}
+
+/// The history, even when a job panicked while holding it (its records stay consistent: a
+/// panic mid-`observe` at worst leaves a sample half-recorded).
+pub(crate) fn lock(h: &Mutex<ProcessHistory>) -> MutexGuard<'_, ProcessHistory> {
+    h.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Provenance {
+    pub(super) fn new() -> Provenance {
+        Provenance {
+            history: Arc::new(Mutex::new(ProcessHistory::new(HISTORY_CAP))),
+            last: None,
+            wanted: false,
+        }
+    }
+
+    /// An unattributed entry appeared, grew or changed: the process table is sampled soon.
+    pub(super) fn want(&mut self) {
+        self.wanted = true;
+    }
+
+    /// The history, for a job on the blocking pool.
+    pub(super) fn history(&self) -> Arc<Mutex<ProcessHistory>> {
+        self.history.clone()
+    }
+
+    /// When the wanted sample is due: [`SAMPLE_GAP`] after the last one; `None` when none is
+    /// wanted.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        if !self.wanted {
+            return None;
+        }
+        Some(self.last.map_or_else(Instant::now, |t| t + SAMPLE_GAP))
+    }
+
+    /// Samples the process table into the history on the blocking pool when a sample is wanted
+    /// and due at `now`. True when one was taken.
+    pub(super) async fn sample_if_due(&mut self, now: Instant) -> bool {
+        let due = self.wanted && self.last.map_or(true, |t| now >= t + SAMPLE_GAP);
+        if !due {
+            return false;
+        }
+        self.wanted = false;
+        let history = self.history.clone();
+        let res = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let seen = provenance::sample_processes();
+            let n = seen.len();
+            // Process start times are the OS's wall clock: the sample is stamped with it too.
+            let mut h = lock(&history);
+            h.observe(SystemTime::now(), seen);
+            tracing::debug!(
+                processes = n,
+                held = h.len(),
+                heap_bytes = h.heap_bytes(),
+                ms = started.elapsed().as_millis() as u64,
+                "sampled the process table for the writers of unattributed entries"
+            );
+        })
+        .await;
+        // The gap counts from the end of the sample: a slow table read (thousands of processes)
+        // is never followed at once by the next, which would keep the monitor waiting on samples
+        // while events queue.
+        self.last = Some(Instant::now());
+        if let Err(e) = res {
+            tracing::warn!(error = %e, "process table sample failed");
+        }
+        true
+    }
+}
+
+/// The evidence naming the writer of one group, strongest first: the pid in the members' names
+/// ([`provenance::pid_in_name`]), their births right after launches of one executable
+/// ([`provenance::created_at_launch`]), a bundle id in their paths ([`provenance::in_path`]),
+/// and the processes seen holding a member (`writers`, one entry per executable name; `agree`
+/// counts processes, `total` the group's `items`).
+pub fn group_evidence(
+    members: &[GroupMember],
+    items: u64,
+    writers: &[Writer],
+    history: &ProcessHistory,
+) -> Vec<Evidence> {
+    use std::os::unix::ffi::OsStrExt;
+    // A member with no time at all cannot be placed against the processes' lives.
+    let timed: Vec<Member<'_>> = members
+        .iter()
+        .filter_map(|m| {
+            Some(Member {
+                name: m.name.as_bytes(),
+                born: m.born?,
+            })
+        })
+        .collect();
+    let mut out = Vec::new();
+    out.extend(provenance::pid_in_name(&timed, history));
+    out.extend(provenance::created_at_launch(&timed, history));
+    let paths: Vec<&[u8]> = members
+        .iter()
+        .map(|m| m.path.as_os_str().as_bytes())
+        .collect();
+    out.extend(provenance::in_path(&paths));
+    let mut held: Vec<(&str, usize)> = Vec::new();
+    for w in writers.iter().filter(|w| !w.name.is_empty()) {
+        match held.iter_mut().find(|(n, _)| *n == w.name) {
+            Some((_, c)) => *c += 1,
+            None => held.push((&w.name, 1)),
+        }
+    }
+    for (name, count) in held {
+        out.push(Evidence {
+            kind: EvidenceKind::Held,
+            name: name.to_owned(),
+            exe: None,
+            app: None,
+            agree: count,
+            total: usize::try_from(items).unwrap_or(usize::MAX),
+            pid_run: None,
+            orphans: None,
+            // Seen at `now`, which is not kept: the figures of two refreshes that saw the same
+            // holders compare equal, so nothing is published for them.
+            last_seen: None,
+            alive: true,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.confidence()
+            .total_cmp(&a.confidence())
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    out
+}
+
+/// What the snapshot shows of one piece of evidence.
+pub fn evidence_dto(e: &Evidence) -> EvidenceDto {
+    EvidenceDto {
+        kind: match e.kind {
+            EvidenceKind::PidInName => EvidenceKindDto::PidInName,
+            EvidenceKind::CreatedAtLaunch => EvidenceKindDto::CreatedAtLaunch,
+            EvidenceKind::Held => EvidenceKindDto::Held,
+            EvidenceKind::InPath => EvidenceKindDto::InPath,
+        },
+        name: e.name.clone(),
+        exe: e.exe.as_ref().map(|p| p.to_string_lossy().into_owned()),
+        app: e.app.clone(),
+        agree: e.agree as u64,
+        total: e.total as u64,
+        orphans: e.orphans.map(|o| o as u64),
+        alive: e.alive,
+        last_seen_unix_secs: e.last_seen.map(crate::units::unix_secs),
+    }
+}
