@@ -254,25 +254,36 @@ const WRITERS_PER_GROUP: usize = 3;
 /// instead; a one-shot scan keeps no subtree times per member).
 fn group_members(root: &Path, groups: &[&ShapeGroup]) -> Vec<Vec<GroupMember>> {
     let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Ok(md) = entry.metadata() else {
+    // The top level for groups of top-level entries, and each dir a group one level down lies in.
+    let mut dirs: Vec<Option<&std::ffi::OsStr>> =
+        groups.iter().map(|g| g.within.as_deref()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for within in dirs {
+        let dir = within.map_or_else(|| root.to_path_buf(), |w| root.join(w));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let Some(gi) = groups.iter().position(|g| g.contains(&name, md.is_dir())) else {
-            continue;
-        };
-        if out[gi].len() >= provenance::MEMBERS_LOOKED_AT {
-            continue;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(md) = entry.metadata() else {
+                continue;
+            };
+            let Some(gi) = groups
+                .iter()
+                .position(|g| g.within.as_deref() == within && g.contains(&name, md.is_dir()))
+            else {
+                continue;
+            };
+            if out[gi].len() >= provenance::MEMBERS_LOOKED_AT {
+                continue;
+            }
+            out[gi].push(GroupMember {
+                path: entry.path(),
+                name,
+                born: md.created().or_else(|_| md.modified()).ok(),
+            });
         }
-        out[gi].push(GroupMember {
-            path: entry.path(),
-            name,
-            born: md.created().or_else(|_| md.modified()).ok(),
-        });
     }
     out
 }

@@ -213,55 +213,74 @@ impl Tally {
     }
 
     /// The largest unattributed entries that joined no group (at most `top`), largest allocated
-    /// first, ties by path.
+    /// first, ties by path. A top-level dir whose children form a group one level down
+    /// ([`Tally::unattributed_groups`]) counts only what lies outside that group, and is left out
+    /// when nothing but its own entry is left (that entry then counts in the group).
     pub fn unattributed(&self) -> Vec<Unattributed> {
-        let mut largest: BinaryHeap<Worst> = BinaryHeap::new();
-        for (root, kind, g) in &self.shapes {
-            for lone in g.finish().lone {
-                let path = root.join(&lone.name);
-                Tally::push_largest(&mut largest, self.top, *kind, path, lone.measure);
-            }
-        }
-        let mut v: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
-        v.sort_by(Unattributed::report_order);
-        v
+        self.report().1
     }
 
     /// The groups of unattributed entries of every root, largest allocated first (ties by root,
-    /// then shape): groups of top-level entries, and groups one level down
-    /// ([`ShapeGroup::within`]) inside a top-level dir that is no member of a group itself.
+    /// then label): groups of top-level entries, and groups one level down
+    /// ([`ShapeGroup::within`]) inside a top-level dir that is no member of a group itself. Such
+    /// a group's bytes are taken out of its dir's lone entry ([`Tally::unattributed`]), so no
+    /// byte is counted twice; when its members are all the dir holds, the dir's own entry counts
+    /// in the group.
     pub fn unattributed_groups(&self) -> Vec<UnattributedGroup> {
-        let mut v: Vec<UnattributedGroup> = self
-            .shapes
-            .iter()
-            .flat_map(|(root, kind, g)| {
-                g.finish()
-                    .groups
-                    .into_iter()
-                    .map(|group| UnattributedGroup {
-                        root: root.clone(),
-                        root_kind: *kind,
-                        group,
-                    })
-            })
-            .collect();
-        // A dir that is a member of a top-level group is shown through that group.
-        let nested: Vec<UnattributedGroup> = self
-            .nested
-            .iter()
-            .filter(|(root, _, g)| {
-                let within = g.within.as_deref().unwrap_or_default();
-                !v.iter()
-                    .any(|t| t.root == *root && t.group.contains(within, true))
-            })
-            .map(|(root, kind, group)| UnattributedGroup {
+        self.report().0
+    }
+
+    /// The groups and the largest lone entries, nested groups taken out of their dirs.
+    fn report(&self) -> (Vec<UnattributedGroup>, Vec<Unattributed>) {
+        let mut groups: Vec<UnattributedGroup> = Vec::new();
+        let mut largest: BinaryHeap<Worst> = BinaryHeap::new();
+        for (root, kind, g) in &self.shapes {
+            let done = g.finish();
+            let top = done.groups.len();
+            groups.extend(done.groups.into_iter().map(|group| UnattributedGroup {
                 root: root.clone(),
                 root_kind: *kind,
-                group: group.clone(),
-            })
-            .collect();
-        v.extend(nested);
-        v.sort_by(|a, b| {
+                group,
+            }));
+            let at = groups.len() - top;
+            // A dir that is a member of a top-level group is shown through that group.
+            let nested: Vec<UnattributedGroup> = self
+                .nested
+                .iter()
+                .filter(|(r, _, n)| {
+                    let within = n.within.as_deref().unwrap_or_default();
+                    r == root && !groups[at..].iter().any(|t| t.group.contains(within, true))
+                })
+                .map(|(_, _, group)| UnattributedGroup {
+                    root: root.clone(),
+                    root_kind: *kind,
+                    group: group.clone(),
+                })
+                .collect();
+            let first_nested = groups.len();
+            groups.extend(nested);
+            for lone in done.lone {
+                let mut measure = lone.measure;
+                let inside = groups[first_nested..]
+                    .iter_mut()
+                    .find(|n| n.group.within.as_deref() == Some(lone.name.as_os_str()));
+                if let Some(n) = inside {
+                    measure = less(&measure, &n.group.measure);
+                    if measure.files == 0 && measure.dirs <= 1 {
+                        n.group.measure.allocated_bytes += measure.allocated_bytes;
+                        n.group.measure.apparent_bytes += measure.apparent_bytes;
+                        n.group.measure.freeable_bytes += measure.freeable_bytes;
+                        n.group.measure.dirs += measure.dirs;
+                        continue;
+                    }
+                }
+                let path = root.join(&lone.name);
+                Tally::push_largest(&mut largest, self.top, *kind, path, measure);
+            }
+        }
+        // Every nested group is listed above: its dir is an unattributed item of the same root,
+        // so that root has its grouper.
+        groups.sort_by(|a, b| {
             b.group
                 .measure
                 .allocated_bytes
@@ -269,6 +288,21 @@ impl Tally {
                 .then_with(|| a.root.cmp(&b.root))
                 .then_with(|| a.group.label().cmp(&b.group.label()))
         });
-        v
+        let mut lone: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
+        lone.sort_by(Unattributed::report_order);
+        (groups, lone)
+    }
+}
+
+/// `whole` less `part` (a subtree less some of its contents): counts and bytes subtracted, the
+/// times of `whole` kept.
+fn less(whole: &Measure, part: &Measure) -> Measure {
+    Measure {
+        allocated_bytes: whole.allocated_bytes.saturating_sub(part.allocated_bytes),
+        apparent_bytes: whole.apparent_bytes.saturating_sub(part.apparent_bytes),
+        freeable_bytes: whole.freeable_bytes.saturating_sub(part.freeable_bytes),
+        files: whole.files.saturating_sub(part.files),
+        dirs: whole.dirs.saturating_sub(part.dirs),
+        ..*whole
     }
 }

@@ -304,6 +304,29 @@ impl Grouper {
         self.shapes.insert(self.key.as_slice().into(), acc);
     }
 
+    /// The names it holds now (kept literals, members, examples, common prefixes, overflow) and
+    /// their bytes, counted over what it holds, not from its own accounting.
+    fn names_held(&self) -> (usize, usize) {
+        let lones = self
+            .literals
+            .iter()
+            .map(|(l, _)| l)
+            .chain(self.overflow.iter())
+            .chain(self.shapes.values().flat_map(|a| a.members.iter()));
+        let (mut n, mut bytes) = (0, 0);
+        for l in lones {
+            n += 1;
+            bytes += l.name.len();
+        }
+        for (key, acc) in &self.shapes {
+            n += acc.examples.len() + 1;
+            bytes += key.len()
+                + acc.examples.iter().map(|e| e.len()).sum::<usize>()
+                + acc.common.as_ref().map_or(0, Vec::len);
+        }
+        (n, bytes)
+    }
+
     fn add_overflow(&mut self, name: &OsStr, measure: &Measure) {
         if self.keep == 0 {
             return;
@@ -595,6 +618,22 @@ impl Nested {
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
         self.children += 1;
         self.grouper.add(name, dir, measure);
+    }
+
+    /// Children counted so far.
+    pub fn children(&self) -> u64 {
+        self.children
+    }
+
+    /// Distinct shapes tracked now (at most [`NESTED_MAX_SHAPES`]).
+    pub fn shapes(&self) -> usize {
+        self.grouper.shapes.len()
+    }
+
+    /// The names held now and their bytes (with their shapes' keys), counted over what is held:
+    /// `bytes + names * size_of::<Lone>()` stays within [`NESTED_NAME_BUDGET`].
+    pub fn names_held(&self) -> (usize, usize) {
+        self.grouper.names_held()
     }
 
     /// The group the children of the dir `within` form, if any: one of at least
