@@ -52,7 +52,7 @@ pub struct Lone {
 }
 
 /// A group of unattributed entries of one root sharing a shape.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeGroup {
     /// The shape as shown and as rules are made from it (the members' common literal prefix
     /// given back: `tmp<rand8>/`).

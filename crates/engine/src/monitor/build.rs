@@ -297,7 +297,7 @@ fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
 /// What the snapshot shows of a group of unattributed entries.
 fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
-        shape: g.group.shape.to_string(),
+        shape: g.group.label(),
         root_kind: g.root_kind.as_str().to_owned(),
         root: g.root.to_string_lossy().into_owned(),
         items: g.group.items,
