@@ -71,8 +71,11 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     dirs: Option<Mutex<Vec<DirOwn>>>,
     /// When set ([`Walker::with_nested_groups`]): gets the group the children of an unattributed
     /// top-level dir form, with the dir's name.
-    nested_groups: Option<&'a (dyn Fn(&OsStr, ShapeGroup) + Sync + 'a)>,
+    nested_groups: Option<&'a NestedSink<'a>>,
 }
+
+/// Gets the group the children of an unattributed top-level dir form, with the dir's name.
+pub(crate) type NestedSink<'a> = dyn Fn(&OsStr, ShapeGroup) + Sync + 'a;
 
 /// How to open a dir about to be listed.
 #[derive(Clone, Copy)]
@@ -131,10 +134,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
 
     /// The walk grouping the children of each unattributed top-level dir by shape as it sums them
     /// ([`crate::shapes::Nested`]), handing the group they form, if any, to `sink`.
-    pub(crate) fn with_nested_groups(
-        mut self,
-        sink: &'a (dyn Fn(&OsStr, ShapeGroup) + Sync + 'a),
-    ) -> Walker<'a, C> {
+    pub(crate) fn with_nested_groups(mut self, sink: &'a NestedSink<'a>) -> Walker<'a, C> {
         self.nested_groups = Some(sink);
         self
     }
