@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
 use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::snapshot::{AlertDto, Snapshot};
@@ -59,6 +60,8 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ProducerHistory::export_all(cfg)?;
     ReclaimHistory::export_all(cfg)?;
     UiState::export_all(cfg)?;
+    GroupRulePreview::export_all(cfg)?;
+    GroupRuleAdded::export_all(cfg)?;
     Ok(())
 }
 
@@ -147,6 +150,9 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(sync [_] set_ui_view(view: UiView) -> ()),
         sig!(sync [_] dismiss_reclaim() -> ()),
         sig!(sync [App] window_shown(page_ms: f64, navigation_start_ms: f64) -> ()),
+        sig!(async [_, _] preview_group_rule(root: String, label: String) -> GroupRulePreview),
+        sig!(async [_, _] add_group_rule(root: String, label: String, rule_id: String, regex: String) -> GroupRuleAdded),
+        sig!(async [_, _] ignore_shape(label: String, ignored: bool) -> Vec<String>),
     ]
 }
 

@@ -20,4 +20,7 @@ command_list!(
     set_ui_view,
     dismiss_reclaim,
     window_shown,
+    preview_group_rule,
+    add_group_rule,
+    ignore_shape,
 )

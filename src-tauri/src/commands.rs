@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
+use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
 use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::catalogue::Catalogue;
@@ -300,6 +301,59 @@ pub async fn reclaim_history(
     let span = Duration::from_secs(span_secs);
     let db = history.db_path.as_deref();
     Ok(api::history::reclaim_history(db, span, SystemTime::now())?)
+}
+
+/// What the rule made from the group `label` of root `root` would claim (the engine's own check,
+/// against the config file as it is now): the "Make a rule…" dialog.
+///
+/// # Errors
+/// `group` when there is no such group now or the root cannot be listed, `settings` when there is
+/// no config file or it cannot be read, `stopped`.
+#[tauri::command]
+pub async fn preview_group_rule(
+    monitor: State<'_, MonitorHandle>,
+    settings: State<'_, SettingsState>,
+    root: String,
+    label: String,
+) -> Result<GroupRulePreview, IpcError> {
+    let path = settings.config_path.as_deref();
+    Ok(api::groups::preview_group_rule(&monitor, path, &root, &label).await?)
+}
+
+/// Writes the previewed rule `rule_id` (name regex `regex`) of the group `label` of root `root`
+/// into the config file (comments kept); the monitor then shows the group as that producer.
+///
+/// # Errors
+/// `group` when the group is gone or changed, or the rule would claim other entries or miss
+/// members (nothing written); `settings` when the config cannot be written; `stopped`.
+#[tauri::command]
+pub async fn add_group_rule(
+    monitor: State<'_, MonitorHandle>,
+    settings: State<'_, SettingsState>,
+    root: String,
+    label: String,
+    rule_id: String,
+    regex: String,
+) -> Result<GroupRuleAdded, IpcError> {
+    let path = settings.config_path.as_deref();
+    Ok(api::groups::add_group_rule(&monitor, path, &root, &label, &rule_id, &regex).await?)
+}
+
+/// Hides (`ignored`) or shows again the groups of shape label `label`, kept in the config's
+/// `[groups] ignore`; returns the labels ignored now.
+///
+/// # Errors
+/// `group` to show again a label not ignored, `settings` when the config cannot be written,
+/// `stopped`.
+#[tauri::command]
+pub async fn ignore_shape(
+    monitor: State<'_, MonitorHandle>,
+    settings: State<'_, SettingsState>,
+    label: String,
+    ignored: bool,
+) -> Result<Vec<String>, IpcError> {
+    let path = settings.config_path.as_deref();
+    Ok(api::groups::ignore_shape(&monitor, path, &label, ignored).await?)
 }
 
 /// Opens an upstream report in the browser: only an `https://` URL that a catalogue rule lists

@@ -37,6 +37,9 @@ pub enum ErrorCode {
     BadSize,
     /// A threshold the engine could not read (`12 parsecs`, `500ms`).
     BadThreshold,
+    /// A group cannot be acted on: gone or changed, no rule can be made of it, its rule would
+    /// claim other entries or miss members, its shape is not ignored.
+    Group,
 }
 
 impl ErrorCode {
@@ -57,6 +60,7 @@ impl ErrorCode {
             ErrorCode::History => "history",
             ErrorCode::BadSize => "bad-size",
             ErrorCode::BadThreshold => "bad-threshold",
+            ErrorCode::Group => "group",
         }
     }
 }
@@ -95,18 +99,22 @@ impl IpcError {
     }
 }
 
+/// The code of a monitor error.
+fn monitor_code(e: &MonitorError) -> ErrorCode {
+    match e {
+        MonitorError::NoRuntime => ErrorCode::NoRuntime,
+        MonitorError::Stopped => ErrorCode::Stopped,
+        MonitorError::UnknownPlan { .. } => ErrorCode::UnknownPlan,
+        MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
+        MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
+        MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
+        MonitorError::Job { .. } | MonitorError::PlanSpool { .. } => ErrorCode::JobFailed,
+    }
+}
+
 impl From<MonitorError> for IpcError {
     fn from(e: MonitorError) -> IpcError {
-        let code = match &e {
-            MonitorError::NoRuntime => ErrorCode::NoRuntime,
-            MonitorError::Stopped => ErrorCode::Stopped,
-            MonitorError::UnknownPlan { .. } => ErrorCode::UnknownPlan,
-            MonitorError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
-            MonitorError::FlushTimeout { .. } => ErrorCode::FlushTimeout,
-            MonitorError::NoAudit { .. } | MonitorError::Audit(_) => ErrorCode::Audit,
-            MonitorError::Job { .. } | MonitorError::PlanSpool { .. } => ErrorCode::JobFailed,
-        };
-        IpcError::new(code, e.to_string())
+        IpcError::new(monitor_code(&e), e.to_string())
     }
 }
 
@@ -116,6 +124,18 @@ impl From<ApiError> for IpcError {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
             ApiError::History(_) => ErrorCode::History,
+            ApiError::NoGroup { .. }
+            | ApiError::GroupRule(_)
+            | ApiError::BadRuleId { .. }
+            | ApiError::RuleIdTaken { .. }
+            | ApiError::RuleWouldClaim { .. }
+            | ApiError::RuleWouldMiss { .. }
+            | ApiError::GroupChanged { .. }
+            | ApiError::ListRoot { .. }
+            | ApiError::EmptyLabel
+            | ApiError::NotIgnored { .. } => ErrorCode::Group,
+            ApiError::Monitor(m) => monitor_code(m),
+            ApiError::Job(_) => ErrorCode::JobFailed,
             ApiError::BadSize { field, .. } => {
                 return IpcError {
                     field: Some(field.clone()).filter(|f| !f.is_empty()),

@@ -347,3 +347,51 @@ fn set_settings_reads_the_sizes_as_typed_and_names_a_bad_one() {
     assert_eq!(now["alerts"]["total_limit_bytes"], 50 << 20);
     assert_eq!(now["sizes"]["alerts.total_limit_bytes"], "50 MiB");
 }
+
+#[test]
+fn group_commands_cross_ipc_and_keep_the_ignored_shapes_in_the_config() {
+    let (f, _, _) = fixture(1, 1);
+    let root = f.root.to_string_lossy().into_owned();
+    for (cmd, args) in [
+        (
+            "preview_group_rule",
+            json!({"root": root, "label": "tmp<rand8>/"}),
+        ),
+        (
+            "add_group_rule",
+            json!({"root": root, "label": "tmp<rand8>/", "ruleId": "local-tmp", "regex": "^tmp$"}),
+        ),
+    ] {
+        let e = invoke(&f, cmd, args).unwrap_err();
+        assert_eq!(e["code"], "group", "{cmd}: {e}");
+        assert!(
+            e["message"].as_str().unwrap().contains("tmp<rand8>/"),
+            "{e}"
+        );
+    }
+    let list = invoke(
+        &f,
+        "ignore_shape",
+        json!({"label": "tmp<rand8>/", "ignored": true}),
+    )
+    .unwrap();
+    assert_eq!(list, json!(["tmp<rand8>/"]));
+    let snap = invoke(&f, "get_snapshot", json!({})).unwrap();
+    assert_eq!(snap["ignored_shapes"], json!(["tmp<rand8>/"]));
+    let text = std::fs::read_to_string(f.data.join("config.toml")).unwrap();
+    assert!(text.contains("[groups]"), "{text}");
+    let e = invoke(
+        &f,
+        "ignore_shape",
+        json!({"label": "other<rand8>/", "ignored": false}),
+    )
+    .unwrap_err();
+    assert_eq!(e["code"], "group", "{e}");
+    let list = invoke(
+        &f,
+        "ignore_shape",
+        json!({"label": "tmp<rand8>/", "ignored": false}),
+    )
+    .unwrap();
+    assert_eq!(list, json!([]));
+}

@@ -9,6 +9,8 @@ import type {
   Command,
   CommandArgs,
   CommandResult,
+  GroupRuleAdded,
+  GroupRulePreview,
   ProducerHistory,
   ReclaimEstimate,
   ReclaimHistory,
@@ -136,6 +138,27 @@ export async function dismissReclaim(): Promise<void> {
  */
 export async function windowShown(pageMs: number, navigationStartMs: number): Promise<void> {
   await call('window_shown', { pageMs, navigationStartMs });
+}
+
+/**
+ * `preview_group_rule({root, label}) -> GroupRulePreview`: the rule the group would make and
+ * what it would claim now (the engine's own check against the config file as it is).
+ */
+export function previewGroupRule(root: string, label: string): Promise<GroupRulePreview> {
+  return call('preview_group_rule', { root, label });
+}
+
+/**
+ * `add_group_rule({root, label, ruleId, regex}) -> GroupRuleAdded`: writes the previewed rule
+ * into the config (comments kept); the group then shows as that producer.
+ */
+export function addGroupRule(root: string, label: string, ruleId: string, regex: string): Promise<GroupRuleAdded> {
+  return call('add_group_rule', { root, label, ruleId, regex });
+}
+
+/** `ignore_shape({label, ignored}) -> string[]`: hides (or shows again) a shape; the labels ignored now. */
+export function ignoreShape(label: string, ignored: boolean): Promise<string[]> {
+  return call('ignore_shape', { label, ignored });
 }
 
 /** Listens to `reclaim-job` (payload `ReclaimJob`): the reclaim the window started moved on. */

@@ -14,6 +14,7 @@ import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
+import { RuleDialog, renderGroups } from './views/groups';
 import { ProducerCharts } from './views/producer-chart';
 import { renderOutsideGrowth } from './views/outside-growth';
 import { renderProducers } from './views/producers';
@@ -43,12 +44,15 @@ const els = {
   reclaim: byId('reclaim'),
   reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
   settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
+  ruleDialog: byId<HTMLDialogElement>('rule-dialog'),
 };
 
 const ui = {
   snapshot: null as Snapshot | null,
   received: [] as AlertDto[],
   expanded: new Set<string>(),
+  /** The open group rows, by `groupKey`. */
+  groupsOpen: new Set<string>(),
   range: '24h' as ChartRange,
   thresholdSecs: null as number | null,
   /** A set_threshold not yet answered: snapshots may still carry the old value. */
@@ -98,6 +102,12 @@ const history = new ReclaimHistoryPanel(els.history, ipc.reclaimHistory, produce
 /** A producer's name by id (the id when the snapshot does not list it). */
 function producerName(id: string): string {
   return ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id;
+}
+const ruleDialog = new RuleDialog(els.ruleDialog, ipc, ipc.toIpcError);
+
+/** Hides (or shows again) a shape; the snapshot that follows shows the change. */
+function setIgnored(label: string, ignored: boolean): void {
+  ipc.ignoreShape(label, ignored).catch(showError);
 }
 const settings = new SettingsDialog(els.settingsDialog, ipc.getSettings, ipc.setSettings, ipc.readThreshold);
 
@@ -240,8 +250,15 @@ function renderAll(): void {
     renderUnattributed(
       els.unattributed,
       snapshot.unattributed,
-      snapshot.unattributed_groups,
-      snapshot.taken_at_unix_secs,
+      renderGroups(snapshot.unattributed_groups, snapshot.ignored_shapes ?? [], ui.groupsOpen, snapshot.taken_at_unix_secs, {
+        toggle: (key) => {
+          if (!ui.groupsOpen.delete(key)) ui.groupsOpen.add(key);
+          renderAll();
+        },
+        makeRule: (group) => void ruleDialog.open(group),
+        ignore: (label) => setIgnored(label, true),
+        unignore: (label) => setIgnored(label, false),
+      }),
     );
     history.render(snapshot.taken_at_unix_secs);
     renderRoots(els.roots, snapshot.roots, snapshot.state === 'scanning');

@@ -4,10 +4,11 @@
 use std::io::Write;
 
 use anyhow::{bail, Context as _};
+use cachewatch::api::groups::{self, GroupSource};
 use cachewatch::catalogue::{ReclaimMode, Rule};
 use cachewatch::process::{ProcessProbe, SystemProbe};
 use cachewatch::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
-use cachewatch::shapes::{self, RuleCheck, RuleOptions};
+use cachewatch::shapes;
 use serde::Serialize;
 
 use super::format::bytes;
@@ -28,6 +29,18 @@ pub enum Cmd {
     Suggest(SuggestArgs),
     /// Write the rule for the group of shape SHAPE into the config file.
     Add(AddArgs),
+    /// Hide the groups of shape SHAPE (kept in the config's [groups] ignore; reversible).
+    Ignore(ShapeArgs),
+    /// Show the groups of shape SHAPE again (removed from [groups] ignore).
+    Unignore(ShapeArgs),
+}
+
+/// Options of `cachewatch rules ignore|unignore`.
+#[derive(Debug, clap::Args)]
+pub struct ShapeArgs {
+    /// The group's shape label as `scan` prints it, e.g. 'tmp<rand8>/' (a byte that is not
+    /// UTF-8 as \xNN, a backslash as \\)
+    pub shape: String,
 }
 
 /// Options of `cachewatch rules suggest`.
@@ -78,6 +91,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     match &args.cmd {
         Cmd::Suggest(a) => suggest(ctx, a),
         Cmd::Add(a) => add(ctx, a),
+        Cmd::Ignore(a) => ignore(ctx, &a.shape, true),
+        Cmd::Unignore(a) => ignore(ctx, &a.shape, false),
     }
 }
 
@@ -113,12 +128,14 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         .collect())
 }
 
-fn options(f: &Found, id: String, name: Option<String>, reclaim: ReclaimMode) -> RuleOptions {
-    RuleOptions {
-        id,
-        name,
-        reclaim,
-        writer: f.writer.clone(),
+impl Found {
+    fn source(&self) -> GroupSource<'_> {
+        GroupSource {
+            root_kind: self.group.root_kind,
+            root: &self.group.root,
+            group: &self.group.group,
+            writer: self.writer.as_deref(),
+        }
     }
 }
 
@@ -147,37 +164,31 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
     let mut taken: Vec<String> = Vec::new();
     let mut out = Vec::new();
     for f in &found {
-        let base = shapes::suggested_id(&f.group.group);
-        let mut id = base.clone();
-        let mut n = 2;
-        while catalogue.rule(&id).is_some() || taken.contains(&id) {
-            id = format!("{base}-{n}");
-            n += 1;
-        }
+        let id = groups::free_id(&catalogue, &f.group.group, &taken);
         taken.push(id.clone());
-        let opts = options(f, id, None, ReclaimMode::Manual);
-        match shapes::rule_for(f.group.root_kind, &f.group.group, &opts) {
-            Ok(rule) => {
-                let check = check(ctx, f, &rule).unwrap_or_default();
-                out.push((f, Ok(rule), check));
-            }
-            Err(e) => out.push((f, Err(e), RuleCheck::default())),
-        }
+        let src = f.source();
+        let p = groups::preview(
+            &ctx.config.path,
+            &ctx.config.text,
+            &src,
+            &src.options(id, None, ReclaimMode::Manual),
+        )?;
+        out.push((f, p));
     }
     let mut stdout = std::io::stdout().lock();
     if args.json {
         let doc: Vec<SuggestionJson> = out
             .into_iter()
-            .map(|(f, rule, check)| SuggestionJson {
-                shape: f.group.group.label(),
+            .map(|(f, p)| SuggestionJson {
+                shape: f.group.group.shown(),
                 root_kind: f.group.root_kind.to_string(),
                 root: f.group.root.display().to_string(),
                 items: f.group.group.items,
                 allocated_bytes: f.group.group.measure.allocated_bytes,
-                refused: rule.as_ref().err().map(ToString::to_string),
-                rule: rule.ok(),
-                wrongly_claimed: lossy(&check.wrongly_claimed),
-                missed: lossy(&check.missed),
+                rule: p.rule.as_ref().and_then(|r| rule_of(f, &r.id)),
+                refused: p.refused,
+                wrongly_claimed: p.wrongly_claimed,
+                missed: p.missed,
             })
             .collect();
         serde_json::to_writer_pretty(&mut stdout, &doc).context("writing JSON to stdout")?;
@@ -193,14 +204,15 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         )?;
         return Ok(Outcome::Success);
     }
-    for (f, rule, check) in out {
-        let rule = match rule {
-            Ok(rule) => rule,
-            Err(e) => {
+    for (f, p) in out {
+        let rule = match (&p.rule, &p.refused) {
+            (Some(rule), _) => rule,
+            (None, e) => {
+                let e = e.as_deref().unwrap_or("no rule");
                 writeln!(
                     stdout,
                     "# {} in {} ({} items, {}): {e}\n",
-                    f.group.group.label(),
+                    f.group.group.shown(),
                     f.group.root.display(),
                     f.group.group.items,
                     bytes(f.group.group.measure.allocated_bytes),
@@ -211,48 +223,31 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         writeln!(
             stdout,
             "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
-            f.group.group.label(),
+            f.group.group.shown(),
             f.group.root.display(),
             f.group.group.items,
             bytes(f.group.group.measure.allocated_bytes),
-            f.group.group.label(),
+            f.group.group.shown(),
             rule.id
         )?;
-        if !check.is_exact() {
+        if !p.is_exact() {
             writeln!(
                 stdout,
                 "# warning: would also claim {:?}, miss {:?}",
-                lossy(&check.wrongly_claimed),
-                lossy(&check.missed)
+                p.wrongly_claimed, p.missed
             )?;
         }
-        let text = cachewatch::api::rules::append_rule("", &rule)
-            .map_err(|m| anyhow::anyhow!("cannot render the rule: {m}"))?;
-        writeln!(stdout, "{}", text.trim_end())?;
+        writeln!(stdout, "{}", rule.toml.trim_end())?;
         writeln!(stdout)?;
     }
     Ok(Outcome::Success)
 }
 
-fn lossy(names: &[std::ffi::OsString]) -> Vec<String> {
-    names
-        .iter()
-        .map(|n| n.to_string_lossy().into_owned())
-        .collect()
-}
-
-/// The rule checked against its root with the config's catalogue plus the rule.
-fn check(ctx: &Context, f: &Found, rule: &Rule) -> anyhow::Result<RuleCheck> {
-    let text = cachewatch::api::rules::append_rule(&ctx.config.text, rule)
-        .map_err(|m| anyhow::anyhow!("{m}"))?;
-    let cat = cachewatch::catalogue::Catalogue::with_extra(&text, &ctx.config.path)?;
-    Ok(shapes::check_rule(
-        &cat,
-        &rule.id,
-        f.group.root_kind,
-        &f.group.root,
-        &f.group.group,
-    )?)
+/// The rule `id` of the group `f` as `suggest --json` prints it.
+fn rule_of(f: &Found, id: &str) -> Option<Rule> {
+    let src = f.source();
+    src.rule(&src.options(id.to_owned(), None, ReclaimMode::Manual))
+        .ok()
 }
 
 fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
@@ -275,12 +270,16 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     let found = scan_groups(ctx, &args.roots)?;
     let matching: Vec<&Found> = found
         .iter()
-        .filter(|f| f.group.group.label() == args.shape || f.group.group.key_label() == args.shape)
+        .filter(|f| {
+            f.group.group.shown() == args.shape
+                || f.group.group.key_shown() == args.shape
+                || f.group.group.label() == args.shape
+        })
         .collect();
     let f = match matching.as_slice() {
         [one] => *one,
         [] => {
-            let shapes: Vec<String> = found.iter().map(|f| f.group.group.label()).collect();
+            let shapes: Vec<String> = found.iter().map(|f| f.group.group.shown()).collect();
             bail!(
                 "no group of shape {:?} in the roots scanned (groups: {}); `cachewatch scan` lists them",
                 args.shape,
@@ -297,8 +296,9 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         ReclaimArg::Manual => ReclaimMode::Manual,
         ReclaimArg::Auto => ReclaimMode::Auto,
     };
-    let opts = options(f, args.id.clone(), args.name.clone(), reclaim);
-    let rule = shapes::rule_for(f.group.root_kind, &f.group.group, &opts).map_err(|e| {
+    let src = f.source();
+    let opts = src.options(args.id.clone(), args.name.clone(), reclaim);
+    let rule = src.rule(&opts).map_err(|e| {
         anyhow::anyhow!(
             "{e} (the group is in {}); nothing written",
             f.group.root.display()
@@ -306,32 +306,7 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     })?;
     // Checked and written under the config's lock, on the file as it is then: a rule another
     // `rules add` wrote meanwhile is kept, and the check sees it.
-    let check = cachewatch::api::rules::add(&path, &rule, |catalogue| {
-        let check = shapes::check_rule(
-            catalogue,
-            &rule.id,
-            f.group.root_kind,
-            &f.group.root,
-            &f.group.group,
-        )
-        .with_context(|| format!("listing {}", f.group.root.display()))?;
-        if !check.wrongly_claimed.is_empty() {
-            bail!(
-                "the rule for {:?} would also claim {:?} in {}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)",
-                args.shape,
-                lossy(&check.wrongly_claimed),
-                f.group.root.display()
-            );
-        }
-        if !check.missed.is_empty() {
-            bail!(
-                "the rule for {:?} would miss the members {:?}; nothing written",
-                args.shape,
-                lossy(&check.missed)
-            );
-        }
-        Ok(check)
-    })?;
+    let (check, _) = groups::add_rule(&path, &src, &rule)?;
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
@@ -341,6 +316,28 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         bytes(f.group.group.measure.allocated_bytes),
         path.display(),
         rule.id
+    )?;
+    Ok(Outcome::Success)
+}
+
+/// `rules ignore|unignore SHAPE`: `[groups] ignore` in the config file.
+fn ignore(ctx: &Context, shape: &str, ignored: bool) -> anyhow::Result<Outcome> {
+    let path = ctx
+        .config_path
+        .clone()
+        .context("no config file to keep the ignored shapes in; pass --config PATH")?;
+    let list = groups::set_shape_ignored(&path, shape, ignored)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "{} {shape:?} in {}; ignored shapes: {}",
+        if ignored { "Ignored" } else { "Showing again" },
+        path.display(),
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("{list:?}")
+        }
     )?;
     Ok(Outcome::Success)
 }

@@ -335,7 +335,7 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
         .zip(writers)
         .zip(evidence)
         .map(|((g, w), evidence)| UnattributedGroupJson {
-            shape: g.group.label(),
+            shape: g.group.shown(),
             root_kind: g.root_kind.to_string(),
             root: g.root.display().to_string(),
             items: g.group.items,

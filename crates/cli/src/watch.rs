@@ -86,20 +86,25 @@ impl Reload {
             tracing::error!("SIGHUP: cannot apply [reclaim] older_than: {e}");
             return;
         }
-        // What only a restart applies: everything but [reclaim] and [alerts].
+        if let Err(e) = m.set_ignored_shapes(loaded.groups.ignore.clone()).await {
+            tracing::error!("SIGHUP: cannot apply [groups] ignore: {e}");
+            return;
+        }
+        // What only a restart applies: everything but [reclaim], [alerts] and [groups].
         let rest = |c: &cachewatch::config::Config| {
             let mut c = c.clone();
             c.reclaim = Default::default();
             c.alerts = Default::default();
+            c.groups = Default::default();
             c
         };
         if rest(&loaded) != rest(&self.running) {
             tracing::warn!(
                 config = %path.display(),
-                "SIGHUP: reloaded [reclaim] and [alerts]; the other changes (roots, rules, [watch], [monitor], [[auto_reclaim]]) take effect when watch is started again"
+                "SIGHUP: reloaded [reclaim] and [alerts] (and [groups] ignore); the other changes (roots, rules, [watch], [monitor], [[auto_reclaim]]) take effect when watch is started again"
             );
         } else {
-            tracing::info!(config = %path.display(), "SIGHUP: reloaded [reclaim] and [alerts]");
+            tracing::info!(config = %path.display(), "SIGHUP: reloaded [reclaim] and [alerts] (and [groups] ignore)");
         }
         self.running = loaded;
     }

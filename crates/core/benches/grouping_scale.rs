@@ -17,36 +17,16 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cachewatch_core::roots::RootKind;
 use cachewatch_core::scan::{scan_root_each, scan_root_each_found, ScanProgress, Tally};
 use cachewatch_core::{Catalogue, Root};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(l.size() as isize, Ordering::Relaxed) + l.size() as isize;
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.dealloc(p, l) }
-    }
-}
+use cachewatch_testkit::heap;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: heap::Counting = heap::Counting;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -198,8 +178,7 @@ fn scan(
     group: bool,
     show: bool,
 ) -> (Duration, isize, u64, usize) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = heap::mark();
     let progress = ScanProgress::new();
     let started = Instant::now();
     let mut seen = 0u64;
@@ -216,7 +195,7 @@ fn scan(
         Vec::new()
     };
     let wall = started.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = heap::peak() - base;
     if show {
         groups.sort_by_key(|g| std::cmp::Reverse(g.group.items));
         for g in groups.iter().take(14) {
@@ -231,8 +210,7 @@ fn scan(
 /// children of unattributed top-level dirs too. Wall time, peak heap above the start, and the
 /// label and size of the largest group found.
 fn scan_nested(root: &Root, catalogue: &Catalogue, nested: bool) -> (Duration, isize, String) {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = heap::mark();
     let progress = ScanProgress::new();
     let started = Instant::now();
     let mut tally = Tally::new(10);
@@ -243,10 +221,10 @@ fn scan_nested(root: &Root, catalogue: &Catalogue, nested: bool) -> (Duration, i
     }
     let groups = tally.unattributed_groups();
     let wall = started.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = heap::peak() - base;
     let largest = groups.iter().max_by_key(|g| g.group.items).map_or_else(
         || "none".to_owned(),
-        |g| format!("{} x {}", g.group.label(), g.group.items),
+        |g| format!("{} x {}", g.group.shown(), g.group.items),
     );
     (wall, peak, largest)
 }
@@ -295,7 +273,7 @@ fn main() {
         std::hint::black_box(tally.unattributed_groups());
         alone = alone.min(started.elapsed());
     }
-    let mib = |b: isize| b as f64 / (1024.0 * 1024.0);
+    let mib = heap::mib;
     let (plain, grouped) = (best[0], best[1]);
     println!(
         "{made} entries ({} items seen), {} groups; best of {runs} runs",

@@ -12,34 +12,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cachewatch_core::provenance::{ProcessHistory, SeenProcess, HISTORY_CAP};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(l.size() as isize, Ordering::Relaxed) + l.size() as isize;
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.dealloc(p, l) }
-    }
-}
+use cachewatch_testkit::heap;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: heap::Counting = heap::Counting;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -102,8 +82,7 @@ fn main() {
     let churn = (alive / 10).max(1);
     let mut table: Vec<SeenProcess> = (0..alive).map(|n| process(n, t0)).collect();
     // The table itself (about the same size throughout) is not the history's.
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = heap::mark();
     let mut h = ProcessHistory::new(HISTORY_CAP);
     let mut next = alive;
     let mut second = 0u64;
@@ -124,12 +103,12 @@ fn main() {
         observe_time += started.elapsed();
         observes += 1;
         if next >= processes && at_bound == 0 {
-            at_bound = LIVE.load(Ordering::Relaxed) - base;
+            at_bound = heap::live() - base;
         }
     }
-    let held = LIVE.load(Ordering::Relaxed) - base;
-    let peak = PEAK.load(Ordering::Relaxed) - base;
-    let mib = |b: isize| b as f64 / (1024.0 * 1024.0);
+    let held = heap::live() - base;
+    let peak = heap::peak() - base;
+    let mib = heap::mib;
     println!(
         "{next} processes seen over {second} samples of {alive} (cap {HISTORY_CAP}), {} held",
         h.len()

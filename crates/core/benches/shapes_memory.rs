@@ -11,35 +11,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::OsStr;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use cachewatch_core::inventory::Measure;
 use cachewatch_core::shapes::Grouper;
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let now = LIVE.fetch_add(l.size() as isize, Ordering::Relaxed) + l.size() as isize;
-        PEAK.fetch_max(now, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded as is to the system allocator.
-        unsafe { System.dealloc(p, l) }
-    }
-}
+use cachewatch_testkit::heap;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: heap::Counting = heap::Counting;
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -92,20 +72,19 @@ fn main() {
         files: 1,
         ..Measure::default()
     };
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    let base = heap::mark();
     let t = Instant::now();
     let mut g = Grouper::new(10);
     for n in &names {
         g.add(OsStr::new(n), true, &m);
     }
-    let added = LIVE.load(Ordering::Relaxed) - base;
+    let added = heap::live() - base;
     let out = g.finish();
     let took = t.elapsed();
-    let peak = PEAK.load(Ordering::Relaxed) - base;
+    let peak = heap::peak() - base;
     drop(g);
-    let held = LIVE.load(Ordering::Relaxed) - base;
-    let mib = |b: isize| b as f64 / (1024.0 * 1024.0);
+    let held = heap::live() - base;
+    let mib = heap::mib;
     println!(
         "{} names of {len} bytes at most in {groups} shapes: {} groups, {} lone entries, {took:?}",
         names.len(),

@@ -216,6 +216,30 @@ impl Shape {
 }
 
 impl Shape {
+    /// The label of this shape: its rendering with a literal byte that is not UTF-8 as `\xNN`
+    /// and a backslash as `\\`, so two shapes of different bytes never share a label (the plain
+    /// rendering gives `a\xff` for the byte 0xff and for the four characters `\xff`). What
+    /// `[groups] ignore` lists and what names a group over IPC.
+    pub fn label(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            match p {
+                Part::Lit(b) => push_escaped(&mut out, b),
+                other => out.push_str(
+                    &Shape {
+                        parts: vec![other.clone()],
+                        dir: false,
+                    }
+                    .to_string(),
+                ),
+            }
+        }
+        if self.dir {
+            out.push('/');
+        }
+        out
+    }
+
     /// True when every name of shape `other` has this shape too, seen part by part: the same
     /// literals, and where they differ a placeholder here whose class holds the other's (a
     /// `<rand6>` holds `<hex6>` and `<digits6>`, a hex run that came out all digits; `<digits1-3>`
@@ -243,6 +267,17 @@ impl Shape {
             Part::Lit(s) => std::str::from_utf8(s).is_ok_and(|t| !t.contains('\u{FFFD}')),
             _ => true,
         })
+    }
+}
+
+/// `b` onto `out` as [`Shape::label`] writes a literal: UTF-8 as is but `\` doubled, any other
+/// byte as `\xNN`.
+pub fn push_escaped(out: &mut String, b: &[u8]) {
+    for chunk in b.utf8_chunks() {
+        out.push_str(&chunk.valid().replace('\\', "\\\\"));
+        for x in chunk.invalid() {
+            out.push_str(&format!("\\x{x:02x}"));
+        }
     }
 }
 

@@ -9,9 +9,12 @@
 //!   audit row written before its deletion (safety rule 7), whoever asks: the CLI, the app (through
 //!   the monitor) or a rule.
 //! - [`history`]: a producer's samples and reclaims over a span (its chart), the past reclaims.
+//! - [`groups`]: a group of unattributed entries made a rule (previewed with the engine's own
+//!   check, then written into the config) or its shape ignored (`[groups] ignore`).
 //! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
 //!   place, so the user's comments and other keys survive), never in a second store.
 
+pub mod groups;
 pub mod history;
 /// The bounded preview and result of a reclaim the window is sent (the shapes live in
 /// [`crate::dto`]).

@@ -196,6 +196,19 @@ pub struct Config {
     /// `[[auto_reclaim]]`: rules that reclaim without anyone asking (default none; checked
     /// against the catalogue by [`LoadedConfig::auto_reclaim`]).
     pub auto_reclaim: Vec<crate::autoreclaim::config::RuleConfig>,
+    /// `[groups]`: groups of unattributed entries left out of the snapshot.
+    pub groups: GroupsConfig,
+}
+
+/// The `[groups]` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GroupsConfig {
+    /// Groups hidden from the snapshot and the window, by their shape label
+    /// ([`crate::shapes::Shape::label`]: a byte that is not UTF-8 as `\xNN`, a backslash as
+    /// `\\`), in every root. Their entries stay unattributed; removing a label shows the group
+    /// again.
+    pub ignore: Vec<String>,
 }
 
 /// One `roots` entry.

@@ -251,6 +251,11 @@ pub struct UnattributedDto {
 pub struct UnattributedGroupDto {
     /// The shape (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
     pub shape: String,
+    /// The shape's label: the shape with a backslash written `\\`, so it names the group's bytes
+    /// without doubt ([`crate::shapes::Shape::label`]); the group's key, with `root`, and
+    /// what `[groups] ignore` lists.
+    #[serde(default)]
+    pub label: String,
     /// Root kind.
     #[cfg_attr(feature = "ts", ts(as = "crate::RootKind"))]
     pub root_kind: String,

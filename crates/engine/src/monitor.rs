@@ -35,6 +35,7 @@ use crate::snapshot::{AlertDto, Snapshot};
 use crate::watch::WatchMsg;
 
 pub use error::MonitorError;
+pub use figures::GroupFigures;
 #[doc(hidden)]
 pub use measure::set_after_measure_hook;
 
@@ -98,6 +99,9 @@ pub struct MonitorOptions {
     /// Claimed items handed out at a time while a reclaim preview or an auto-reclaim drain plans
     /// (a count; default 8,192): bounds the items held at once. Tests set it small.
     pub plan_chunk: usize,
+    /// Shape labels of the groups of unattributed entries the snapshot leaves out (config
+    /// `[groups] ignore`, [`crate::shapes::Shape::label`]); default none.
+    pub ignored_shapes: Vec<String>,
 }
 
 impl MonitorOptions {
@@ -118,6 +122,7 @@ impl MonitorOptions {
             auto_reclaim: Vec::new(),
             notices: Vec::new(),
             plan_chunk: figures::CHUNK,
+            ignored_shapes: Vec::new(),
         }
     }
 
@@ -157,6 +162,13 @@ pub(crate) enum Command {
         reply: oneshot::Sender<Result<ReclaimResult, MonitorError>>,
     },
     Flush(oneshot::Sender<Result<(), MonitorError>>),
+    SetCatalogue(Arc<Catalogue>, oneshot::Sender<Result<(), MonitorError>>),
+    SetIgnoredShapes(Vec<String>, oneshot::Sender<Result<(), MonitorError>>),
+    Group {
+        root: String,
+        label: String,
+        reply: oneshot::Sender<Result<Option<GroupFigures>, MonitorError>>,
+    },
     SampleProcesses(oneshot::Sender<Result<Vec<AlertDto>, MonitorError>>),
     CheckAutoReclaim(drains::Waiter),
     Shutdown(oneshot::Sender<()>),
@@ -431,6 +443,39 @@ impl MonitorHandle {
         &self,
     ) -> Result<Option<crate::autoreclaim::AutoRun>, MonitorError> {
         self.ask(Command::CheckAutoReclaim).await
+    }
+
+    /// Takes `catalogue` as the rules from now on (a rule was added to the config) and rescans
+    /// every root with it; returns when the new snapshot is published.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn set_catalogue(&self, catalogue: Arc<Catalogue>) -> Result<(), MonitorError> {
+        self.ask(|tx| Command::SetCatalogue(catalogue, tx)).await
+    }
+
+    /// Hides the groups of unattributed entries whose shape label is in `labels` (config
+    /// `[groups] ignore`) from the snapshot from now on; returns when it is published.
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn set_ignored_shapes(&self, labels: Vec<String>) -> Result<(), MonitorError> {
+        self.ask(|tx| Command::SetIgnoredShapes(labels, tx)).await
+    }
+
+    /// The group of the last figures in root `root` (its path as the snapshot shows it) whose
+    /// shape label is `label`, with its writers; `None` when there is none (it is hidden, gone,
+    /// or not among the groups shown).
+    ///
+    /// # Errors
+    /// [`MonitorError::Stopped`] when the monitor is gone.
+    pub async fn group(
+        &self,
+        root: String,
+        label: String,
+    ) -> Result<Option<GroupFigures>, MonitorError> {
+        self.ask(|reply| Command::Group { root, label, reply })
+            .await
     }
 
     /// Stops the monitor and waits for its task to finish its current step.

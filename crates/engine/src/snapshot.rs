@@ -50,6 +50,12 @@ pub struct Snapshot {
     /// most 20; computed with the reclaim figures (empty until then).
     #[serde(default)]
     pub unattributed_groups: Vec<UnattributedGroupDto>,
+    /// Groups left out of `unattributed_groups` for their shape label being ignored.
+    #[serde(default)]
+    pub hidden_groups: u64,
+    /// The shape labels ignored (config `[groups] ignore`), for the window to list and undo.
+    #[serde(default)]
+    pub ignored_shapes: Vec<String>,
     /// Top unattributed entries, largest first (at most 20).
     pub unattributed: Vec<UnattributedDto>,
     /// Recent alerts, newest first (at most 20).

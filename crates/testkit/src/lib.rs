@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 pub mod du;
+pub mod heap;
 pub mod hostile;
 pub mod ips;
 pub mod rules;

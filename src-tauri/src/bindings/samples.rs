@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cachewatch::api::groups::{GroupRuleAdded, GroupRuleDto, GroupRulePreview};
 use cachewatch::api::preview::{KeptGroupDto, PreviewProducer, ReclaimPreview, ReclaimResult};
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
@@ -120,6 +121,7 @@ pub(crate) fn snapshot() -> Snapshot {
         }],
         unattributed_groups: vec![UnattributedGroupDto {
             shape: ".<hex16>-<digits8>.dylib".to_owned(),
+            label: ".<hex16>-<digits8>.dylib".to_owned(),
             root_kind: "temp".to_owned(),
             root: "/roots/temp".to_owned(),
             items: 81_653,
@@ -144,6 +146,8 @@ pub(crate) fn snapshot() -> Snapshot {
                 last_seen_unix_secs: Some(NOW - 60),
             }],
         }],
+        hidden_groups: 1,
+        ignored_shapes: vec!["swc\\xff-<uuid>/".to_owned()],
         unattributed: vec![UnattributedDto {
             path: "/roots/temp/odd".to_owned(),
             root_kind: "container-temp".to_owned(),
@@ -361,6 +365,42 @@ fn every_keep_reason() -> Vec<KeepReason> {
     all
 }
 
+fn group_rule_preview(made: bool) -> GroupRulePreview {
+    GroupRulePreview {
+        root: "/roots/temp".to_owned(),
+        root_kind: "temp".to_owned(),
+        label: if made {
+            "swc-<uuid>/"
+        } else {
+            "swc\\xff-<uuid>/"
+        }
+        .to_owned(),
+        shape: if made {
+            "swc-<uuid>/"
+        } else {
+            "swc\\xff-<uuid>/"
+        }
+        .to_owned(),
+        members: 24,
+        allocated_bytes: 98_304,
+        apparent_bytes: 61_000,
+        rule: made.then(|| GroupRuleDto {
+            id: "local-swc".to_owned(),
+            name: "Unknown producer of swc-<uuid>/".to_owned(),
+            glob: "swc-*".to_owned(),
+            regex:
+                "^swc-[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
+                    .to_owned(),
+            toml: "[[producer]]\nid = \"local-swc\"\n".to_owned(),
+        }),
+        refused: (!made)
+            .then(|| "the names of group \"swc\\xff-<uuid>/\" are not UTF-8 text".to_owned()),
+        claimed: if made { 24 } else { 0 },
+        wrongly_claimed: Vec::new(),
+        missed: Vec::new(),
+    }
+}
+
 fn settings() -> Settings {
     let mut config = cachewatch::api::settings::Settings::default();
     config.alerts.total_limit_bytes = Some(20 << 30);
@@ -379,6 +419,25 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
         ("PREVIEW", "ReclaimPreview", v(to_value(preview()))),
         ("RESULT", "ReclaimResult", v(to_value(result()))),
         ("SETTINGS", "Settings", v(to_value(settings()))),
+        (
+            "GROUP_RULE_PREVIEW",
+            "GroupRulePreview",
+            v(to_value(group_rule_preview(true))),
+        ),
+        (
+            "GROUP_RULE_REFUSED",
+            "GroupRulePreview",
+            v(to_value(group_rule_preview(false))),
+        ),
+        (
+            "GROUP_RULE_ADDED",
+            "GroupRuleAdded",
+            v(to_value(GroupRuleAdded {
+                id: "local-swc".to_owned(),
+                claimed: 24,
+                config: "/home/me/.config/cachewatch/config.toml".to_owned(),
+            })),
+        ),
         (
             "PRODUCER_HISTORY",
             "ProducerHistory",

@@ -3,4 +3,4 @@
 /**
  * What went wrong, for the window to branch on (serialized kebab-case: `unknown-plan`, ...).
  */
-export type ErrorCode = "no-runtime" | "stopped" | "unknown-plan" | "unknown-producer" | "flush-timeout" | "job-failed" | "audit" | "settings" | "autostart" | "not-evidence" | "opener" | "history" | "bad-size" | "bad-threshold";
+export type ErrorCode = "no-runtime" | "stopped" | "unknown-plan" | "unknown-producer" | "flush-timeout" | "job-failed" | "audit" | "settings" | "autostart" | "not-evidence" | "opener" | "history" | "bad-size" | "bad-threshold" | "group";

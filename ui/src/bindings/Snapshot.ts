@@ -73,6 +73,14 @@ producers: Array<ProducerDto>,
  */
 unattributed_groups: Array<UnattributedGroupDto>, 
 /**
+ * Groups left out of `unattributed_groups` for their shape label being ignored.
+ */
+hidden_groups: number, 
+/**
+ * The shape labels ignored (config `[groups] ignore`), for the window to list and undo.
+ */
+ignored_shapes: Array<string>, 
+/**
  * Top unattributed entries, largest first (at most 20).
  */
 unattributed: Array<UnattributedDto>, 

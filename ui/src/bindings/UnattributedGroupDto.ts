@@ -13,6 +13,12 @@ export type UnattributedGroupDto = {
  */
 shape: string, 
 /**
+ * The shape's label: the shape with a backslash written `\\`, so it names the group's bytes
+ * without doubt ([`crate::api::groups::shape_label`]); the group's key, with `root`, and
+ * what `[groups] ignore` lists.
+ */
+label: string, 
+/**
  * Root kind.
  */
 root_kind: RootKind, 

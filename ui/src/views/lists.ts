@@ -2,73 +2,22 @@
 import { h, replaceChildren } from '../dom';
 import { formatAgo, formatBytes, formatCount, baseName } from '../format';
 import { topUnattributed } from '../sort';
-import type {
-  AlertDto,
-  EvidenceKindDto,
-  RootDto,
-  RootStatus,
-  UnattributedDto,
-  UnattributedGroupDto,
-} from '../types';
+import type { AlertDto, RootDto, RootStatus, UnattributedDto } from '../types';
 
 /** How many unattributed entries the window lists. */
 export const UNATTRIBUTED_SHOWN = 8;
 
-/** How many groups of unattributed entries (unknown producers) the window lists. */
-export const GROUPS_SHOWN = 5;
-
-/** What each kind of evidence is called in a group's row. */
-const EVIDENCE_LABEL: Record<EvidenceKindDto, string> = {
-  'pid-in-name': 'pid in name',
-  'created-at-launch': 'created at launch',
-  held: 'held open',
-  'in-path': 'in path',
-};
+export { writerText } from './groups';
 
 /**
- * A group's writer as the window says it: the process holding a member (`written by bun (pid
- * 4242)`), else the strongest evidence (`pid in name: katago (28 of 30)`), or nothing.
- */
-export function writerText(group: UnattributedGroupDto): string {
-  const w = group.writers[0];
-  if (w) return `written by ${w.name || 'a process'} (pid ${w.pid})`;
-  const e = group.evidence[0];
-  return e ? `${EVIDENCE_LABEL[e.kind]}: ${e.name} (${e.agree} of ${e.total})` : '';
-}
-
-/** The list of unknown producers: one line per group of entries sharing a name shape. */
-function groupList(groups: readonly UnattributedGroupDto[], nowUnixSecs: number): HTMLElement {
-  const list = h('ul', { class: 'plain-list', 'aria-label': 'Unknown producers' });
-  for (const g of groups.slice(0, GROUPS_SHOWN)) {
-    const newest = g.newest_mtime == null ? '' : `newest ${formatAgo(g.newest_mtime, nowUnixSecs)}`;
-    const detail = [formatCount(g.items, 'item'), newest, writerText(g)].filter((t) => t).join(' · ');
-    list.appendChild(
-      h(
-        'li',
-        {
-          title: `${g.root}: ${g.examples.join(', ')}\nMake a rule: cachewatch rules add '${g.shape}' --id ID`,
-          class: 'group-row',
-          'data-testid': 'unattributed-group',
-        },
-        h('span', { class: 'item-name' }, g.shape),
-        h('span', { class: 'tag' }, g.root_kind),
-        h('span', { class: 'item-bytes' }, formatBytes(g.allocated_bytes)),
-        h('span', { class: 'item-detail' }, detail),
-      ),
-    );
-  }
-  return list;
-}
-
-/**
- * Renders the groups of unattributed entries (unknown producers, by name shape) and the top
- * unattributed entries that joined no group (those no rule claims) into `el`.
+ * Renders the groups of unattributed entries (unknown producers, by name shape: `groupParts`,
+ * from `renderGroups`) and the top unattributed entries that joined no group (those no rule
+ * claims) into `el`.
  */
 export function renderUnattributed(
   el: HTMLElement,
   entries: readonly UnattributedDto[],
-  groups: readonly UnattributedGroupDto[] = [],
-  nowUnixSecs = 0,
+  groupParts: readonly HTMLElement[] = [],
 ): void {
   const top = topUnattributed(entries, UNATTRIBUTED_SHOWN);
   const list = h('ul', { class: 'plain-list', 'aria-label': 'Unattributed entries' });
@@ -84,9 +33,7 @@ export function renderUnattributed(
     );
   }
   const parts: HTMLElement[] = [];
-  if (groups.length > 0) {
-    parts.push(h('h2', {}, 'Unknown producers'), groupList(groups, nowUnixSecs));
-  }
+  parts.push(...groupParts);
   parts.push(
     h('h2', {}, 'Unattributed'),
     top.length === 0 ? h('p', { class: 'empty' }, 'Nothing unclaimed of note.') : list,

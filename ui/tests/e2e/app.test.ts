@@ -7,7 +7,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { preview, type PreviewServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Command, CommandArgs, CommandResult, KeptItem, ReclaimPreview, Settings, Snapshot, UiState } from '../../src/types';
-import { fixtureSnapshot, NOW } from './fixture';
+import { fixtureSnapshot, groupSnapshot, NOW } from './fixture';
 
 /** The shell stand-in's handlers, typed by the generated command signatures. */
 type Handlers = { [C in Command]: (args: CommandArgs<C>) => CommandResult<C> | Promise<CommandResult<C>> };
@@ -230,6 +230,57 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     },
     dismiss_reclaim: () => null,
     window_shown: () => null,
+    // The engine's group actions on `__snapshot`: a preview with the members' figures (a group
+    // whose label holds an escaped byte is refused, as names that are not UTF-8 are); a rule
+    // written turns the group into a producer; an ignored shape leaves the groups.
+    preview_group_rule: ({ root, label }) => {
+      const snap = w.__snapshot as Snapshot;
+      const g = snap.unattributed_groups.find((x) => x.root === root && x.label === label);
+      if (!g) throw { code: 'group', message: `no group "${label}" in "${root}" now: look at the list again` };
+      const made = !label.includes('\\x');
+      return {
+        root, root_kind: g.root_kind, label, shape: g.shape, members: g.items,
+        allocated_bytes: g.allocated_bytes, apparent_bytes: g.apparent_bytes,
+        rule: made
+          ? { id: 'local-swc', name: `Unknown producer of ${g.shape}`, glob: 'swc-*', regex: '^swc-[0-9a-f-]{36}$',
+              toml: `[[producer]]\nid = "local-swc"\nname = "Unknown producer of ${g.shape}"\nroot = "temp"\nitem = "swc-*"\n` }
+          : null,
+        refused: made ? null : `the names of group "${g.shape}" are not UTF-8 text: no rule is made for it`,
+        claimed: made ? g.items : 0, wrongly_claimed: [], missed: [],
+      };
+    },
+    add_group_rule: ({ root, label, ruleId }) => {
+      const snap = structuredClone(w.__snapshot as Snapshot);
+      const g = snap.unattributed_groups.find((x) => x.root === root && x.label === label);
+      if (!g) throw { code: 'group', message: `no group "${label}" in "${root}" now: look at the list again` };
+      snap.unattributed_groups = snap.unattributed_groups.filter((x) => x !== g);
+      snap.producers.push({
+        ...snap.producers[1], id: ruleId, name: `Unknown producer of ${g.shape}`, kind: 'leak', reclaim: 'manual',
+        items: g.items, files: g.items, allocated_bytes: g.allocated_bytes, apparent_bytes: g.apparent_bytes,
+        reclaimable_bytes: 0, reclaimable_items: 0, top_items: [], evidence: [], notes: '',
+      });
+      w.__snapshot = snap;
+      setTimeout(() => (w.__emit as (e: string, p: unknown) => void)('snapshot', snap), 0);
+      return { id: ruleId, claimed: g.items, config: '/home/u/.config/cachewatch/config.toml' };
+    },
+    ignore_shape: ({ label, ignored }) => {
+      const snap = structuredClone(w.__snapshot as Snapshot);
+      const hidden = (w.__hiddenGroups ?? []) as Snapshot['unattributed_groups'];
+      if (ignored) {
+        hidden.push(...snap.unattributed_groups.filter((x) => x.label === label));
+        snap.unattributed_groups = snap.unattributed_groups.filter((x) => x.label !== label);
+        snap.ignored_shapes = [...snap.ignored_shapes, label];
+      } else {
+        if (!snap.ignored_shapes.includes(label)) throw { code: 'group', message: `shape "${label}" is not ignored` };
+        snap.unattributed_groups = [...snap.unattributed_groups, ...hidden.filter((x) => x.label === label)];
+        snap.ignored_shapes = snap.ignored_shapes.filter((x) => x !== label);
+      }
+      w.__hiddenGroups = hidden.filter((x) => snap.ignored_shapes.includes(x.label));
+      snap.hidden_groups = (w.__hiddenGroups as unknown[]).length;
+      w.__snapshot = snap;
+      setTimeout(() => (w.__emit as (e: string, p: unknown) => void)('snapshot', snap), 0);
+      return snap.ignored_shapes;
+    },
     get_settings: () => w.__settings as Settings,
     set_settings: ({ settings }) => {
       // The engine reads each size as typed (api::settings::with_size_texts); a bad one names its field.
@@ -769,6 +820,85 @@ describe('the window', () => {
     await expect.poll(() => page.getByTestId('total').textContent()).toBe('5.0 GiB');
     expect(await section.isVisible()).toBe(false);
     expect(await page.getByTestId('root-detail').first().textContent()).toBe('mount unknown · events · 0 rescans');
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('turns a group into a rule in two clicks: the engine\'s figures, then the producer', async () => {
+    const { context, page, errors } = await openApp('light', { snapshot: groupSnapshot() });
+    const groups = page.getByTestId('unattributed-group');
+    await expect.poll(() => groups.count()).toBe(2);
+    await groups.first().getByTestId('make-rule').click(); // 1
+    const dialog = page.locator('#rule-dialog');
+    await dialog.getByTestId('rule-claims').waitFor();
+    expect(await dialog.getByTestId('rule-claims').textContent()).toBe('Claims 24 items of 24 members, 96.0 KiB allocated, in /tmp.');
+    expect(await dialog.getByTestId('rule-id').textContent()).toBe('Producer local-swc: Unknown producer of swc-<uuid>/');
+    expect(await dialog.getByTestId('rule-toml').textContent()).toContain('item = "swc-*"');
+    mkdirSync(join(UI_DIR, 'screenshots'), { recursive: true });
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'make-rule.png') });
+    await dialog.locator('[data-key="rule-confirm"]').click(); // 2
+    await dialog.getByTestId('rule-added').waitFor();
+    expect(await dialog.getByTestId('rule-added').textContent()).toBe(
+      'Added producer local-swc (24 items) to /home/u/.config/cachewatch/config.toml.',
+    );
+    const sent = (await calls(page)).filter(([c]) => c === 'preview_group_rule' || c === 'add_group_rule');
+    expect(sent).toEqual([
+      ['preview_group_rule', { root: '/tmp', label: 'swc-<uuid>/' }],
+      ['add_group_rule', { root: '/tmp', label: 'swc-<uuid>/', ruleId: 'local-swc', regex: '^swc-[0-9a-f-]{36}$' }],
+    ]);
+    // The group shows as a producer now, with the group's figures.
+    await expect.poll(() => groups.count()).toBe(1);
+    await expect.poll(() => page.locator('#producers .row-name').allTextContents()).toContain('Unknown producer of swc-<uuid>/');
+    await dialog.locator('[data-key="rule-done"]').click();
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
+    // A group whose names are not text: the engine's refusal, and nothing to confirm.
+    await groups.first().getByTestId('make-rule').click();
+    await dialog.getByTestId('rule-blocked').waitFor();
+    expect(await dialog.getByTestId('rule-blocked').textContent()).toBe(
+      'the names of group "odd\\xff-<uuid>/" are not UTF-8 text: no rule is made for it',
+    );
+    expect(await dialog.locator('[data-key="rule-confirm"]').count()).toBe(0);
+    await dialog.locator('[data-key="rule-cancel"]').click();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('opens a group to its details, ignores its shape and shows it again', async () => {
+    const { context, page, errors } = await openApp('light', { snapshot: groupSnapshot() });
+    const groups = page.getByTestId('unattributed-group');
+    await expect.poll(() => groups.count()).toBe(2);
+    await page.locator('[data-key^="group-/tmp"]').first().click();
+    const details = page.getByTestId('group-details');
+    await details.waitFor();
+    const text = await details.textContent();
+    expect(text).toContain('24 items · 96.0 KiB allocated · 59.6 KiB apparent · oldest 3 d ago · newest 10 min ago');
+    expect(text).toContain('swc-00000001-1a2b-4c3d-8e9f-000000001eef');
+    expect(text).toContain('pid in name: swc (22 of 24, 20 orphans) · last seen 2 h ago · /usr/local/bin/swc');
+    await page.locator('#unattributed').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'group-details.png') });
+    await groups.first().getByTestId('ignore-shape').click();
+    await expect.poll(() => groups.count()).toBe(1);
+    expect(await page.getByTestId('ignored').locator('summary').textContent()).toBe('Ignored shapes (1)');
+    await page.getByTestId('ignored').locator('summary').click();
+    expect(await page.getByTestId('ignored-shape').allTextContents()).toEqual(['swc-<uuid>/Show again']);
+    await page.getByTestId('unignore-shape').click();
+    await expect.poll(() => groups.count()).toBe(2);
+    expect(await page.getByTestId('ignored').count()).toBe(0);
+    expect((await calls(page)).filter(([c]) => c === 'ignore_shape')).toEqual([
+      ['ignore_shape', { label: 'swc-<uuid>/', ignored: true }],
+      ['ignore_shape', { label: 'swc-<uuid>/', ignored: false }],
+    ]);
+    // The engine no longer has the group (gone since the last snapshot): its error, as it says it.
+    await page.evaluate(() => {
+      const w = window as unknown as { __snapshot: Snapshot };
+      w.__snapshot = { ...w.__snapshot, unattributed_groups: [] };
+    });
+    await groups.first().getByTestId('make-rule').click();
+    const dialog = page.locator('#rule-dialog');
+    await dialog.getByTestId('rule-error').waitFor();
+    expect(await dialog.getByTestId('rule-error').textContent()).toBe('no group "odd\\xff-<uuid>/" in "/tmp" now: look at the list again');
+    await page.keyboard.press('Escape');
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
     expect(errors).toEqual([]);
     await context.close();
   });

@@ -29,6 +29,8 @@ export function fixtureSnapshot(): Snapshot {
     total_growth: { bytes: 1288490189 + 50 * MIB, items: 4001, span_secs: 86400 },
     unexplained_growth: [],
     unattributed_groups: [],
+    hidden_groups: 0,
+    ignored_shapes: [],
     live_at_unix_secs: NOW,
     stopped: null,
     roots: [
@@ -86,4 +88,44 @@ export function fixtureSnapshot(): Snapshot {
     errors: [],
     auto_reclaim: { enabled: false, progress: null, rules: [], reclaimed: [] },
   };
+}
+
+/**
+ * The fixture with two unknown producers in /tmp: `swc-<uuid>/` (24 members, 96 KiB, a writer
+ * named by pid-in-name evidence) and `odd\xff-<uuid>/`, whose names are not UTF-8 (no rule).
+ */
+export function groupSnapshot(): Snapshot {
+  const snap = fixtureSnapshot();
+  const base = {
+    root_kind: 'temp' as const,
+    root: '/tmp',
+    oldest_mtime: NOW - 3 * 86400,
+    newest_mtime: NOW - 600,
+    writers: [],
+  };
+  snap.unattributed_groups = [
+    {
+      ...base,
+      shape: 'swc-<uuid>/',
+      label: 'swc-<uuid>/',
+      items: 24,
+      allocated_bytes: 96 * 1024,
+      apparent_bytes: 61_000,
+      examples: ['swc-00000000-1a2b-4c3d-8e9f-000000000000', 'swc-00000001-1a2b-4c3d-8e9f-000000001eef'],
+      evidence: [
+        { kind: 'pid-in-name', name: 'swc', exe: '/usr/local/bin/swc', app: null, agree: 22, total: 24, orphans: 20, alive: false, last_seen_unix_secs: NOW - 7200 },
+      ],
+    },
+    {
+      ...base,
+      shape: 'odd\\xff-<uuid>/',
+      label: 'odd\\xff-<uuid>/',
+      items: 21,
+      allocated_bytes: 84 * 1024,
+      apparent_bytes: 50_000,
+      examples: ['odd\ufffd-00000000-1a2b-4c3d-8e9f-000000000000'],
+      evidence: [],
+    },
+  ];
+  return snap;
 }

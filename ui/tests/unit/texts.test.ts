@@ -146,6 +146,7 @@ describe('writerText', () => {
     evidence: UnattributedGroupDto['evidence'] = [],
   ): UnattributedGroupDto => ({
     shape: '.<hex16>-<digits8>.dylib',
+    label: '.<hex16>-<digits8>.dylib',
     root_kind: 'temp',
     root: '/tmp',
     items: 81653,

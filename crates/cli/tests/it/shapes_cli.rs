@@ -566,3 +566,50 @@ fn a_group_of_names_with_a_bang_becomes_a_rule() {
     assert_eq!(p["items"], 21);
     assert_eq!(p["allocated_bytes"], du::allocated(&members));
 }
+
+/// `rules ignore` keeps a shape label in `[groups] ignore` (comments kept, a label naming a byte
+/// that is not UTF-8 kept as its `\xNN` text); `rules unignore` removes it, and refuses a label
+/// the list does not hold, writing nothing.
+#[test]
+fn ignore_and_unignore_keep_the_shape_in_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let before = "# my settings, keep this comment\n[reclaim]\nolder_than = \"3d\" # three days\n";
+    std::fs::write(&config, before).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cachewatch"))
+            .arg("--config")
+            .arg(&config)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(args)
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let ignored = |text: &str| -> Vec<String> {
+        cachewatch::config::parse(text, &config)
+            .unwrap()
+            .groups
+            .ignore
+    };
+    assert_eq!(run(&["rules", "ignore", "pbx<rand8>/"]).0, 0);
+    assert_eq!(run(&["rules", "ignore", "\\xff-<rand8>/"]).0, 0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with(before), "{text}");
+    assert_eq!(ignored(&text), ["pbx<rand8>/", "\\xff-<rand8>/"]);
+
+    let (code, err) = run(&["rules", "unignore", "\u{fffd}-<rand8>/"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is not ignored"), "{err}");
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), text);
+
+    assert_eq!(run(&["rules", "unignore", "pbx<rand8>/"]).0, 0);
+    let text = std::fs::read_to_string(&config).unwrap();
+    assert!(text.starts_with(before), "{text}");
+    assert_eq!(ignored(&text), ["\\xff-<rand8>/"]);
+}

@@ -82,19 +82,19 @@ impl ShapeGroup {
         self.shape.matches(name.as_bytes(), dir)
     }
 
-    /// The group as shown and as `rules add` takes it: its shape, written `<dir>/<shape>` for a
-    /// group one level down (the dir's bytes as [`Shape`]'s `Display` writes literals: `\xff`
-    /// for a byte that is not UTF-8).
-    pub fn label(&self) -> String {
-        self.label_of(&self.shape)
+    /// The group as shown (`scan`'s and the snapshot's `shape`) and as `rules add` takes it: its
+    /// shape, written `<dir>/<shape>` for a group one level down (the dir's bytes as [`Shape`]'s
+    /// `Display` writes literals: `\xff` for a byte that is not UTF-8).
+    pub fn shown(&self) -> String {
+        self.shown_of(&self.shape)
     }
 
-    /// [`ShapeGroup::label`] with the shape the members were collected under.
-    pub fn key_label(&self) -> String {
-        self.label_of(&self.key)
+    /// [`ShapeGroup::shown`] with the shape the members were collected under.
+    pub fn key_shown(&self) -> String {
+        self.shown_of(&self.key)
     }
 
-    fn label_of(&self, shape: &Shape) -> String {
+    fn shown_of(&self, shape: &Shape) -> String {
         match &self.within {
             Some(dir) => {
                 let lit = Shape {
@@ -104,6 +104,23 @@ impl ShapeGroup {
                 format!("{lit}/{shape}")
             }
             None => shape.to_string(),
+        }
+    }
+
+    /// The group's label: [`Shape::label`], written `<dir>/<label>` for a group one level down
+    /// with the dir's bytes escaped the same way (`\xNN` for a byte that is not UTF-8, `\\`
+    /// for a backslash), so two groups of different bytes never share a label. What names a
+    /// group over IPC and in `[groups] ignore`.
+    pub fn label(&self) -> String {
+        match &self.within {
+            Some(dir) => {
+                let mut out = String::new();
+                super::push_escaped(&mut out, dir.as_bytes());
+                out.push('/');
+                out.push_str(&self.shape.label());
+                out
+            }
+            None => self.shape.label(),
         }
     }
 }

@@ -86,7 +86,7 @@ pub enum RuleError {
 /// catalogue matches such names on a lossy rendering); [`RuleError::Invalid`] when the glob or
 /// regex made would not compile.
 pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Result<Rule, RuleError> {
-    let shape = group.label();
+    let shape = group.shown();
     // The dir a group one level down lies in is part of the rule's glob: it must be text too.
     let within = match &group.within {
         Some(w) => match w.to_str().filter(|t| !t.contains('\u{FFFD}')) {

@@ -301,7 +301,7 @@ fn names_that_are_not_utf8_group_by_bytes_one_level_down_and_get_no_rule() {
         match rule_for(RootKind::Other, &g.group, &opts) {
             Err(e @ RuleError::NotText { .. }) => {
                 let text = e.to_string();
-                assert!(text.contains(&format!("{:?}", g.group.label())), "{text}");
+                assert!(text.contains(&format!("{:?}", g.group.shown())), "{text}");
                 assert!(text.contains("no rule is made"), "{text}");
             }
             other => panic!("{}: {other:?}", g.group.label()),

@@ -77,7 +77,11 @@ pub fn with_rule(path: &Path, rule: &Rule) -> Result<(String, Catalogue), ApiErr
 }
 
 /// `text` (the config file `path`) with `rule` appended, and the catalogue it gives.
-fn with_rule_text(path: &Path, text: &str, rule: &Rule) -> Result<(String, Catalogue), ApiError> {
+pub(crate) fn with_rule_text(
+    path: &Path,
+    text: &str,
+    rule: &Rule,
+) -> Result<(String, Catalogue), ApiError> {
     let new_text = append_rule(text, rule).map_err(|message| ApiError::ConfigEdit {
         path: path.to_path_buf(),
         message,

@@ -23,6 +23,83 @@ pub struct Locations {
 /// Errors of the engine API.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
+    /// No config file to write into (no home dir and no `--config`).
+    #[error("no config file to write into: start with --config PATH or set CACHEWATCH_CONFIG")]
+    NoConfigFile,
+    /// No group of that label in that root among the groups the monitor shows now.
+    #[error("no group {label:?} in {root:?} now: it is gone, hidden, or no longer among the largest groups; look at the list again")]
+    NoGroup {
+        /// The root, as given.
+        root: String,
+        /// The shape label, as given.
+        label: String,
+    },
+    /// The group cannot make a rule (names that are not text).
+    #[error(transparent)]
+    GroupRule(#[from] crate::shapes::RuleError),
+    /// A rule id that is not lowercase words and dashes.
+    #[error("{id:?} is not a producer id: use lowercase letters a-z, digits and single dashes between words, e.g. \"my-app-temp\"")]
+    BadRuleId {
+        /// The id given.
+        id: String,
+    },
+    /// A rule id a built-in rule has (a user rule of that id would replace it).
+    #[error("producer id {id:?} is a built-in rule's; choose another id")]
+    RuleIdTaken {
+        /// The id given.
+        id: String,
+    },
+    /// The rule would claim entries of the root that are not in the group.
+    #[error("the rule for {label:?} would also claim {names:?} in {root:?}, which are not in the group; nothing written (write the rule by hand with a narrower name_regex)")]
+    RuleWouldClaim {
+        /// The group's shape label.
+        label: String,
+        /// The root.
+        root: PathBuf,
+        /// What it would claim besides (at most 20).
+        names: Vec<String>,
+    },
+    /// The rule would not claim every member of the group.
+    #[error("the rule for {label:?} would miss the members {names:?}; nothing written")]
+    RuleWouldMiss {
+        /// The group's shape label.
+        label: String,
+        /// The members missed (at most 20).
+        names: Vec<String>,
+    },
+    /// The group's rule is no longer the one previewed (its members changed shape).
+    #[error("the group {label:?} changed since its preview (its rule would now match {regex:?}); nothing written: make the rule again")]
+    GroupChanged {
+        /// The group's shape label.
+        label: String,
+        /// The regex its rule has now.
+        regex: String,
+    },
+    /// A root cannot be listed (to check a rule).
+    #[error("cannot list {root:?} to check the rule: {source}")]
+    ListRoot {
+        /// The root.
+        root: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An empty shape label.
+    #[error(
+        "no shape given: pass the group's shape as `cachewatch scan` prints it, e.g. 'tmp<rand8>/'"
+    )]
+    EmptyLabel,
+    /// A shape label to show again that is not ignored.
+    #[error("shape {label:?} is not ignored ([groups] ignore does not list it); nothing changed")]
+    NotIgnored {
+        /// The label given.
+        label: String,
+    },
+    /// The monitor could not do what was asked.
+    #[error(transparent)]
+    Monitor(#[from] crate::monitor::MonitorError),
+    /// A blocking job failed (a panic).
+    #[error("a background job failed: {0}")]
+    Job(String),
     /// The config file cannot be read or is invalid (names the file and the line).
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -317,6 +394,7 @@ impl Session {
         opts.process_watch = cfg.process_watch.clone();
         opts.protected = self.protected_paths();
         opts.auto_reclaim = self.config.auto_reclaim(&opts.catalogue)?;
+        opts.ignored_shapes = cfg.groups.ignore.clone();
         match self.db_path() {
             Ok(p) => opts.db_path = Some(p),
             Err(e) => tracing::warn!("running without history: {e}"),

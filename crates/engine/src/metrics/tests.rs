@@ -136,6 +136,8 @@ fn families_have_help_type_unit_and_escaped_labels_and_end_with_eof() {
         }],
         producers: Vec::new(),
         unattributed_groups: Vec::new(),
+        hidden_groups: 0,
+        ignored_shapes: Vec::new(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         errors: Vec::new(),

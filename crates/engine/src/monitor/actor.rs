@@ -360,10 +360,12 @@ impl Actor {
         let now = self.opts.clock.now();
         let started = Instant::now();
         let history = self.provenance.history();
+        let ignored = self.opts.ignored_shapes.clone();
         // The chunks' temporaries are gone after the job: their pages are returned.
         let res = self
             .with_roots(move |roots| {
-                let mut a = Figures::compute(roots, &catalogue, threshold, protected, now);
+                let mut a =
+                    Figures::compute(roots, &catalogue, threshold, protected, &ignored, now);
                 a.add_evidence(roots, &super::provenance::lock(&history));
                 a
             })
@@ -429,6 +431,7 @@ impl Actor {
             now: self.opts.clock.now(),
             auto: self.auto.dto(),
             notices: &self.opts.notices,
+            ignored_shapes: &self.opts.ignored_shapes,
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }

@@ -77,6 +77,8 @@ pub fn empty_snapshot(opts: &MonitorOptions) -> Snapshot {
         roots: Vec::new(),
         producers: Vec::new(),
         unattributed_groups: Vec::new(),
+        hidden_groups: 0,
+        ignored_shapes: opts.ignored_shapes.clone(),
         unattributed: Vec::new(),
         alerts: Vec::new(),
         crash_groups: Vec::new(),
@@ -103,6 +105,8 @@ pub struct Inputs<'a> {
     pub auto: crate::autoreclaim::AutoReclaimDto,
     /// [`MonitorOptions::notices`].
     pub notices: &'a [String],
+    /// [`MonitorOptions::ignored_shapes`].
+    pub ignored_shapes: &'a [String],
 }
 
 /// Builds the snapshot: per root totals and volume space, per producer totals with growth,
@@ -254,6 +258,8 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         roots,
         producers,
         unattributed_groups: inp.figures.groups.iter().map(group_dto).collect(),
+        hidden_groups: inp.figures.hidden_groups,
+        ignored_shapes: inp.ignored_shapes.to_vec(),
         unattributed,
         alerts: inp.recorder.recent_alerts(),
         crash_groups: inp.recorder.crash_groups(),
@@ -297,7 +303,8 @@ fn reclaim_word(r: crate::catalogue::ReclaimMode) -> &'static str {
 /// What the snapshot shows of a group of unattributed entries.
 fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
-        shape: g.group.label(),
+        shape: g.group.shown(),
+        label: g.group.label(),
         root_kind: g.root_kind.as_str().to_owned(),
         root: g.root.to_string_lossy().into_owned(),
         items: g.group.items,

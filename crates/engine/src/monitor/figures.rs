@@ -59,6 +59,8 @@ pub struct Figures {
     /// The unattributed entries grouped by name shape, with their writers (largest first, at
     /// most [`GROUPS_SHOWN`]).
     pub groups: Vec<GroupFigures>,
+    /// Groups left out for their shape label being ignored (config `[groups] ignore`).
+    pub hidden_groups: u64,
     /// What the computation asked the process table (and the open files and mounts under the
     /// roots): while these answers hold, the inventory is unchanged and no item crossed the
     /// threshold, a new computation gives the same figures.
@@ -101,6 +103,7 @@ impl PartialEq for Figures {
         self.producers == other.producers
             && self.next_crossing == other.next_crossing
             && self.groups == other.groups
+            && self.hidden_groups == other.hidden_groups
     }
 }
 
@@ -112,12 +115,22 @@ pub const GROUPS_SHOWN: usize = 20;
 const WRITERS_PER_GROUP: usize = 3;
 
 /// The groups of every root, largest allocated first, at most [`GROUPS_SHOWN`], each with the
-/// processes of `probe` (refreshed) writing into it.
-fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigures> {
+/// processes of `probe` (refreshed) writing into it; those whose shape label is in `ignored` are
+/// left out (and counted: the second value).
+fn shape_groups(
+    roots: &[RootState],
+    probe: &dyn ProcessProbe,
+    ignored: &[String],
+) -> (Vec<GroupFigures>, u64) {
     let mut all: Vec<(&RootState, ShapeGroup)> = roots
         .iter()
         .flat_map(|st| st.shape_groups().groups.into_iter().map(move |g| (st, g)))
         .collect();
+    let before = all.len();
+    if !ignored.is_empty() {
+        all.retain(|(_, g)| !ignored.contains(&g.label()));
+    }
+    let hidden = (before - all.len()) as u64;
     all.sort_by(|a, b| {
         b.1.measure
             .allocated_bytes
@@ -126,7 +139,8 @@ fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigur
             .then_with(|| a.1.label().cmp(&b.1.label()))
     });
     all.truncate(GROUPS_SHOWN);
-    all.into_iter()
+    let shown = all
+        .into_iter()
         .map(|(st, group)| {
             let writers = shapes::writers(probe, &st.root.canonical, &[&group], WRITERS_PER_GROUP)
                 .into_iter()
@@ -140,7 +154,8 @@ fn shape_groups(roots: &[RootState], probe: &dyn ProcessProbe) -> Vec<GroupFigur
                 evidence: Vec::new(),
             }
         })
-        .collect()
+        .collect();
+    (shown, hidden)
 }
 
 /// Claimed items handed out at a time to a plan (the monitor's default `plan_chunk`): bounds its
@@ -194,12 +209,13 @@ impl Figures {
         catalogue: &Catalogue,
         threshold: Duration,
         protected: Vec<PathBuf>,
+        ignored: &[String],
         now: SystemTime,
     ) -> Figures {
         // Only open files under the roots matter: a neighbour's thousands of mappings elsewhere
         // are never collected.
         let probe = SystemProbe::under(roots.iter().map(|st| st.root.canonical.clone()));
-        Figures::compute_with(roots, catalogue, threshold, protected, &probe, now)
+        Figures::compute_with(roots, catalogue, threshold, protected, ignored, &probe, now)
     }
 
     /// [`Figures::compute`] against `probe` (refreshed once, before any lookup).
@@ -208,6 +224,7 @@ impl Figures {
         catalogue: &Catalogue,
         threshold: Duration,
         protected: Vec<PathBuf>,
+        ignored: &[String],
         probe: &dyn ProcessProbe,
         now: SystemTime,
     ) -> Figures {
@@ -218,7 +235,7 @@ impl Figures {
         probe.refresh();
         let root_paths: Vec<PathBuf> = roots.iter().map(|st| st.root.canonical.clone()).collect();
         let recording = guards::Recording::new(probe);
-        out.groups = shape_groups(roots, &recording);
+        (out.groups, out.hidden_groups) = shape_groups(roots, &recording, ignored);
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))

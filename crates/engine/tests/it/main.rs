@@ -9,6 +9,7 @@ mod crash;
 mod crash_faults_panics;
 mod crash_shapes;
 mod crash_written;
+mod group_actions;
 mod growth_observed;
 mod history;
 mod history_races;

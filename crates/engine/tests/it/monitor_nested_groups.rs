@@ -1,6 +1,7 @@
 //! A leak one level down in the live monitor: `tool-out/<ISO time>/` x 40 reaches the snapshot as
 //! one group labelled `tool-out/<shape>` (hand count, `du`'s bytes of the members, the process
-//! working in a member as its writer), and grows when the tool writes more runs, without a rescan.
+//! working in a member as its writer), grows when the tool writes more runs, without a rescan,
+//! and "Make a rule" on it writes a `tool-out/<glob>` rule whose producer has exactly its members.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,6 +10,7 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cachewatch::api::groups;
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::{MonitorState, Snapshot, UnattributedGroupDto};
 use cachewatch::{Catalogue, Root, RootKind};
@@ -61,7 +63,7 @@ async fn wait_for(m: &MonitorHandle, what: &str, ok: impl Fn(&Snapshot) -> bool)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_one_level_down_is_in_the_snapshot_and_grows_without_a_rescan() {
     let dir = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("root");
     let out = root.join("tool-out");
     let mut members: Vec<PathBuf> = (0..40).map(|i| run(&out, i)).collect();
     // Ordinary words in a sibling: no group there.
@@ -120,6 +122,32 @@ async fn a_group_one_level_down_is_in_the_snapshot_and_grows_without_a_rescan() 
         s.roots[0].rescans, 0,
         "seen through a re-measure, not a rescan"
     );
+    let g = group(&s).unwrap().clone();
+    assert_eq!(g.label, g.shape);
+
+    // "Make a rule" on it: the engine's check counts the 50 members, the rule's glob is inside
+    // tool-out; written, the monitor shows a producer of exactly those items and bytes.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "# mine\n").unwrap();
+    let p = groups::preview_group_rule(&m, Some(&config), &g.root, &g.label)
+        .await
+        .unwrap();
+    assert_eq!(p.refused, None, "{p:?}");
+    assert_eq!(p.claimed, 50);
+    assert!(p.is_exact(), "{p:?}");
+    let rule = p.rule.clone().unwrap();
+    assert!(rule.glob.starts_with("tool\\-out/2026"), "{}", rule.glob);
+    let added = groups::add_group_rule(&m, Some(&config), &g.root, &g.label, &rule.id, &rule.regex)
+        .await
+        .unwrap();
+    assert_eq!(added.claimed, 50);
+    let s = wait_for(&m, "the producer", |s| {
+        s.producers.iter().any(|p| p.id == rule.id && p.items == 50)
+    })
+    .await;
+    let prod = s.producers.iter().find(|p| p.id == rule.id).unwrap();
+    assert_eq!(prod.allocated_bytes, du::allocated(&members));
+    assert!(group(&s).is_none(), "{:?}", s.unattributed_groups);
     drop(writer);
     m.shutdown().await;
 }

@@ -31,6 +31,31 @@ impl Actor {
                 self.after_update(false).await;
                 send(reply, Ok(()));
             }
+            Command::SetCatalogue(catalogue, reply) => {
+                self.opts.catalogue = catalogue;
+                for i in 0..self.roots.len() {
+                    self.debounce.forget(i);
+                    self.rescan_root(i).await;
+                }
+                self.refresh_figures().await;
+                self.after_update(false).await;
+                send(reply, Ok(()));
+            }
+            Command::SetIgnoredShapes(labels, reply) => {
+                self.opts.ignored_shapes = labels;
+                self.refresh_figures().await;
+                self.publish();
+                send(reply, Ok(()));
+            }
+            Command::Group { root, label, reply } => {
+                let found = self
+                    .figures
+                    .groups
+                    .iter()
+                    .find(|g| g.root.to_string_lossy() == root && g.group.label() == label)
+                    .cloned();
+                send(reply, Ok(found));
+            }
             Command::SetPaused(paused, reply) => {
                 self.paused = paused;
                 if paused {

@@ -156,7 +156,7 @@ impl Recorder {
                         to: now,
                     });
                 GroupInput {
-                    shape: g.group.label(),
+                    shape: g.group.shown(),
                     root: g.root.display().to_string(),
                     allocated_bytes: bytes,
                     items,
