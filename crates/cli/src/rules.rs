@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _};
 use cachewatch::api::catalogue::{ReclaimMode, Rule};
 use cachewatch::api::groups::{self, GroupSource};
 use cachewatch::api::rules::Evidence;
-use cachewatch::api::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use cachewatch::api::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::api::shapes;
 use serde::Serialize;
 
@@ -111,7 +111,7 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
     let progress = ScanProgress::new();
     let mut tally = Tally::new(0);
     for root in &roots {
-        scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item));
+        scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f));
     }
     let groups = tally.unattributed_groups();
     let writers = cachewatch::api::rules::writers_now(&groups);
@@ -179,7 +179,7 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         let doc: Vec<SuggestionJson> = out
             .into_iter()
             .map(|(f, p)| SuggestionJson {
-                shape: f.group.group.shape.to_string(),
+                shape: f.group.group.shown(),
                 root_kind: f.group.root_kind.to_string(),
                 root: f.group.root.display().to_string(),
                 items: f.group.group.items,
@@ -211,7 +211,7 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
                 writeln!(
                     stdout,
                     "# {} in {} ({} items, {}): {e}\n",
-                    f.group.group.shape,
+                    f.group.group.shown(),
                     f.group.root.display(),
                     f.group.group.items,
                     bytes(f.group.group.measure.allocated_bytes),
@@ -222,11 +222,11 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         writeln!(
             stdout,
             "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
-            f.group.group.shape,
+            f.group.group.shown(),
             f.group.root.display(),
             f.group.group.items,
             bytes(f.group.group.measure.allocated_bytes),
-            f.group.group.shape,
+            f.group.group.shown(),
             rule.id
         )?;
         if !p.is_exact() {
@@ -270,17 +270,15 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
     let matching: Vec<&Found> = found
         .iter()
         .filter(|f| {
-            f.group.group.shape.to_string() == args.shape
-                || f.group.group.key.to_string() == args.shape
+            f.group.group.shown() == args.shape
+                || f.group.group.key_shown() == args.shape
+                || f.group.group.label() == args.shape
         })
         .collect();
     let f = match matching.as_slice() {
         [one] => *one,
         [] => {
-            let shapes: Vec<String> = found
-                .iter()
-                .map(|f| f.group.group.shape.to_string())
-                .collect();
+            let shapes: Vec<String> = found.iter().map(|f| f.group.group.shown()).collect();
             bail!(
                 "no group of shape {:?} in the roots scanned (groups: {}); `cachewatch scan` lists them",
                 args.shape,

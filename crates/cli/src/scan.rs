@@ -12,7 +12,9 @@ use cachewatch::api::process::ProcessProbe;
 use cachewatch::api::process::{self as provenance, evidence_dto, group_evidence, ProcessHistory};
 use cachewatch::api::roots::Root;
 use cachewatch::api::scan::GroupMember;
-use cachewatch::api::scan::{scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally};
+use cachewatch::api::scan::{
+    scan_root_each_found, with_scan_threads, RootSummary, ScanProgress, Tally,
+};
 use cachewatch::api::scan::{IssueKind, Measure, ScanIssue};
 use cachewatch::api::shapes::{self, ShapeGroup, Writer};
 use serde::Serialize;
@@ -131,7 +133,8 @@ pub struct UnattributedJson {
 #[derive(Debug, Serialize)]
 pub struct UnattributedGroupJson {
     /// The shape: placeholders for the random or counted runs, `/` at the end for dirs
-    /// (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`).
+    /// (`tmp<rand8>/`, `.<hex16>-<digits8>.dylib`); `<dir>/<shape>` for a group of the entries of
+    /// a top-level dir (`out/run-<digits4>/`).
     pub shape: String,
     /// The kind of its root.
     pub root_kind: String,
@@ -194,7 +197,9 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let mut scan = || -> Vec<RootSummary> {
         roots
             .iter()
-            .map(|root| scan_root_each(root, &catalogue, &progress, |item| tally.add(root, &item)))
+            .map(|root| {
+                scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f))
+            })
             .collect()
     };
     let summaries = match args.threads {
@@ -252,25 +257,36 @@ const WRITERS_PER_GROUP: usize = 3;
 /// instead; a one-shot scan keeps no subtree times per member).
 fn group_members(root: &Path, groups: &[&ShapeGroup]) -> Vec<Vec<GroupMember>> {
     let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return out;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Ok(md) = entry.metadata() else {
+    // The top level for groups of top-level entries, and each dir a group one level down lies in.
+    let mut dirs: Vec<Option<&std::ffi::OsStr>> =
+        groups.iter().map(|g| g.within.as_deref()).collect();
+    dirs.sort();
+    dirs.dedup();
+    for within in dirs {
+        let dir = within.map_or_else(|| root.to_path_buf(), |w| root.join(w));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
-        let Some(gi) = groups.iter().position(|g| g.contains(&name, md.is_dir())) else {
-            continue;
-        };
-        if out[gi].len() >= provenance::MEMBERS_LOOKED_AT {
-            continue;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Ok(md) = entry.metadata() else {
+                continue;
+            };
+            let Some(gi) = groups
+                .iter()
+                .position(|g| g.within.as_deref() == within && g.contains(&name, md.is_dir()))
+            else {
+                continue;
+            };
+            if out[gi].len() >= provenance::MEMBERS_LOOKED_AT {
+                continue;
+            }
+            out[gi].push(GroupMember {
+                path: entry.path(),
+                name,
+                born: md.created().or_else(|_| md.modified()).ok(),
+            });
         }
-        out[gi].push(GroupMember {
-            path: entry.path(),
-            name,
-            born: md.created().or_else(|_| md.modified()).ok(),
-        });
     }
     out
 }
@@ -322,7 +338,7 @@ fn groups_json(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<Unattribu
         .zip(writers)
         .zip(evidence)
         .map(|((g, w), evidence)| UnattributedGroupJson {
-            shape: g.group.shape.to_string(),
+            shape: g.group.shown(),
             root_kind: g.root_kind.to_string(),
             root: g.root.display().to_string(),
             items: g.group.items,

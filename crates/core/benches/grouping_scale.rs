@@ -10,6 +10,10 @@
 //! once handing it to a counter only. The difference is what grouping costs. Prints the best wall
 //! time of each, the heap at its peak above the tree's own (a counting allocator), and the groups
 //! found.
+//!
+//! Then the same entries one level down, all inside one top-level dir `out/`: a scan with a
+//! tally, with and without grouping the children of unattributed top-level dirs
+//! ([`scan_root_each_found`]), the difference being what grouping one level down costs.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -17,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cachewatch_core::roots::RootKind;
-use cachewatch_core::scan::{scan_root_each, ScanProgress, Tally};
+use cachewatch_core::scan::{scan_root_each, scan_root_each_found, ScanProgress, Tally};
 use cachewatch_core::{Catalogue, Root};
 use cachewatch_testkit::heap;
 
@@ -202,6 +206,29 @@ fn scan(
     (wall, peak, seen, groups)
 }
 
+/// One scan of a root whose entries lie in `out/`, with a tally; `nested`: grouping the
+/// children of unattributed top-level dirs too. Wall time, peak heap above the start, and the
+/// label and size of the largest group found.
+fn scan_nested(root: &Root, catalogue: &Catalogue, nested: bool) -> (Duration, isize, String) {
+    let base = heap::mark();
+    let progress = ScanProgress::new();
+    let started = Instant::now();
+    let mut tally = Tally::new(10);
+    if nested {
+        scan_root_each_found(root, catalogue, &progress, |f| tally.add_found(root, &f));
+    } else {
+        scan_root_each(root, catalogue, &progress, |item| tally.add(root, &item));
+    }
+    let groups = tally.unattributed_groups();
+    let wall = started.elapsed();
+    let peak = heap::peak() - base;
+    let largest = groups.iter().max_by_key(|g| g.group.items).map_or_else(
+        || "none".to_owned(),
+        |g| format!("{} x {}", g.group.shown(), g.group.items),
+    );
+    (wall, peak, largest)
+}
+
 fn main() {
     let entries = env("GROUPING_ENTRIES", 100_000);
     let runs = env("GROUPING_RUNS", 3).max(1);
@@ -271,5 +298,45 @@ fn main() {
         "grouping alone (the {} items handed to a tally, no I/O): {alone:?}, {:.0} ns per item",
         items.len(),
         alone.as_nanos() as f64 / items.len().max(1) as f64
+    );
+
+    // One level down: the same entries inside `out/`.
+    let tree = tempfile::Builder::new()
+        .prefix("grouping-nested-")
+        .tempdir_in(std::env::var_os("GROUPING_DIR").map_or_else(std::env::temp_dir, Into::into))
+        .expect("a temp dir for the tree");
+    let out = tree.path().join("out");
+    std::fs::create_dir(&out).expect("out/");
+    let made = build(&out, entries);
+    let root = Root::new(RootKind::Temp, tree.path()).expect("the tree is a root");
+    let mut best = [
+        (Duration::MAX, 0isize, String::new()),
+        (Duration::MAX, 0, String::new()),
+    ];
+    for run in 0..runs {
+        let order = if run % 2 == 0 { [1, 0] } else { [0, 1] };
+        for k in order {
+            let (wall, peak, largest) = scan_nested(&root, &catalogue, k == 1);
+            best[k].0 = best[k].0.min(wall);
+            best[k].1 = best[k].1.max(peak);
+            best[k].2 = largest;
+        }
+    }
+    println!("one level down: {made} entries in out/; best of {runs} runs");
+    for (k, what) in [
+        (0, "without nested grouping"),
+        (1, "with nested grouping   "),
+    ] {
+        println!(
+            "scan {what} {:?}, peak heap {:.2} MiB, largest group {}",
+            best[k].0,
+            mib(best[k].1),
+            best[k].2
+        );
+    }
+    println!(
+        "nested grouping adds {:+.1}% wall time and {:+.2} MiB peak heap",
+        (best[1].0.as_secs_f64() / best[0].0.as_secs_f64() - 1.0) * 100.0,
+        mib(best[1].1 - best[0].1)
     );
 }

@@ -39,7 +39,8 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 
 pub use group::{
-    Grouped, Grouper, Lone, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
+    Grouped, Grouper, Lone, Nested, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS,
+    MAX_SHAPES, NESTED_MAX_SHAPES, NESTED_NAME_BUDGET,
 };
 pub use rule::{
     check_rule, owner_from, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions,
@@ -90,6 +91,20 @@ impl fmt::Display for Shape {
             f.write_str("/")?;
         }
         Ok(())
+    }
+}
+
+/// Appends `text` to the glob `out` as literal text: each glob metacharacter (`*?[]{}\\` and
+/// `!`, `,`, `-`, which mean something inside a class or braces) escaped with a backslash.
+pub(crate) fn glob_escape(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if matches!(
+            c,
+            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
     }
 }
 
@@ -169,17 +184,7 @@ impl Shape {
         let mut out = String::new();
         for p in &self.parts {
             match p {
-                Part::Lit(s) => {
-                    for c in String::from_utf8_lossy(s).chars() {
-                        if matches!(
-                            c,
-                            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-'
-                        ) {
-                            out.push('\\');
-                        }
-                        out.push(c);
-                    }
-                }
+                Part::Lit(s) => glob_escape(&String::from_utf8_lossy(s), &mut out),
                 _ => {
                     if !out.ends_with('*') {
                         out.push('*');

@@ -7,14 +7,19 @@ use std::ffi::{CStr, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::platform::ScanStat;
+use crate::shapes::Nested;
 
 /// A dir being walked: its name and its parent's [`At`] (both on the walk's stack), or, for the
 /// dir the walk started at, its whole path.
 pub(crate) struct At<'a> {
     up: Option<&'a At<'a>>,
     name: &'a OsStr,
+    /// Where its children's sums go while they are walked: set on an unattributed top-level dir
+    /// whose children the walk groups by shape ([`crate::shapes::Nested`]).
+    pub(crate) kids: Option<&'a Mutex<Nested>>,
 }
 
 impl<'a> At<'a> {
@@ -23,12 +28,29 @@ impl<'a> At<'a> {
         At {
             up: None,
             name: path.as_os_str(),
+            kids: None,
         }
     }
 
     /// The entry `name` of the dir `up`.
     pub(crate) fn child(up: &'a At<'a>, name: &'a OsStr) -> At<'a> {
-        At { up: Some(up), name }
+        At {
+            up: Some(up),
+            name,
+            kids: None,
+        }
+    }
+
+    /// The same dir with its children's sums going to `kids`.
+    pub(crate) fn with_kids<'b>(&'b self, kids: &'b Mutex<Nested>) -> At<'b>
+    where
+        'a: 'b,
+    {
+        At {
+            up: self.up,
+            name: self.name,
+            kids: Some(kids),
+        }
     }
 
     /// The entry's name (the whole path for the start).

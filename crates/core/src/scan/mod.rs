@@ -59,7 +59,7 @@ use crate::roots::{Root, RootKind};
 
 pub(crate) use self::order::path_order;
 pub use self::progress::ScanProgress;
-pub use self::streaming::{scan_root_each, RootSummary};
+pub use self::streaming::{scan_root_each, scan_root_each_found, Found, RootSummary};
 pub use self::tally::{Tally, Unattributed, UnattributedGroup};
 use self::walk::Walker;
 
@@ -336,6 +336,9 @@ pub struct EntryMeasure {
     pub issues: Vec<ScanIssue>,
     /// Entries that vanished while it was measured.
     pub vanished: u64,
+    /// When the entry is an unattributed top-level dir whose children form a group (one level
+    /// down, [`crate::shapes::Nested`]): that group, as a full scan finds it.
+    pub nested: Option<crate::shapes::ShapeGroup>,
 }
 
 /// [`measure_item_with`], also returning the own entries of the dirs the measure counted
@@ -392,6 +395,10 @@ pub fn measure_entry_with<C: Classify + ?Sized>(
     let found = std::sync::Mutex::new(Vec::new());
     let sink = |item: Item| found.lock().unwrap_or_else(|p| p.into_inner()).push(item);
     let progress = ScanProgress::new();
+    let nested = std::sync::Mutex::new(None);
+    let nested_sink = |_: &std::ffi::OsStr, g: crate::shapes::ShapeGroup| {
+        *nested.lock().unwrap_or_else(|p| p.into_inner()) = Some(g);
+    };
     let walker = Walker::new(
         root.kind,
         rules,
@@ -402,6 +409,7 @@ pub fn measure_entry_with<C: Classify + ?Sized>(
         root.container_bundle(),
     )
     .with_nested(&root.nested)
+    .with_nested_groups(&nested_sink)
     .record_dirs();
     let depth = item_rel.components().count();
     let inner_rel =
@@ -425,11 +433,13 @@ pub fn measure_entry_with<C: Classify + ?Sized>(
     let (_, issues) = walker.into_found();
     let mut items = found.into_inner().unwrap_or_else(|p| p.into_inner());
     let item = items.pop().filter(|i| i.path == item_path);
+    let nested = nested.into_inner().unwrap_or_else(|p| p.into_inner());
     Ok(Some(EntryMeasure {
         item,
         dirs,
         issues,
         vanished,
+        nested,
     }))
 }
 

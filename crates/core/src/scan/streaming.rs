@@ -1,6 +1,7 @@
 //! The streaming scan: [`scan_root_each`] hands each finished item to a visitor and keeps only the
 //! root's summary, so memory does not grow with the number of items.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -12,6 +13,7 @@ use super::{in_pool, private_bytes_from, Classify, ScanProgress};
 use crate::inventory::{IssueKind, Item, Measure, RootScan, ScanIssue};
 use crate::platform::ScanStat;
 use crate::roots::Root;
+use crate::shapes::ShapeGroup;
 
 /// Items a walk thread holds before handing them to the visitor at once.
 const VISIT_BATCH: usize = 64;
@@ -69,11 +71,59 @@ pub fn scan_root_each<C, F>(
     root: &Root,
     rules: &C,
     progress: &ScanProgress,
-    visit: F,
+    mut visit: F,
 ) -> RootSummary
 where
     C: Classify + ?Sized,
     F: FnMut(Item) + Send,
+{
+    let visit = |found: Found| {
+        if let Found::Item(item) = found {
+            visit(item);
+        }
+    };
+    scan_root_found(root, rules, progress, false, visit)
+}
+
+/// What [`scan_root_each_found`] hands over.
+#[derive(Debug, Clone)]
+pub enum Found {
+    /// A finished item, as [`scan_root_each`] hands it.
+    Item(Item),
+    /// The group the children of an unattributed top-level dir form
+    /// ([`crate::shapes::Nested`]): its `within` names the dir. Handed over once the dir is
+    /// walked, from the sums the walk made of its children (nothing is read again).
+    Nested(ShapeGroup),
+}
+
+/// [`scan_root_each`], also grouping the children of each unattributed top-level dir by shape as
+/// the walk sums them and handing over the group they form ([`Found::Nested`]), so a leak one
+/// level down (`out/<digits4>-<digits2>-.../` x 500) is seen. Costs no extra read: the walk
+/// lists and sums those children anyway; what it holds per dir being walked is bounded by
+/// [`crate::shapes::NESTED_NAME_BUDGET`].
+pub fn scan_root_each_found<C, F>(
+    root: &Root,
+    rules: &C,
+    progress: &ScanProgress,
+    visit: F,
+) -> RootSummary
+where
+    C: Classify + ?Sized,
+    F: FnMut(Found) + Send,
+{
+    scan_root_found(root, rules, progress, true, visit)
+}
+
+fn scan_root_found<C, F>(
+    root: &Root,
+    rules: &C,
+    progress: &ScanProgress,
+    nested: bool,
+    visit: F,
+) -> RootSummary
+where
+    C: Classify + ?Sized,
+    F: FnMut(Found) + Send,
 {
     let mut summary = RootSummary {
         root: root.clone(),
@@ -107,7 +157,7 @@ where
         let mut v = visit.lock().unwrap_or_else(|p| p.into_inner());
         for item in items.drain(..) {
             v.1 += 1;
-            (v.0)(item);
+            (v.0)(Found::Item(item));
         }
     };
     let pending: Merged<Vec<Item>> = Merged::default();
@@ -119,7 +169,12 @@ where
             }
         });
     };
-    let walker = Walker::new(
+    // Rare (one per top-level dir holding a group): handed over at once.
+    let nested_sink = |_: &OsStr, g: ShapeGroup| {
+        let mut v = visit.lock().unwrap_or_else(|p| p.into_inner());
+        (v.0)(Found::Nested(g));
+    };
+    let mut walker = Walker::new(
         root.kind,
         rules,
         md.dev,
@@ -129,6 +184,9 @@ where
         root.container_bundle(),
     )
     .with_nested(&root.nested);
+    if nested {
+        walker = walker.with_nested_groups(&nested_sink);
+    }
     let own = walker.own(&md, || root.canonical.clone());
     let top_rel = Some(Path::new("")).filter(|_| walker.max_depth() > 0);
     let loose = if md.is_dir() {

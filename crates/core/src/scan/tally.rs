@@ -66,6 +66,9 @@ impl PartialOrd for Worst {
 pub struct Tally {
     /// Per root (canonical path), its unattributed entries by shape.
     shapes: Vec<(PathBuf, RootKind, Grouper)>,
+    /// Groups found one level down ([`super::Found::Nested`]): root, kind, group; at most
+    /// [`crate::shapes::MAX_SHAPES`] per root.
+    nested: Vec<(PathBuf, RootKind, ShapeGroup)>,
     /// Per producer, in the order first seen (a few dozen at most: searched in place, the last
     /// one found first, as items of one producer tend to come in runs).
     producers: Vec<ProducerTotals>,
@@ -78,6 +81,7 @@ impl Tally {
     pub fn new(top: usize) -> Tally {
         Tally {
             shapes: Vec::new(),
+            nested: Vec::new(),
             producers: Vec::new(),
             last: 0,
             top,
@@ -115,6 +119,30 @@ impl Tally {
             // A top-level entry that is another root: that root reports what is in it.
             None if root.is_nested_root(&item.path) => {}
             None => self.add_unattributed(root, item),
+        }
+    }
+
+    /// Adds what a scan of `root` found ([`super::scan_root_each_found`]): an item as
+    /// [`Tally::add`], or the group one unattributed top-level dir's children form (left out when
+    /// that dir is another root nested in `root`).
+    pub fn add_found(&mut self, root: &Root, found: &super::Found) {
+        match found {
+            super::Found::Item(item) => self.add(root, item),
+            super::Found::Nested(g) => {
+                let Some(within) = &g.within else { return };
+                if root.is_nested_root(&root.canonical.join(within)) {
+                    return;
+                }
+                let held = self
+                    .nested
+                    .iter()
+                    .filter(|(p, _, _)| *p == root.canonical)
+                    .count();
+                if held < crate::shapes::MAX_SHAPES {
+                    self.nested
+                        .push((root.canonical.clone(), root.kind, g.clone()));
+                }
+            }
         }
     }
 
@@ -185,45 +213,96 @@ impl Tally {
     }
 
     /// The largest unattributed entries that joined no group (at most `top`), largest allocated
-    /// first, ties by path.
+    /// first, ties by path. A top-level dir whose children form a group one level down
+    /// ([`Tally::unattributed_groups`]) counts only what lies outside that group, and is left out
+    /// when nothing but its own entry is left (that entry then counts in the group).
     pub fn unattributed(&self) -> Vec<Unattributed> {
-        let mut largest: BinaryHeap<Worst> = BinaryHeap::new();
-        for (root, kind, g) in &self.shapes {
-            for lone in g.finish().lone {
-                let path = root.join(&lone.name);
-                Tally::push_largest(&mut largest, self.top, *kind, path, lone.measure);
-            }
-        }
-        let mut v: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
-        v.sort_by(Unattributed::report_order);
-        v
+        self.report().1
     }
 
     /// The groups of unattributed entries of every root, largest allocated first (ties by root,
-    /// then shape).
+    /// then label): groups of top-level entries, and groups one level down
+    /// ([`ShapeGroup::within`]) inside a top-level dir that is no member of a group itself. Such
+    /// a group's bytes are taken out of its dir's lone entry ([`Tally::unattributed`]), so no
+    /// byte is counted twice; when its members are all the dir holds, the dir's own entry counts
+    /// in the group.
     pub fn unattributed_groups(&self) -> Vec<UnattributedGroup> {
-        let mut v: Vec<UnattributedGroup> = self
-            .shapes
-            .iter()
-            .flat_map(|(root, kind, g)| {
-                g.finish()
-                    .groups
-                    .into_iter()
-                    .map(|group| UnattributedGroup {
-                        root: root.clone(),
-                        root_kind: *kind,
-                        group,
-                    })
-            })
-            .collect();
-        v.sort_by(|a, b| {
+        self.report().0
+    }
+
+    /// The groups and the largest lone entries, nested groups taken out of their dirs.
+    fn report(&self) -> (Vec<UnattributedGroup>, Vec<Unattributed>) {
+        let mut groups: Vec<UnattributedGroup> = Vec::new();
+        let mut largest: BinaryHeap<Worst> = BinaryHeap::new();
+        for (root, kind, g) in &self.shapes {
+            let done = g.finish();
+            let top = done.groups.len();
+            groups.extend(done.groups.into_iter().map(|group| UnattributedGroup {
+                root: root.clone(),
+                root_kind: *kind,
+                group,
+            }));
+            let at = groups.len() - top;
+            // A dir that is a member of a top-level group is shown through that group.
+            let nested: Vec<UnattributedGroup> = self
+                .nested
+                .iter()
+                .filter(|(r, _, n)| {
+                    let within = n.within.as_deref().unwrap_or_default();
+                    r == root && !groups[at..].iter().any(|t| t.group.contains(within, true))
+                })
+                .map(|(_, _, group)| UnattributedGroup {
+                    root: root.clone(),
+                    root_kind: *kind,
+                    group: group.clone(),
+                })
+                .collect();
+            let first_nested = groups.len();
+            groups.extend(nested);
+            for lone in done.lone {
+                let mut measure = lone.measure;
+                let inside = groups[first_nested..]
+                    .iter_mut()
+                    .find(|n| n.group.within.as_deref() == Some(lone.name.as_os_str()));
+                if let Some(n) = inside {
+                    measure = less(&measure, &n.group.measure);
+                    if measure.files == 0 && measure.dirs <= 1 {
+                        n.group.measure.allocated_bytes += measure.allocated_bytes;
+                        n.group.measure.apparent_bytes += measure.apparent_bytes;
+                        n.group.measure.freeable_bytes += measure.freeable_bytes;
+                        n.group.measure.dirs += measure.dirs;
+                        continue;
+                    }
+                }
+                let path = root.join(&lone.name);
+                Tally::push_largest(&mut largest, self.top, *kind, path, measure);
+            }
+        }
+        // Every nested group is listed above: its dir is an unattributed item of the same root,
+        // so that root has its grouper.
+        groups.sort_by(|a, b| {
             b.group
                 .measure
                 .allocated_bytes
                 .cmp(&a.group.measure.allocated_bytes)
                 .then_with(|| a.root.cmp(&b.root))
-                .then_with(|| a.group.shape.to_string().cmp(&b.group.shape.to_string()))
+                .then_with(|| a.group.label().cmp(&b.group.label()))
         });
-        v
+        let mut lone: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
+        lone.sort_by(Unattributed::report_order);
+        (groups, lone)
+    }
+}
+
+/// `whole` less `part` (a subtree less some of its contents): counts and bytes subtracted, the
+/// times of `whole` kept.
+fn less(whole: &Measure, part: &Measure) -> Measure {
+    Measure {
+        allocated_bytes: whole.allocated_bytes.saturating_sub(part.allocated_bytes),
+        apparent_bytes: whole.apparent_bytes.saturating_sub(part.apparent_bytes),
+        freeable_bytes: whole.freeable_bytes.saturating_sub(part.freeable_bytes),
+        files: whole.files.saturating_sub(part.files),
+        dirs: whole.dirs.saturating_sub(part.dirs),
+        ..*whole
     }
 }

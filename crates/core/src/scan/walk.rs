@@ -26,6 +26,7 @@ use super::{Claim, Classify, DirOwn};
 use crate::inventory::{Captures, Item, ScanIssue};
 use crate::platform::{self, Listing, ScanKind, ScanStat};
 use crate::roots::RootKind;
+use crate::shapes::{Nested, ShapeGroup};
 
 mod list;
 mod pipeline;
@@ -68,7 +69,13 @@ pub(crate) struct Walker<'a, C: ?Sized> {
     pub(crate) other_device: AtomicU64,
     /// When set ([`Walker::record_dirs`]): the own entries of the dirs whose entries it classified.
     dirs: Option<Mutex<Vec<DirOwn>>>,
+    /// When set ([`Walker::with_nested_groups`]): gets the group the children of an unattributed
+    /// top-level dir form, with the dir's name.
+    nested_groups: Option<&'a NestedSink<'a>>,
 }
+
+/// Gets the group the children of an unattributed top-level dir form, with the dir's name.
+pub(crate) type NestedSink<'a> = dyn Fn(&OsStr, ShapeGroup) + Sync + 'a;
 
 /// How to open a dir about to be listed.
 #[derive(Clone, Copy)]
@@ -121,7 +128,15 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             non_utf8_names: AtomicU64::new(0),
             other_device: AtomicU64::new(0),
             dirs: None,
+            nested_groups: None,
         }
+    }
+
+    /// The walk grouping the children of each unattributed top-level dir by shape as it sums them
+    /// ([`crate::shapes::Nested`]), handing the group they form, if any, to `sink`.
+    pub(crate) fn with_nested_groups(mut self, sink: &'a NestedSink<'a>) -> Walker<'a, C> {
+        self.nested_groups = Some(sink);
+        self
     }
 
     /// The walk with nothing classified at or below `nested` (paths relative to the root: the
@@ -257,6 +272,13 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
             *acc = acc.merge(head.own);
             Next::Plain
         };
+        // A child of a dir whose children are grouped: a file counts now, a dir once walked.
+        if let (Some(kids), Next::Plain, false) = (e.at.kids, &next, head.is_dir) {
+            let m = head.own.into_measure(head.birth);
+            kids.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .add(name, false, &m);
+        }
         if head.is_dir {
             let inner = matches!(next, Next::Plain | Next::Item(None)) && depth < self.max_depth;
             if let (Some(rel), Next::Plain, true) = (rel, &next, inner) {
@@ -317,8 +339,12 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     ) {
         let mut acc = head.own;
         let mut unclaimed_inside = false;
+        // An unattributed top-level dir: its children grouped by shape as they are summed.
+        let kids = (depth == 1 && claim.is_none() && head.is_dir && self.nested_groups.is_some())
+            .then(|| Mutex::new(Nested::new()));
         if head.is_dir {
-            let inside = self.children(open, at, rel, depth);
+            let marked = kids.as_ref().map(|k| at.with_kids(k));
+            let inside = self.children(open, marked.as_ref().unwrap_or(at), rel, depth);
             unclaimed_inside = inside.files > 0 || inside.dirs > 0 || inside.allocated_bytes > 0;
             acc = acc.merge(inside);
         }
@@ -342,6 +368,14 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                 }
                 // With more inside (`Homebrew/downloads` itself, `mpsgraph-cache`), the
                 // producer's item: attributed to it, kept by reclaim (`structure`).
+                if let (None, Some(name), Some(kids), Some(sink)) =
+                    (&structure, name, kids, self.nested_groups)
+                {
+                    let kids = kids.into_inner().unwrap_or_else(|p| p.into_inner());
+                    if let Some(g) = kids.finish(name) {
+                        sink(name, g);
+                    }
+                }
                 (structure, Captures::default())
             }
         };

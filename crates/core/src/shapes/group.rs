@@ -28,6 +28,11 @@ pub const MAX_LITERALS: usize = 16_384;
 /// of new shapes, further members of shapes short of a group and further literal names stay lone
 /// entries, kept only when among the largest.
 pub const NAME_BUDGET: usize = 8 << 20;
+/// Bytes of names and keys the grouping of one top-level dir's children holds at most while
+/// that dir is walked ([`Nested`]): past it, names of new shapes are counted but not kept.
+pub const NESTED_NAME_BUDGET: usize = 256 << 10;
+/// Distinct shapes tracked among one top-level dir's children ([`Nested`]).
+pub const NESTED_MAX_SHAPES: usize = 256;
 /// What one kept name costs against [`NAME_BUDGET`] besides its bytes.
 const NAME_COST: usize = std::mem::size_of::<Lone>() + 16;
 /// What one shape costs against [`NAME_BUDGET`] besides its key and names.
@@ -47,7 +52,7 @@ pub struct Lone {
 }
 
 /// A group of unattributed entries of one root sharing a shape.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShapeGroup {
     /// The shape as shown and as rules are made from it (the members' common literal prefix
     /// given back: `tmp<rand8>/`).
@@ -64,6 +69,9 @@ pub struct ShapeGroup {
     pub newest_mtime: Option<SystemTime>,
     /// Up to three member names, first in byte order.
     pub examples: Vec<OsString>,
+    /// The top-level dir the members lie in (one path component), for a group found one level
+    /// down ([`Nested`]); `None` for a group of top-level entries.
+    pub within: Option<OsString>,
 }
 
 impl ShapeGroup {
@@ -72,6 +80,48 @@ impl ShapeGroup {
     /// word), decided byte for byte, never on a rendering of the name.
     pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
         self.shape.matches(name.as_bytes(), dir)
+    }
+
+    /// The group as shown (`scan`'s and the snapshot's `shape`) and as `rules add` takes it: its
+    /// shape, written `<dir>/<shape>` for a group one level down (the dir's bytes as [`Shape`]'s
+    /// `Display` writes literals: `\xff` for a byte that is not UTF-8).
+    pub fn shown(&self) -> String {
+        self.shown_of(&self.shape)
+    }
+
+    /// [`ShapeGroup::shown`] with the shape the members were collected under.
+    pub fn key_shown(&self) -> String {
+        self.shown_of(&self.key)
+    }
+
+    fn shown_of(&self, shape: &Shape) -> String {
+        match &self.within {
+            Some(dir) => {
+                let lit = Shape {
+                    parts: vec![Part::Lit(dir.as_bytes().to_vec())],
+                    dir: false,
+                };
+                format!("{lit}/{shape}")
+            }
+            None => shape.to_string(),
+        }
+    }
+
+    /// The group's label: [`Shape::label`], written `<dir>/<label>` for a group one level down
+    /// with the dir's bytes escaped the same way (`\xNN` for a byte that is not UTF-8, `\\`
+    /// for a backslash), so two groups of different bytes never share a label. What names a
+    /// group over IPC and in `[groups] ignore`.
+    pub fn label(&self) -> String {
+        match &self.within {
+            Some(dir) => {
+                let mut out = String::new();
+                super::push_escaped(&mut out, dir.as_bytes());
+                out.push('/');
+                out.push_str(&self.shape.label());
+                out
+            }
+            None => self.shape.label(),
+        }
     }
 }
 
@@ -208,8 +258,12 @@ pub struct Grouper {
     /// Entries whose shape came after [`MAX_SHAPES`] others, the `keep` largest.
     overflow: Vec<Lone>,
     keep: usize,
-    /// What is held against [`NAME_BUDGET`].
+    /// What is held against the budget.
     held: usize,
+    /// The budget of names and keys ([`NAME_BUDGET`] for a root) ...
+    budget: usize,
+    /// ... and of shapes ([`MAX_SHAPES`]).
+    max_shapes: usize,
 }
 
 impl Grouper {
@@ -217,6 +271,8 @@ impl Grouper {
     pub fn new(keep: usize) -> Grouper {
         Grouper {
             keep,
+            budget: NAME_BUDGET,
+            max_shapes: MAX_SHAPES,
             ..Grouper::default()
         }
     }
@@ -225,7 +281,8 @@ impl Grouper {
     pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
         key_and_numbers(name.as_bytes(), dir, &mut self.key, &mut self.nums);
         let cost = name.len() + NAME_COST;
-        let fits = |held: usize, more: usize| held + more <= NAME_BUDGET;
+        let budget = self.budget;
+        let fits = |held: usize, more: usize| held + more <= budget;
         if !self.key.contains(&MARK) {
             if self.literals.len() < MAX_LITERALS && fits(self.held, cost) {
                 self.held += cost;
@@ -252,7 +309,7 @@ impl Grouper {
             return;
         }
         let new_shape = self.key.len() + SHAPE_COST + (EXAMPLES + 2) * cost;
-        if self.shapes.len() >= MAX_SHAPES || !fits(self.held, new_shape) {
+        if self.shapes.len() >= self.max_shapes || !fits(self.held, new_shape) {
             self.add_overflow(name, measure);
             return;
         }
@@ -262,6 +319,29 @@ impl Grouper {
             .held
             .saturating_add_signed(acc.add(name, measure, true, &self.nums));
         self.shapes.insert(self.key.as_slice().into(), acc);
+    }
+
+    /// The names it holds now (kept literals, members, examples, common prefixes, overflow) and
+    /// their bytes, counted over what it holds, not from its own accounting.
+    fn names_held(&self) -> (usize, usize) {
+        let lones = self
+            .literals
+            .iter()
+            .map(|(l, _)| l)
+            .chain(self.overflow.iter())
+            .chain(self.shapes.values().flat_map(|a| a.members.iter()));
+        let (mut n, mut bytes) = (0, 0);
+        for l in lones {
+            n += 1;
+            bytes += l.name.len();
+        }
+        for (key, acc) in &self.shapes {
+            n += acc.examples.len() + 1;
+            bytes += key.len()
+                + acc.examples.iter().map(|e| e.len()).sum::<usize>()
+                + acc.common.as_ref().map_or(0, Vec::len);
+        }
+        (n, bytes)
     }
 
     fn add_overflow(&mut self, name: &OsStr, measure: &Measure) {
@@ -464,6 +544,7 @@ fn make_group(key: &Shape, acc: &Acc) -> Option<ShapeGroup> {
         oldest_mtime: acc.oldest,
         newest_mtime: acc.newest,
         examples: acc.examples.clone(),
+        within: None,
     })
 }
 
@@ -520,4 +601,70 @@ fn sort_largest_first(v: &mut [Lone]) {
             .cmp(&a.measure.allocated_bytes)
             .then_with(|| a.name.cmp(&b.name))
     });
+}
+
+/// The children of one top-level dir grouped by shape while the scan walks them (from the
+/// walk's own listing and sums: nothing is read again), in memory bounded by
+/// [`NESTED_NAME_BUDGET`] and [`NESTED_MAX_SHAPES`] whatever the number of children.
+#[derive(Debug)]
+pub struct Nested {
+    grouper: Grouper,
+    children: u64,
+}
+
+impl Default for Nested {
+    fn default() -> Nested {
+        Nested::new()
+    }
+}
+
+impl Nested {
+    /// No child seen yet.
+    pub fn new() -> Nested {
+        Nested {
+            grouper: Grouper {
+                budget: NESTED_NAME_BUDGET,
+                max_shapes: NESTED_MAX_SHAPES,
+                ..Grouper::default()
+            },
+            children: 0,
+        }
+    }
+
+    /// Adds the child `name` (a dir when `dir`) with its sizes (all of it but what rules claim).
+    pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
+        self.children += 1;
+        self.grouper.add(name, dir, measure);
+    }
+
+    /// Children counted so far.
+    pub fn children(&self) -> u64 {
+        self.children
+    }
+
+    /// Distinct shapes tracked now (at most [`NESTED_MAX_SHAPES`]).
+    pub fn shapes(&self) -> usize {
+        self.grouper.shapes.len()
+    }
+
+    /// The names held now and their bytes (with their shapes' keys), counted over what is held:
+    /// `bytes + names * size_of::<Lone>()` stays within [`NESTED_NAME_BUDGET`].
+    pub fn names_held(&self) -> (usize, usize) {
+        self.grouper.names_held()
+    }
+
+    /// The group the children of the dir `within` form, if any: one of at least
+    /// [`GROUP_MIN_ITEMS`] members holding more than half of the children (a dir of varied
+    /// names with a few numbered ones among them is no leak).
+    pub fn finish(&self, within: &OsStr) -> Option<ShapeGroup> {
+        let mut g = self
+            .grouper
+            .finish()
+            .groups
+            .into_iter()
+            .filter(|g| g.items >= GROUP_MIN_ITEMS && 2 * g.items > self.children)
+            .max_by_key(|g| g.items)?;
+        g.within = Some(within.to_os_string());
+        Some(g)
+    }
 }

@@ -96,14 +96,16 @@ pub fn owner_from(
 /// A rule id made from the shape's literal words (`tmp<rand8>/` gives `local-tmp`), for
 /// suggestions; `local-unknown` when it has none.
 pub fn suggested_id(group: &ShapeGroup) -> String {
-    let words: Vec<String> = group
-        .shape
-        .parts
-        .iter()
-        .filter_map(|p| match p {
+    let within = group
+        .within
+        .as_ref()
+        .map(|w| w.to_string_lossy().to_ascii_lowercase());
+    let words: Vec<String> = within
+        .into_iter()
+        .chain(group.shape.parts.iter().filter_map(|p| match p {
             super::Part::Lit(s) => Some(String::from_utf8_lossy(s).to_ascii_lowercase()),
             _ => None,
-        })
+        }))
         .flat_map(|s| {
             s.split(|c: char| !c.is_ascii_alphanumeric())
                 .filter(|w| !w.is_empty())
@@ -152,11 +154,27 @@ pub enum RuleError {
 /// catalogue matches such names on a lossy rendering); [`RuleError::Invalid`] when the glob or
 /// regex made would not compile.
 pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Result<Rule, RuleError> {
-    let shape = group.shape.to_string();
+    let shape = group.shown();
+    // The dir a group one level down lies in is part of the rule's glob: it must be text too.
+    let within = match &group.within {
+        Some(w) => match w.to_str().filter(|t| !t.contains('\u{FFFD}')) {
+            Some(t) => Some(t),
+            None => return Err(RuleError::NotText { shape }),
+        },
+        None => None,
+    };
     if !group.shape.is_text() {
         return Err(RuleError::NotText { shape });
     }
-    let glob = group.shape.glob();
+    // One level down: `<dir>/<glob>`, the dir's name escaped; the catalogue's globs are of fixed
+    // depth with `*` never crossing a `/`, so this claims the dir's children of the shape only
+    // (the regex is matched on the last component, the member's name).
+    let mut glob = String::new();
+    if let Some(w) = within {
+        super::glob_escape(w, &mut glob);
+        glob.push('/');
+    }
+    glob.push_str(&group.shape.glob());
     let owner = owner_from(kind, group, &opts.evidence);
     let regex = group
         .shape
@@ -180,6 +198,10 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
         if group.shape.dir { "dirs" } else { "files" },
         format_bytes(i128::from(group.measure.allocated_bytes)),
     );
+    let example = |e: &std::ffi::OsString| match within {
+        Some(w) => format!("{w}/{}", e.to_string_lossy()),
+        None => e.to_string_lossy().into_owned(),
+    };
     if let Some(w) = &opts.writer {
         notes.push_str(&format!(" Seen written by {w}."));
     }
@@ -204,11 +226,7 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
         owner,
         evidence: Vec::new(),
         notes,
-        examples: group
-            .examples
-            .iter()
-            .map(|e| e.to_string_lossy().into_owned())
-            .collect(),
+        examples: group.examples.iter().map(example).collect(),
         counter_examples: Vec::new(),
         structure: Vec::new(),
         versioned: false,
@@ -221,7 +239,8 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
 /// What a rule would get wrong in a root.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuleCheck {
-    /// Top-level entries the rule would claim that are not members of the group.
+    /// Entries the rule would claim that are not members of the group (top-level names; for a
+    /// group one level down, `<dir>/<name>`).
     pub wrongly_claimed: Vec<OsString>,
     /// Members the rule would not claim.
     pub missed: Vec<OsString>,
@@ -238,10 +257,12 @@ impl RuleCheck {
 
 /// Lists the top-level entries of `root` (canonical path, a root of `kind`) and checks that the
 /// rule `id` of `catalogue` (which holds it) claims exactly the members of `group`, entries
-/// already claimed by another rule aside. At most `GROUP_MIN_ITEMS` names of each list are kept.
+/// already claimed by another rule aside. For a group one level down ([`ShapeGroup::within`]) the
+/// entries of that dir are checked too (as `<dir>/<name>`). At most `GROUP_MIN_ITEMS` names of
+/// each list are kept.
 ///
 /// # Errors
-/// The root cannot be listed.
+/// The root (or the group's dir) cannot be listed.
 pub fn check_rule(
     catalogue: &Catalogue,
     id: &str,
@@ -251,22 +272,34 @@ pub fn check_rule(
 ) -> std::io::Result<RuleCheck> {
     let mut out = RuleCheck::default();
     let keep = GROUP_MIN_ITEMS as usize;
-    for entry in std::fs::read_dir(root)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let rel = Path::new(&name);
-        let claim = catalogue.classify(kind, rel);
-        let ours = claim.as_ref().is_some_and(|m| m.rule.id == id);
-        if claim.is_some() && !ours {
-            continue;
-        }
-        let dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        let member = group.contains(&name, dir);
-        match (ours, member) {
-            (true, true) => out.claimed += 1,
-            (true, false) if out.wrongly_claimed.len() < keep => out.wrongly_claimed.push(name),
-            (false, true) if out.missed.len() < keep => out.missed.push(name),
-            _ => {}
+    let within = group.within.as_deref();
+    // The top level (no member there for a group one level down), then the group's dir.
+    let levels = std::iter::once((root.to_path_buf(), None, within.is_none()))
+        .chain(within.map(|w| (root.join(w), Some(w), true)));
+    for (dir_path, prefix, has_members) in levels {
+        for entry in std::fs::read_dir(&dir_path)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let rel = match prefix {
+                Some(p) => Path::new(p).join(&name),
+                None => Path::new(&name).to_path_buf(),
+            };
+            let claim = catalogue.classify(kind, &rel);
+            let ours = claim.as_ref().is_some_and(|m| m.rule.id == id);
+            if claim.is_some() && !ours {
+                continue;
+            }
+            let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let member = has_members && group.contains(&name, dir);
+            let shown = rel.into_os_string();
+            match (ours, member) {
+                (true, true) => out.claimed += 1,
+                (true, false) if out.wrongly_claimed.len() < keep => {
+                    out.wrongly_claimed.push(shown)
+                }
+                (false, true) if out.missed.len() < keep => out.missed.push(shown),
+                _ => {}
+            }
         }
     }
     out.wrongly_claimed.sort();

@@ -3,8 +3,8 @@
 //! Linux, `libproc` on macOS, through the platform facade).
 //!
 //! Cost: one range walk over the snapshot's open files under the root (at most
-//! [`MAX_OPEN_FILES`] looked at), and one `lstat` per distinct top-level entry they lie in; the
-//! members themselves are never listed.
+//! [`MAX_OPEN_FILES`] looked at), and one `lstat` per distinct top-level entry they lie in (per
+//! entry of the dir, for a group one level down); the members themselves are never listed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -40,26 +40,40 @@ pub fn writers(
     if groups.is_empty() || per_group == 0 {
         return out;
     }
-    // pid per top-level entry, lowest pids first.
-    let mut by_entry: BTreeMap<OsString, Vec<u32>> = BTreeMap::new();
+    // pid per top-level entry (per entry of a group's dir for a group one level down), lowest
+    // pids first.
+    let mut by_entry: BTreeMap<(OsString, Option<OsString>), Vec<u32>> = BTreeMap::new();
     for f in probe.open_files_under(root, MAX_OPEN_FILES) {
         let Ok(rel) = f.path.strip_prefix(root) else {
             continue;
         };
-        let Some(Component::Normal(name)) = rel.components().next() else {
+        let mut parts = rel.components();
+        let Some(Component::Normal(name)) = parts.next() else {
             continue;
         };
-        let pids = by_entry.entry(name.to_os_string()).or_default();
+        let below = groups.iter().any(|g| g.within.as_deref() == Some(name));
+        let child = match parts.next() {
+            Some(Component::Normal(c)) if below => Some(c.to_os_string()),
+            _ => None,
+        };
+        let pids = by_entry.entry((name.to_os_string(), child)).or_default();
         if !pids.contains(&f.pid) {
             pids.push(f.pid);
         }
     }
-    for (name, mut pids) in by_entry {
-        let Ok(meta) = std::fs::symlink_metadata(root.join(&name)) else {
+    for ((name, child), mut pids) in by_entry {
+        let path = match &child {
+            Some(c) => root.join(&name).join(c),
+            None => root.join(&name),
+        };
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
             continue;
         };
         let dir = meta.is_dir();
-        let Some(gi) = groups.iter().position(|g| g.contains(&name, dir)) else {
+        let Some(gi) = groups.iter().position(|g| match &child {
+            Some(c) => g.within.as_ref() == Some(&name) && g.contains(c, dir),
+            None => g.within.is_none() && g.contains(&name, dir),
+        }) else {
             continue;
         };
         pids.sort_unstable();

@@ -12,6 +12,7 @@ mod freeable_reflink;
 mod in_use_guard;
 mod macos_platform;
 mod measure_dirs;
+mod nested_groups;
 mod nested_roots;
 mod newest_clone;
 mod owner;

@@ -28,8 +28,8 @@ pub mod config {
 pub mod scan {
     pub use crate::inventory::{IssueKind, Item, Measure, ScanIssue};
     pub use crate::scan::{
-        measure_item, scan_root_each, with_scan_threads, RootSummary, ScanProgress, Tally,
-        UnattributedGroup,
+        measure_item, scan_root_each, scan_root_each_found, with_scan_threads, RootSummary,
+        ScanProgress, Tally, UnattributedGroup,
     };
     pub use crate::watch::live::GroupMember;
 }

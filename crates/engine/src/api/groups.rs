@@ -177,8 +177,8 @@ pub fn preview(
     let mut out = GroupRulePreview {
         root: src.root.to_string_lossy().into_owned(),
         root_kind: src.root_kind,
-        label: src.group.shape.label(),
-        shape: src.group.shape.to_string(),
+        label: src.group.label(),
+        shape: src.group.shown(),
         members: src.group.items,
         allocated_bytes: src.group.measure.allocated_bytes,
         apparent_bytes: src.group.measure.apparent_bytes,
@@ -257,7 +257,7 @@ pub fn add_rule(
             id: rule.id.clone(),
         });
     }
-    let label = src.group.shape.label();
+    let label = src.group.label();
     let check = super::rules::add(path, rule, |catalogue| {
         let check = check(catalogue, src, &rule.id)?;
         if !check.wrongly_claimed.is_empty() {

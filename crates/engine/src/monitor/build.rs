@@ -284,8 +284,8 @@ pub fn counted_roots(roots: &[RootState]) -> impl Iterator<Item = &RootState> {
 /// What the snapshot shows of a group of unattributed entries.
 fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
-        shape: g.group.shape.to_string(),
-        label: g.group.shape.label(),
+        shape: g.group.shown(),
+        label: g.group.label(),
         root_kind: g.root_kind,
         root: g.root.to_string_lossy().into_owned(),
         items: g.group.items,

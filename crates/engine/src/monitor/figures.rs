@@ -88,6 +88,7 @@ impl PartialEq for GroupFigures {
     fn eq(&self, o: &GroupFigures) -> bool {
         self.root == o.root
             && self.group.shape == o.group.shape
+            && self.group.within == o.group.within
             && self.group.items == o.group.items
             && self.group.measure == o.group.measure
             && self.group.oldest_mtime == o.group.oldest_mtime
@@ -127,7 +128,7 @@ fn shape_groups(
         .collect();
     let before = all.len();
     if !ignored.is_empty() {
-        all.retain(|(_, g)| !ignored.contains(&g.shape.label()));
+        all.retain(|(_, g)| !ignored.contains(&g.label()));
     }
     let hidden = (before - all.len()) as u64;
     all.sort_by(|a, b| {
@@ -135,7 +136,7 @@ fn shape_groups(
             .allocated_bytes
             .cmp(&a.1.measure.allocated_bytes)
             .then_with(|| a.0.root.canonical.cmp(&b.0.root.canonical))
-            .then_with(|| a.1.shape.to_string().cmp(&b.1.shape.to_string()))
+            .then_with(|| a.1.label().cmp(&b.1.label()))
     });
     all.truncate(GROUPS_SHOWN);
     let shown = all
@@ -280,7 +281,8 @@ impl Figures {
 
     /// Names the writers of the groups from the members' names and births against `history`
     /// (and the holders already found): one pass over each root's unattributed items, at most
-    /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group. Blocking (CPU only).
+    /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group (the dir of a group one level down
+    /// is listed). Blocking.
     pub fn add_evidence(
         &mut self,
         roots: &[RootState],

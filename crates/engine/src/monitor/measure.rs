@@ -9,11 +9,13 @@ use std::sync::{Arc, RwLock};
 use crate::catalogue::Catalogue;
 use crate::inventory::Item;
 use crate::roots::Root;
+use crate::shapes::ShapeGroup;
 use crate::watch::live::DirEntryStat;
 
-/// What [`measure_batch`] found for one path: the item (`None`: gone, or not an item) and, for a
-/// top-level dir, the own entries its measure counted (see [`measure_batch`]).
-pub(super) type Measured = (PathBuf, Option<Item>, Vec<Counted>);
+/// What [`measure_batch`] found for one path: the item (`None`: gone, or not an item), for a
+/// top-level dir the own entries its measure counted (see [`measure_batch`]), and the group its
+/// children form, if any ([`crate::scan::EntryMeasure::nested`]).
+pub(super) type Measured = (PathBuf, Option<Item>, Vec<Counted>, Option<ShapeGroup>);
 
 /// An own entry a measure counted: the dir (relative to the root), its `lstat` as counted, and
 /// whether it becomes a baseline even when the state holds no such dir yet (the top-level dir,
@@ -62,9 +64,9 @@ pub(super) fn measure_batch(
                         (d.rel, stat, keep)
                     })
                     .collect();
-                out.push((path.clone(), m.item, own));
+                out.push((path.clone(), m.item, own, m.nested));
             }
-            Ok(None) => out.push((path.clone(), None, Vec::new())),
+            Ok(None) => out.push((path.clone(), None, Vec::new(), None)),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot measure item; keeping its last figures");
             }

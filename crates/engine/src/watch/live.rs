@@ -73,6 +73,10 @@ pub struct RootState {
     producers: BTreeMap<Arc<str>, Group>,
     /// The unattributed top-level entries: totals and largest ones.
     unattributed: Group,
+    /// The group the children of an unattributed top-level dir form (one level down, as the
+    /// scan finds it: [`crate::shapes::Nested`]), by that dir's name; set by the scan and by each
+    /// re-measure of the dir. At most [`crate::shapes::MAX_SHAPES`].
+    nested: BTreeMap<std::ffi::OsString, crate::shapes::ShapeGroup>,
     /// Totals of the root: the root dir's own entry plus every item, updated by deltas.
     pub total: Measure,
     /// What the last scan could not read.
@@ -113,6 +117,7 @@ impl RootState {
             root_dev: 0,
             producers: BTreeMap::new(),
             unattributed: Group::default(),
+            nested: BTreeMap::new(),
             total: Measure::default(),
             issues: Vec::new(),
             mode: WatchMode::Events,
@@ -394,6 +399,7 @@ impl RootState {
         self.bundle_ids.clear();
         self.producers.clear();
         self.unattributed = Group::default();
+        self.nested.clear();
         self.total = Measure::default();
         self.issues.clear();
         self.unwatched.clear();

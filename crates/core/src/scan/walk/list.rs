@@ -239,7 +239,16 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         let at = At::child(parent.at, name);
         let open = parent.fd.map_or(Open::Path, |fd| Open::At(fd, cname));
         match std::mem::replace(&mut sub.next, Next::Plain) {
-            Next::Plain => self.children(open, &at, sub.rel.as_deref(), depth),
+            Next::Plain => {
+                let inner = self.children(open, &at, sub.rel.as_deref(), depth);
+                if let Some(kids) = parent.at.kids {
+                    let m = sub.head.own.merge(inner).into_measure(sub.head.birth);
+                    kids.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .add(name, true, &m);
+                }
+                inner
+            }
             Next::Item(claim) => {
                 self.finish(open, &at, sub.head, claim, sub.rel.as_deref(), depth);
                 Acc::default()

@@ -52,7 +52,7 @@ impl Actor {
                     .figures
                     .groups
                     .iter()
-                    .find(|g| g.root.to_string_lossy() == root && g.group.shape.label() == label)
+                    .find(|g| g.root.to_string_lossy() == root && g.group.label() == label)
                     .cloned();
                 send(reply, Ok(found));
             }

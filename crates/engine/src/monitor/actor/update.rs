@@ -29,7 +29,7 @@ const HANDOFF: usize = 1024;
 /// waits.
 fn load_scan<R: Send>(
     st: &mut RootState,
-    scan: impl FnOnce(&mut (dyn FnMut(crate::inventory::Item) + Send)) -> R + Send,
+    scan: impl FnOnce(&mut (dyn FnMut(crate::scan::Found) + Send)) -> R + Send,
 ) -> R {
     let (tx, rx) = std::sync::mpsc::sync_channel(HANDOFF);
     std::thread::scope(|s| {
@@ -47,8 +47,19 @@ fn load_scan<R: Send>(
             Ok(w) => w,
             Err(e) => panic!("cannot start a scan thread: {e}"),
         };
-        for item in rx {
-            st.load_item(&item);
+        for found in rx {
+            match found {
+                crate::scan::Found::Item(item) => st.load_item(&item),
+                crate::scan::Found::Nested(g) => {
+                    let inside_root = g
+                        .within
+                        .as_ref()
+                        .is_some_and(|w| st.root.is_nested_root(&st.root.canonical.join(w)));
+                    if !inside_root {
+                        st.set_nested(g);
+                    }
+                }
+            }
         }
         match walk.join() {
             Ok(r) => r,
@@ -127,7 +138,7 @@ impl Actor {
             st.begin_load();
             let root = st.root.clone();
             let summary = load_scan(st, |visit| {
-                crate::scan::scan_root_each(&root, &*catalogue, &walked, visit)
+                crate::scan::scan_root_each_found(&root, &*catalogue, &walked, visit)
             });
             st.finish_load(summary.total, summary.issues, now);
         });
@@ -219,7 +230,7 @@ impl Actor {
             }
         };
         let st = &mut self.roots[i];
-        for (path, _, _) in &measured {
+        for (path, _, _, _) in &measured {
             if let Some(rel) = st.root.relative(path).map(Path::to_path_buf) {
                 st.restat_ancestors(&rel);
             }
@@ -227,7 +238,20 @@ impl Actor {
         if dirty.root_touched {
             st.restat_ancestors(Path::new("x"));
         }
-        for (path, item, own) in measured {
+        for (path, item, own, nested) in measured {
+            // What the children of a top-level dir form is what its last measure found.
+            let measured_path = item.as_ref().map_or(path.as_path(), |it| it.path.as_path());
+            if let Some(rel) = st.root.relative(measured_path) {
+                let mut parts = rel.components();
+                if let (Some(std::path::Component::Normal(top)), None) =
+                    (parts.next(), parts.next())
+                {
+                    match nested {
+                        Some(g) => st.set_nested(g),
+                        None => st.forget_nested(top),
+                    }
+                }
+            }
             let is_dir = item
                 .as_ref()
                 .is_some_and(|it| it.measure.dirs > 0 && !it.is_symlink);

@@ -127,7 +127,7 @@ impl Recorder {
         let start = now.checked_sub(window).unwrap_or(std::time::UNIX_EPOCH);
         let keys: Vec<String> = groups
             .iter()
-            .map(|g| format!("{}\0{}", g.root.display(), g.group.shape))
+            .map(|g| format!("{}\0{}", g.root.display(), g.group.label()))
             .collect();
         self.group_trail.retain(|k, _| keys.contains(k));
         let minute = std::time::Duration::from_secs(60);
@@ -156,7 +156,7 @@ impl Recorder {
                         to: now,
                     });
                 GroupInput {
-                    shape: g.group.shape.to_string(),
+                    shape: g.group.shown(),
                     root: g.root.display().to_string(),
                     allocated_bytes: bytes,
                     items,

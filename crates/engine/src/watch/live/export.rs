@@ -1,7 +1,7 @@
 //! A root's live inventory handed out as [`Item`]s: whole (a reclaim plan, tests) or in chunks
 //! (the periodic figures), so the whole list of items with their paths is never built for them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::inventory::{Item, RootScan};
 
@@ -67,7 +67,9 @@ impl RootState {
 
 impl RootState {
     /// The unattributed top-level entries grouped by name shape ([`crate::shapes::Grouper`]), a
-    /// nested root left out. O(unattributed items) time; memory bounded by the distinct shapes.
+    /// nested root left out, then the groups one level down ([`RootState::set_nested`]) of the
+    /// unattributed top-level dirs still live that are no member of a top-level group. O(unattributed
+    /// items) time; memory bounded by the distinct shapes.
     pub fn shape_groups(&self) -> crate::shapes::Grouped {
         let mut g = crate::shapes::Grouper::new(0);
         for id in self.live() {
@@ -83,6 +85,41 @@ impl RootState {
                 g.add(name, dir, &item.measure);
             }
         }
-        g.finish()
+        let mut done = g.finish();
+        let top = done.groups.len();
+        for (within, group) in &self.nested {
+            let holder = self.item_at(Path::new(within));
+            let unattributed_dir = holder
+                .is_some_and(|it| it.producer.is_none() && !it.is_symlink && it.measure.dirs > 0);
+            let in_top = done.groups[..top].iter().any(|t| t.contains(within, true));
+            if unattributed_dir && !in_top {
+                done.groups.push(group.clone());
+            }
+        }
+        done.groups.sort_by(|a, b| {
+            b.measure
+                .allocated_bytes
+                .cmp(&a.measure.allocated_bytes)
+                .then_with(|| a.label().cmp(&b.label()))
+        });
+        done
+    }
+
+    /// Keeps `group` (one level down: its [`crate::shapes::ShapeGroup::within`] names the
+    /// top-level dir) as what that dir's children form now, in place of the last one; a group
+    /// without `within` is ignored. Past [`crate::shapes::MAX_SHAPES`] dirs, a new one is not kept.
+    pub fn set_nested(&mut self, group: crate::shapes::ShapeGroup) {
+        let Some(within) = group.within.clone() else {
+            return;
+        };
+        if self.nested.len() < crate::shapes::MAX_SHAPES || self.nested.contains_key(&within) {
+            self.nested.insert(within, group);
+        }
+    }
+
+    /// Forgets the group one level down of the top-level dir `within` (its children form none
+    /// any more, or it is gone).
+    pub fn forget_nested(&mut self, within: &std::ffi::OsStr) {
+        self.nested.remove(within);
     }
 }

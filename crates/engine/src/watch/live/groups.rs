@@ -128,7 +128,9 @@ pub struct GroupMember {
 impl super::RootState {
     /// For each of `groups` (of this root), its unattributed top-level members, at most `cap`
     /// each (the first met in the inventory's order): one pass over the live items, each
-    /// unclaimed one matched against the groups' shapes by its name's bytes.
+    /// unclaimed one matched against the groups' shapes by its name's bytes. The members of a
+    /// group one level down are not items: its dir is listed (its first `cap` members, born at
+    /// their `lstat`'s birth time, else mtime).
     pub fn group_members(
         &self,
         groups: &[&crate::shapes::ShapeGroup],
@@ -136,6 +138,14 @@ impl super::RootState {
     ) -> Vec<Vec<GroupMember>> {
         let mut out: Vec<Vec<GroupMember>> = vec![Vec::new(); groups.len()];
         if groups.is_empty() || cap == 0 {
+            return out;
+        }
+        for (gi, g) in groups.iter().enumerate() {
+            if let Some(within) = &g.within {
+                out[gi] = listed_members(&self.root.canonical.join(within), g, cap);
+            }
+        }
+        if groups.iter().all(|g| g.within.is_some()) {
             return out;
         }
         for id in self.live() {
@@ -150,7 +160,10 @@ impl super::RootState {
                 continue;
             };
             let dir = !item.is_symlink && item.measure.dirs > 0;
-            let Some(gi) = groups.iter().position(|g| g.contains(name, dir)) else {
+            let Some(gi) = groups
+                .iter()
+                .position(|g| g.within.is_none() && g.contains(name, dir))
+            else {
                 continue;
             };
             if out[gi].len() >= cap {
@@ -164,4 +177,33 @@ impl super::RootState {
         }
         out
     }
+}
+
+/// The first `cap` entries of `dir` that are members of `group` (read from the dir: the members
+/// of a group one level down are not items of the live inventory). Nothing when it cannot be
+/// listed.
+fn listed_members(dir: &Path, group: &crate::shapes::ShapeGroup, cap: usize) -> Vec<GroupMember> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        if out.len() >= cap {
+            break;
+        }
+        let name = entry.file_name();
+        // `DirEntry::metadata` does not follow a symlink.
+        let Ok(md) = entry.metadata() else {
+            continue;
+        };
+        if !group.contains(&name, md.is_dir()) {
+            continue;
+        }
+        out.push(GroupMember {
+            path: entry.path(),
+            name,
+            born: md.created().or_else(|_| md.modified()).ok(),
+        });
+    }
+    out
 }
