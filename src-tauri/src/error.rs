@@ -112,7 +112,7 @@ impl From<ApiError> for IpcError {
         let code = match &e {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
-            ApiError::History(_) => ErrorCode::History,
+            ApiError::History(_) | ApiError::GroupKey { .. } => ErrorCode::History,
             ApiError::BadSize { field, .. } => {
                 return IpcError {
                     field: Some(field.clone()).filter(|f| !f.is_empty()),

@@ -143,6 +143,8 @@ pub(crate) fn snapshot() -> Snapshot {
                 alive: true,
                 last_seen_unix_secs: Some(NOW - 60),
             }],
+            confirmed_leak: false,
+            history_key: "2f726f6f74732f74656d70006600".to_owned(),
         }],
         unattributed: vec![UnattributedDto {
             path: "/roots/temp/odd".to_owned(),
