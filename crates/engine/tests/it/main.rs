@@ -18,6 +18,7 @@ mod macos_fsevents;
 mod monitor;
 mod monitor_estimate;
 mod monitor_figures;
+mod monitor_group_history;
 mod monitor_preview;
 mod monitor_provenance;
 mod monitor_shapes;

@@ -182,8 +182,8 @@ pub(super) fn write_and_read(
 /// A group's stored samples, oldest first: `(time, allocated bytes, items)`.
 pub(super) type Trail = Vec<(SystemTime, u64, u64)>;
 
-/// The sample of each group at `now` and the writers its evidence names (seen alive at `now`
-/// when alive, else when last seen alive, where known).
+/// The sample of each group at `now` and the writers its evidence names, with when each was
+/// last seen alive (`now` for a live one the evidence gives no time for).
 pub(super) fn group_samples_of(
     groups: &[GroupFigures],
     now: SystemTime,
@@ -210,7 +210,8 @@ pub(super) fn group_samples_of(
                 agree: e.agree as u64,
                 total: e.total as u64,
                 first_seen: now,
-                last_seen: if e.alive { Some(now) } else { e.last_seen },
+                // A live holder has no sighting time of its own: it is seen now.
+                last_seen: e.last_seen.or(e.alive.then_some(now)),
             })
         })
         .collect();
