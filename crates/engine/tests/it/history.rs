@@ -667,7 +667,7 @@ fn a_schema_2_database_keeps_its_samples_and_gets_the_group_tables() {
         allocated_bytes: 8192,
         items: 2,
     };
-    h.record_groups(t0 + Duration::from_secs(10), &[s], &[w.clone()])
+    h.record_groups(t0 + Duration::from_secs(10), &[s], std::slice::from_ref(&w))
         .expect("groups");
     // Seen again, not alive: the last time it was seen alive stays.
     let later = StoredWriter {
