@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use cachewatch::api;
-use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
+use cachewatch::api::history::{GroupHistory, ProducerHistory, ReclaimHistory};
 use cachewatch::api::preview::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::catalogue::Catalogue;
 use cachewatch::monitor::MonitorHandle;
@@ -272,6 +272,27 @@ pub async fn producer_history(
     Ok(api::history::producer_history(
         db,
         &producer,
+        span,
+        SystemTime::now(),
+    )?)
+}
+
+/// A group of unattributed entries' samples over the last `span_secs` seconds (its chart); `key`
+/// is the group's `history_key` in the snapshot.
+///
+/// # Errors
+/// `history` when the key is not hex or the database cannot be read.
+#[tauri::command]
+pub async fn group_history(
+    history: State<'_, HistoryState>,
+    key: String,
+    span_secs: u64,
+) -> Result<GroupHistory, IpcError> {
+    let span = Duration::from_secs(span_secs);
+    let db = history.db_path.as_deref();
+    Ok(api::history::group_history(
+        db,
+        &key,
         span,
         SystemTime::now(),
     )?)

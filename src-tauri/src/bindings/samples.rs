@@ -20,7 +20,7 @@ use crate::ui_state::{ReclaimJob, UiState, UiView};
 
 mod history;
 mod reclaim;
-use history::{producer_history, reclaim_run};
+use history::{group_history, producer_history, reclaim_run};
 use reclaim::{preview, result};
 
 const NOW: u64 = 1_764_000_000;
@@ -386,6 +386,7 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "ProducerHistory",
             v(to_value(producer_history())),
         ),
+        ("GROUP_HISTORY", "GroupHistory", v(to_value(group_history()))),
         (
             "RECLAIM_RUN_BY_RULE",
             "ReclaimRun",

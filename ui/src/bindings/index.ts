@@ -14,6 +14,7 @@ export type { DeletedItem } from './DeletedItem';
 export type { ErrorCode } from './ErrorCode';
 export type { EvidenceDto } from './EvidenceDto';
 export type { EvidenceKindDto } from './EvidenceKindDto';
+export type { GroupHistory } from './GroupHistory';
 export type { IpcError } from './IpcError';
 export type { ItemDto } from './ItemDto';
 export type { KeepReason } from './KeepReason';
