@@ -386,7 +386,11 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "ProducerHistory",
             v(to_value(producer_history())),
         ),
-        ("GROUP_HISTORY", "GroupHistory", v(to_value(group_history()))),
+        (
+            "GROUP_HISTORY",
+            "GroupHistory",
+            v(to_value(group_history())),
+        ),
         (
             "RECLAIM_RUN_BY_RULE",
             "ReclaimRun",
