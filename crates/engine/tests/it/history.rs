@@ -685,3 +685,59 @@ fn a_schema_2_database_keeps_its_samples_and_gets_the_group_tables() {
         vec![(t0 + Duration::from_secs(10), 8192, 2)]
     );
 }
+
+/// Group samples are bounded as a series' are: a week of minute samples keeps the minute tier's
+/// 2880 and one an hour before; past 400 days the group's samples and its writers go.
+#[test]
+fn group_samples_compact_like_series_and_expired_groups_lose_their_writers() {
+    use cachewatch::history::{GroupSample, StoredWriter};
+    use cachewatch_core::provenance::EvidenceKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    let key = b"/tmp\0dtmp\0r\x08".to_vec();
+    let minutes = 7 * 1440u64;
+    for i in 0..minutes {
+        let s = GroupSample {
+            key: key.clone(),
+            label: "tmp<rand8>/".into(),
+            allocated_bytes: 10 * i,
+            items: i,
+        };
+        h.record_groups(t(START + 60 * i), &[s], &[]).expect("r");
+    }
+    let w = StoredWriter {
+        key: key.clone(),
+        kind: EvidenceKind::CreatedAtLaunch,
+        name: "katago".into(),
+        exe: None,
+        app: None,
+        app_version: None,
+        agree: 30,
+        total: 40,
+        first_seen: t(START),
+        last_seen: Some(t(START + 60)),
+    };
+    h.record_groups(t(START + 60), &[], std::slice::from_ref(&w))
+        .expect("writer");
+    let now = t(START + 7 * 86_400);
+    h.compact(now).expect("compact");
+    let rows = h.group_series(&key, t(0)).expect("rows");
+    // As for a series: 2880 minutes of the last 48 h, and the last minute of each of 120 hours.
+    assert_eq!(rows.len(), 3000);
+    assert_eq!(rows[0], (t(START + 60 * 59), 590, 59));
+    let last_of_hour_119 = 60 * 119 + 59;
+    assert_eq!(
+        rows[119],
+        (
+            t(START + 60 * last_of_hour_119),
+            10 * last_of_hour_119,
+            last_of_hour_119
+        )
+    );
+    assert_eq!(rows[120], (t(START + 60 * 7200), 72_000, 7200));
+    assert_eq!(h.group_writers().expect("writers"), vec![w]);
+
+    h.compact(t(START + 410 * 86_400)).expect("expire");
+    assert!(h.group_series(&key, t(0)).expect("rows").is_empty());
+    assert!(h.group_writers().expect("writers").is_empty());
+}
