@@ -288,6 +288,13 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
         "{}",
         alert.message
     );
+    assert!(
+        alert
+            .message
+            .contains("Its writers have all exited: a confirmed leak of "),
+        "{}",
+        alert.message
+    );
 
     // `/metrics` labels the group with its writer.
     let text = metrics::render(&s, &AlertCounts::default());

@@ -80,9 +80,11 @@ impl Actor {
             .after_first_scan(&self.roots, &totals, &self.figures.groups, now)
             .await;
         if !self.recorder.stored_writers().is_empty() {
-            // Writers remembered from before the start: one look at the process table says
-            // whether they still run (a group whose writers all exited is a confirmed leak).
+            // Writers remembered from before the start: one look at the process table, before
+            // the first figures and alerts, says whether they still run (a group whose writers
+            // all exited is a confirmed leak).
             self.provenance.want();
+            self.provenance.sample_if_due(Instant::now()).await;
         }
         self.refresh_analysis().await;
         self.after_update(true).await;

@@ -171,6 +171,7 @@ impl Recorder {
                     items,
                     growth,
                     writer: writer_of(g, now),
+                    confirmed_leak: g.confirmed_leak,
                 }
             })
             .collect()
