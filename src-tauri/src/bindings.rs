@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
-use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
+use cachewatch::api::history::{GroupHistory, ProducerHistory, ReclaimHistory};
 use cachewatch::dto::AlertDto;
 use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::snapshot::Snapshot;
@@ -59,6 +59,7 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     IpcError::export_all(cfg)?;
     ErrorCode::export_all(cfg)?;
     ProducerHistory::export_all(cfg)?;
+    GroupHistory::export_all(cfg)?;
     ReclaimHistory::export_all(cfg)?;
     UiState::export_all(cfg)?;
     GroupRulePreview::export_all(cfg)?;
@@ -146,6 +147,7 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(async [App, _, _] set_settings(settings: Settings) -> ()),
         sig!(sync [App, _] open_evidence(url: String) -> ()),
         sig!(async [_] producer_history(producer: String, span_secs: u64) -> ProducerHistory),
+        sig!(async [_] group_history(key: String, span_secs: u64) -> GroupHistory),
         sig!(async [_] reclaim_history(span_secs: u64) -> ReclaimHistory),
         sig!(sync [_] get_ui_state() -> UiState),
         sig!(sync [_] set_ui_view(view: UiView) -> ()),

@@ -15,6 +15,7 @@ command_list!(
     set_settings,
     open_evidence,
     producer_history,
+    group_history,
     reclaim_history,
     get_ui_state,
     set_ui_view,

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use cachewatch::api;
 use cachewatch::api::catalogue::Catalogue;
 use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
-use cachewatch::api::history::{ProducerHistory, ReclaimHistory};
+use cachewatch::api::history::{GroupHistory, ProducerHistory, ReclaimHistory};
 use cachewatch::api::monitor::MonitorHandle;
 use cachewatch::api::monitor::Snapshot;
 use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
@@ -284,6 +284,27 @@ pub async fn producer_history(
     Ok(api::history::producer_history(
         db,
         &producer,
+        span,
+        SystemTime::now(),
+    )?)
+}
+
+/// A group of unattributed entries' samples over the last `span_secs` seconds (its chart); `key`
+/// is the group's `history_key` in the snapshot.
+///
+/// # Errors
+/// `history` when the key is not hex or the database cannot be read.
+#[tauri::command]
+pub async fn group_history(
+    history: State<'_, HistoryState>,
+    key: String,
+    span_secs: u64,
+) -> Result<GroupHistory, IpcError> {
+    let span = Duration::from_secs(span_secs);
+    let db = history.db_path.as_deref();
+    Ok(api::history::group_history(
+        db,
+        &key,
         span,
         SystemTime::now(),
     )?)

@@ -123,7 +123,7 @@ impl From<ApiError> for IpcError {
         let code = match &e {
             ApiError::UnknownProducer { .. } => ErrorCode::UnknownProducer,
             ApiError::AuditNotWritten { .. } => ErrorCode::Audit,
-            ApiError::History(_) => ErrorCode::History,
+            ApiError::History(_) | ApiError::GroupKey { .. } => ErrorCode::History,
             ApiError::NoGroup { .. }
             | ApiError::GroupRule(_)
             | ApiError::BadRuleId { .. }

@@ -9,6 +9,7 @@ import type {
   Command,
   CommandArgs,
   CommandResult,
+  GroupHistory,
   GroupRuleAdded,
   GroupRulePreview,
   ProducerHistory,
@@ -101,6 +102,11 @@ export async function setSettings(settings: Settings): Promise<void> {
 /** `open_evidence({url})`: the shell opens it in the browser (only catalogue URLs). */
 export async function openEvidence(url: string): Promise<void> {
   await call('open_evidence', { url });
+}
+
+/** `group_history({key, spanSecs}) -> GroupHistory`: a group's samples (`key`: its `history_key`). */
+export function groupHistory(key: string, spanSecs: number): Promise<GroupHistory> {
+  return call('group_history', { key, spanSecs });
 }
 
 /** `producer_history({producer, spanSecs}) -> ProducerHistory`: its samples and reclaims. */

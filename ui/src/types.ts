@@ -31,6 +31,7 @@ export type {
   PlannedItem,
   PreviewProducer,
   ProducerDto,
+  GroupHistory,
   ProducerHistory,
   ProducerKind,
   ReclaimErrorEntry,

@@ -279,6 +279,14 @@ pub struct UnattributedGroupDto {
     /// many members agree (strongest first; empty when nothing names a writer).
     #[serde(default)]
     pub evidence: Vec<EvidenceDto>,
+    /// Every writer the evidence names has exited while the members remain: a confirmed leak
+    /// of `allocated_bytes` (false while a writer runs, or none is known).
+    #[serde(default)]
+    pub confirmed_leak: bool,
+    /// The key the group's history is stored under, as hex: what
+    /// [`crate::api::group_history`] takes to chart its growth.
+    #[serde(default)]
+    pub history_key: String,
 }
 
 /// The kinds of evidence that name a group's writer.

@@ -8,6 +8,10 @@
 //! - `reclaims`: one row per deletion attempt ([`reclaim::AuditRecord`](crate::reclaim::AuditRecord)).
 //! - `alerts`: one row per alert that fired ([`AlertDto`](crate::dto::AlertDto)).
 //! - `auto_reclaim_runs`: one row per run of an auto-reclaim rule ([`AutoRun`]).
+//! - `group_samples`: `(group key, unix secs) -> label, allocated bytes, items` of each group of
+//!   unattributed entries ([`GroupSample`], key from [`group_key`]), bounded as `samples` are.
+//! - `group_writers`: `(group key, evidence kind, name) -> exe, app, agreement, first and last
+//!   seen alive` ([`StoredWriter`]): a writer stays named after it exited and the monitor restarted.
 //!
 //! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy
 //! timeout, so a locked or corrupt database is reported quickly with its path, and never deleted.
@@ -17,6 +21,7 @@ mod auto_runs;
 mod compact;
 mod error;
 mod file_check;
+mod groups;
 mod growth;
 mod outside;
 mod reclaims;
@@ -32,6 +37,7 @@ use rusqlite::{Connection, OpenFlags};
 pub use auto_runs::{AutoRun, ProducerFreed};
 pub use compact::{CompactReport, MAX_ROWS_PER_SERIES};
 pub use error::HistoryError;
+pub use groups::{group_key, key_from_hex, key_hex, kind_text, GroupSample, StoredWriter};
 pub use growth::{disk_full_eta, recent_window, steady_eta, Growth, MIN_ETA_SPAN};
 pub use reclaims::{ATTEMPT, INTERRUPTED};
 pub use runs::{group_runs, AuditRow, ReclaimRun, RUN_GAP_SECS};

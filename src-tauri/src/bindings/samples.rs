@@ -23,7 +23,7 @@ use crate::ui_state::{ReclaimJob, UiState, UiView};
 
 mod history;
 mod reclaim;
-use history::{producer_history, reclaim_run};
+use history::{group_history, producer_history, reclaim_run};
 use reclaim::{preview, result};
 
 const NOW: u64 = 1_764_000_000;
@@ -147,6 +147,8 @@ pub(crate) fn snapshot() -> Snapshot {
                 alive: true,
                 last_seen_unix_secs: Some(NOW - 60),
             }],
+            confirmed_leak: false,
+            history_key: "2f726f6f74732f74656d70006600".to_owned(),
         }],
         hidden_groups: 1,
         ignored_shapes: vec!["swc\\xff-<uuid>/".to_owned()],
@@ -444,6 +446,11 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "PRODUCER_HISTORY",
             "ProducerHistory",
             v(to_value(producer_history())),
+        ),
+        (
+            "GROUP_HISTORY",
+            "GroupHistory",
+            v(to_value(group_history())),
         ),
         (
             "RECLAIM_RUN_BY_RULE",

@@ -59,4 +59,14 @@ writers: Array<WriterDto>,
  * What names the process that wrote the members: each kind of evidence found, with how
  * many members agree (strongest first; empty when nothing names a writer).
  */
-evidence: Array<EvidenceDto>, };
+evidence: Array<EvidenceDto>, 
+/**
+ * Every writer the evidence names has exited while the members remain: a confirmed leak
+ * of `allocated_bytes` (false while a writer runs, or none is known).
+ */
+confirmed_leak: boolean, 
+/**
+ * The key the group's history is stored under, as hex: what
+ * [`crate::api::group_history`] takes to chart its growth.
+ */
+history_key: string, };

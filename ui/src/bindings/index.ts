@@ -14,6 +14,7 @@ export type { DeletedItem } from './DeletedItem';
 export type { ErrorCode } from './ErrorCode';
 export type { EvidenceDto } from './EvidenceDto';
 export type { EvidenceKindDto } from './EvidenceKindDto';
+export type { GroupHistory } from './GroupHistory';
 export type { GroupRuleAdded } from './GroupRuleAdded';
 export type { GroupRuleDto } from './GroupRuleDto';
 export type { GroupRulePreview } from './GroupRulePreview';

@@ -192,6 +192,8 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     rescan: () => null,
     open_evidence: () => null,
     // Four hours of samples every 10 min, growing 10 MiB each; 260 MiB reclaimed 2 h ago.
+    // A group's stored samples (none in this fixture: the window charts producers only).
+    group_history: ({ key, spanSecs }) => ({ key, from_unix_secs: args.now - spanSecs, to_unix_secs: args.now, samples: [] }),
     producer_history: ({ producer, spanSecs }) => {
       const samples = [];
       for (let k = 24; k >= 0; k -= 1) {

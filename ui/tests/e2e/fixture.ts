@@ -102,6 +102,8 @@ export function groupSnapshot(): Snapshot {
     oldest_mtime: NOW - 3 * 86400,
     newest_mtime: NOW - 600,
     writers: [],
+    confirmed_leak: false,
+    history_key: '2f746d7000647377632d00750024',
   };
   snap.unattributed_groups = [
     {

@@ -157,6 +157,8 @@ describe('writerText', () => {
     examples: [],
     writers,
     evidence,
+    confirmed_leak: false,
+    history_key: '',
   });
 
   it('names the first writer with its pid', () => {

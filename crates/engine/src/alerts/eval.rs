@@ -71,8 +71,11 @@ pub struct GroupInput {
     /// Its growth over the window, from what the monitor saw of it since it started; `None`
     /// until it was seen twice.
     pub growth: Option<Growth>,
-    /// A process seen writing into it: `bun (pid 4242)`.
+    /// A process seen writing into it (`bun (pid 4242)`), else the writer its evidence names
+    /// (`katago (exited; last seen 2 h ago)`).
     pub writer: Option<String>,
+    /// Every writer named has exited while its members remain (a confirmed leak).
+    pub confirmed_leak: bool,
 }
 
 /// What the monitor knows when it evaluates the rules.
@@ -241,6 +244,12 @@ impl Alerter {
         );
         if let Some(w) = &grp.writer {
             message.push_str(&format!(" Written by {w}."));
+        }
+        if grp.confirmed_leak {
+            message.push_str(&format!(
+                " Its writers have all exited: a confirmed leak of {}.",
+                format_bytes(grp.allocated_bytes.into())
+            ));
         }
         message.push_str(&format!(
             " No rule knows this producer; make one: cachewatch rules add '{}' --id ID.",

@@ -1,4 +1,5 @@
 //! The history as the window reads it: a producer's samples and reclaims over a span (its chart),
+//! a group of unattributed entries' samples (its chart),
 //! and the past reclaims (the reclaim history panel). Read from the history database with a
 //! read-only connection of its own, beside the monitor's writer (the file is in WAL mode).
 
@@ -53,6 +54,20 @@ pub struct ProducerHistory {
     pub samples: Vec<ChartSample>,
     /// The reclaims in the span that deleted its items, oldest first.
     pub reclaims: Vec<ChartReclaim>,
+}
+
+/// A group of unattributed entries' history over a span: what its chart shows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupHistory {
+    /// The group's key as the snapshot gives it (`history_key`).
+    pub key: String,
+    /// The span asked for: from, Unix seconds.
+    pub from_unix_secs: u64,
+    /// ... to (now), Unix seconds.
+    pub to_unix_secs: u64,
+    /// Its samples in the span, oldest first.
+    pub samples: Vec<ChartSample>,
 }
 
 /// The reclaims over a span: the window's reclaim history.
@@ -127,6 +142,44 @@ pub fn producer_history(
     Ok(out)
 }
 
+/// The samples of the group of unattributed entries stored under `key` (the snapshot's
+/// `history_key`, hex), from `now - span` to `now`.
+///
+/// # Errors
+/// [`ApiError::GroupKey`] when `key` is not hex; [`ApiError::History`] when the database
+/// cannot be read.
+pub fn group_history(
+    db: Option<&Path>,
+    key: &str,
+    span: Duration,
+    now: SystemTime,
+) -> Result<GroupHistory, ApiError> {
+    let raw = crate::history::key_from_hex(key).ok_or_else(|| ApiError::GroupKey {
+        key: key.to_owned(),
+    })?;
+    let since = now.checked_sub(span).unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut out = GroupHistory {
+        key: key.to_owned(),
+        from_unix_secs: unix_secs_u64(since),
+        to_unix_secs: unix_secs_u64(now),
+        samples: Vec::new(),
+    };
+    let Some(h) = open(db)? else {
+        return Ok(out);
+    };
+    out.samples = h
+        .group_series(&raw, since)
+        .map_err(|e| ApiError::History(Box::new(e)))?
+        .into_iter()
+        .map(|(t, allocated_bytes, items)| ChartSample {
+            time_unix_secs: unix_secs_u64(t),
+            allocated_bytes,
+            items,
+        })
+        .collect();
+    Ok(out)
+}
+
 /// The reclaims from `now - span` to `now`, newest first.
 ///
 /// # Errors
@@ -162,6 +215,37 @@ mod tests {
 
     fn at(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    #[test]
+    fn a_groups_history_has_its_samples_in_the_span_and_a_bad_key_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("cachewatch.db");
+        let key = b"/t\0dwrk_\0d\0".to_vec();
+        {
+            let mut h = History::open(&db).expect("open");
+            for (t, bytes, items) in [(1_000, 10, 1), (5_000, 20, 2), (9_000, 30, 3)] {
+                let s = crate::history::GroupSample {
+                    key: key.clone(),
+                    label: "wrk_<digits4>/".into(),
+                    allocated_bytes: bytes,
+                    items,
+                };
+                h.record_groups(at(t), &[s], &[]).expect("group sample");
+            }
+        }
+        let hex = crate::history::key_hex(&key);
+        let got = group_history(Some(&db), &hex, Duration::from_secs(6_000), at(10_000))
+            .expect("history");
+        let points: Vec<(u64, u64, u64)> = got
+            .samples
+            .iter()
+            .map(|s| (s.time_unix_secs, s.allocated_bytes, s.items))
+            .collect();
+        assert_eq!(points, vec![(5_000, 20, 2), (9_000, 30, 3)]);
+        let err = group_history(Some(&db), "zz", Duration::from_secs(60), at(10_000))
+            .expect_err("not hex");
+        assert!(err.to_string().contains("\"zz\""), "{err}");
     }
 
     #[test]

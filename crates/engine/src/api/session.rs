@@ -133,6 +133,12 @@ pub enum ApiError {
     /// The history database cannot be read (the window's charts and reclaim history).
     #[error("cannot read the history: {0}")]
     History(Box<HistoryError>),
+    /// A group key that is not the hex the snapshot gives (`history_key`).
+    #[error("group key {key:?} is not hex: pass the history_key the snapshot gives for the group")]
+    GroupKey {
+        /// The key given.
+        key: String,
+    },
     /// A producer id the catalogue does not know.
     #[error("unknown producer {id:?}: `cachewatch producers` lists the ids")]
     UnknownProducer {

@@ -77,11 +77,39 @@ impl History {
             report.samples_deleted += deleted as u64;
             hi = lo;
         }
+        let mut hi = i64::MAX;
+        for (ends_at_age, bucket_secs) in TIERS {
+            let lo = cut(ends_at_age);
+            let deleted = tx
+                .execute(
+                    "DELETE FROM group_samples WHERE time_unix_secs >= ?1 AND time_unix_secs < ?2 \
+                     AND (SELECT MIN(later.time_unix_secs) FROM group_samples AS later \
+                       WHERE later.group_key = group_samples.group_key \
+                       AND later.time_unix_secs > group_samples.time_unix_secs) \
+                     < MIN(?2, (group_samples.time_unix_secs / ?3 + 1) * ?3)",
+                    params![lo, hi, bucket_secs],
+                )
+                .map_err(err("downsample group samples"))?;
+            report.samples_deleted += deleted as u64;
+            hi = lo;
+        }
         let expired = cut(RETENTION);
-        let deleted = tx
-            .execute("DELETE FROM samples WHERE time_unix_secs < ?1", [expired])
-            .map_err(err("expire samples"))?;
-        report.samples_deleted += deleted as u64;
+        for table in ["samples", "group_samples"] {
+            let deleted = tx
+                .execute(
+                    &format!("DELETE FROM {table} WHERE time_unix_secs < ?1"),
+                    [expired],
+                )
+                .map_err(err("expire samples"))?;
+            report.samples_deleted += deleted as u64;
+        }
+        // A writer goes with the last sample of its group.
+        tx.execute(
+            "DELETE FROM group_writers WHERE group_key NOT IN \
+             (SELECT DISTINCT group_key FROM group_samples) AND first_seen_unix_secs < ?1",
+            [expired],
+        )
+        .map_err(err("drop the writers of expired groups"))?;
         tx.execute(
             "DELETE FROM series WHERE id NOT IN (SELECT DISTINCT series_id FROM samples)",
             [],

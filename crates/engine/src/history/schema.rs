@@ -15,7 +15,7 @@ pub const APPLICATION_ID: i32 = 0x4357_4442;
 
 /// The tables each schema version has (index: version - 1), for databases written before the
 /// application id was set.
-const TABLES: [&[&str]; 2] = [
+const TABLES: [&[&str]; 3] = [
     &["alerts", "reclaims", "samples", "series"],
     &[
         "alerts",
@@ -24,13 +24,22 @@ const TABLES: [&[&str]; 2] = [
         "samples",
         "series",
     ],
+    &[
+        "alerts",
+        "auto_reclaim_runs",
+        "group_samples",
+        "group_writers",
+        "reclaims",
+        "samples",
+        "series",
+    ],
 ];
 
 /// The schema version this build writes: the number of entries in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`. Append only; never edit a shipped one.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     r#"
 CREATE TABLE series (
     id INTEGER PRIMARY KEY,
@@ -85,6 +94,30 @@ CREATE TABLE auto_reclaim_runs (
     run_json TEXT NOT NULL        -- the whole AutoRun record
 );
 CREATE INDEX auto_reclaim_runs_by_time ON auto_reclaim_runs (started_unix_secs);
+"#,
+    r#"
+CREATE TABLE group_samples (
+    group_key BLOB NOT NULL,      -- root path bytes, NUL, the shape key's bytes
+    time_unix_secs INTEGER NOT NULL,
+    label TEXT NOT NULL,          -- the shape as shown, at this sample
+    allocated_bytes INTEGER NOT NULL,
+    items INTEGER NOT NULL,
+    PRIMARY KEY (group_key, time_unix_secs)
+) WITHOUT ROWID;
+CREATE INDEX group_samples_by_time ON group_samples (time_unix_secs);
+CREATE TABLE group_writers (
+    group_key BLOB NOT NULL,
+    kind TEXT NOT NULL,           -- 'pid-in-name' | 'created-at-launch' | 'held' | 'in-path'
+    name TEXT NOT NULL,
+    exe_raw BLOB,                 -- executable path bytes, where known
+    app TEXT,                     -- app bundle id, where known
+    app_version TEXT,             -- app version, where known
+    agree INTEGER NOT NULL,
+    total INTEGER NOT NULL,
+    first_seen_unix_secs INTEGER NOT NULL,
+    last_seen_unix_secs INTEGER,  -- when a writer it names was last seen alive
+    PRIMARY KEY (group_key, kind, name)
+) WITHOUT ROWID;
 "#,
 ];
 

@@ -83,13 +83,13 @@ pub(crate) const PRODUCER_RECLAIMABLE: Def = gauge(
     true,
     "Allocated bytes a reclaim at the current age threshold would free.",
 );
-/// `cachewatch_unattributed_group_bytes{root,shape}` (the 20 largest groups).
+/// `cachewatch_unattributed_group_bytes{root,shape,writer}` (the 20 largest groups).
 pub(crate) const GROUP_BYTES: Def = gauge(
     "cachewatch_unattributed_group",
     true,
-    "Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer); the 20 largest groups.",
+    "Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer), with the name of its writer (empty when unknown); the 20 largest groups.",
 );
-/// `cachewatch_unattributed_group_items{root,shape}`.
+/// `cachewatch_unattributed_group_items{root,shape,writer}`.
 pub(crate) const GROUP_ITEMS: Def = gauge(
     "cachewatch_unattributed_group_items",
     false,
@@ -292,7 +292,11 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
     let groups = |get: fn(&crate::dto::UnattributedGroupDto) -> u64| {
         snap.unattributed_groups.iter().map(move |g| {
             (
-                vec![("root", g.root.clone()), ("shape", g.shape.clone())],
+                vec![
+                    ("root", g.root.clone()),
+                    ("shape", g.shape.clone()),
+                    ("writer", group_writer(g).to_owned()),
+                ],
                 get(g),
             )
         })
@@ -321,4 +325,15 @@ pub(crate) fn monitor_families(snap: &Snapshot, alerts: &AlertCounts, now: u64) 
         alerts.iter().map(|(rule, n)| (one("rule", rule), *n)),
     );
     f
+}
+
+/// The name of a group's writer as its `writer` label says it: the strongest evidence's (a
+/// process that exited and is remembered from the history database included), else a process
+/// holding a member; empty when nothing names one.
+fn group_writer(g: &crate::dto::UnattributedGroupDto) -> &str {
+    g.evidence
+        .first()
+        .map(|e| e.name.as_str())
+        .or_else(|| g.writers.first().map(|w| w.name.as_str()))
+        .unwrap_or("")
 }

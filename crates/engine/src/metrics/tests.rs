@@ -80,7 +80,7 @@ cachewatch_volume_free_bytes{mount=\"/\"} 77
 # TYPE cachewatch_unexplained_growth_bytes gauge
 # UNIT cachewatch_unexplained_growth_bytes bytes
 cachewatch_unexplained_growth_bytes{mount=\"/\"} 4000
-# HELP cachewatch_unattributed_group_bytes Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer); the 20 largest groups.
+# HELP cachewatch_unattributed_group_bytes Allocated bytes of a group of unattributed entries sharing a name shape (an unknown producer), with the name of its writer (empty when unknown); the 20 largest groups.
 # TYPE cachewatch_unattributed_group_bytes gauge
 # UNIT cachewatch_unattributed_group_bytes bytes
 # HELP cachewatch_unattributed_group_items Number of entries in a group of unattributed entries sharing a name shape; the 20 largest groups.

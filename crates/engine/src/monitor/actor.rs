@@ -273,7 +273,9 @@ impl Actor {
         let now = self.opts.clock.now();
         let totals = build::producer_totals(&self.roots);
         if self.recorder.sample_due(now) {
-            self.recorder.sample(&self.roots, &totals, now).await;
+            self.recorder
+                .sample(&self.roots, &totals, &self.figures.groups, now)
+                .await;
             // A new sample is new history: a burst that ended before it now shows as growth, and
             // free space may have fallen with no event under the roots. Evaluate alerts and publish.
             self.after_update(false).await;
@@ -302,8 +304,14 @@ impl Actor {
     async fn after_update(&mut self, force_sample: bool) {
         let now = self.opts.clock.now();
         let totals = build::producer_totals(&self.roots);
-        if force_sample || self.recorder.large_change(&totals, now) {
-            self.recorder.sample(&self.roots, &totals, now).await;
+        if force_sample
+            || self
+                .recorder
+                .large_change(&totals, &self.figures.groups, now)
+        {
+            self.recorder
+                .sample(&self.roots, &totals, &self.figures.groups, now)
+                .await;
         }
         if !self.paused {
             self.auto_check().await;
@@ -362,12 +370,13 @@ impl Actor {
         let started = Instant::now();
         let history = self.provenance.history();
         let ignored = self.opts.ignored_shapes.clone();
+        let stored = self.recorder.stored_writers();
         // The chunks' temporaries are gone after the job: their pages are returned.
         let res = self
             .with_roots(move |roots| {
                 let mut a =
                     Figures::compute(roots, &catalogue, threshold, protected, &ignored, now);
-                a.add_evidence(roots, &super::provenance::lock(&history));
+                a.add_evidence(roots, &super::provenance::lock(&history), &stored);
                 a
             })
             .await;

@@ -312,5 +312,7 @@ fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
             .iter()
             .map(super::provenance::evidence_dto)
             .collect(),
+        confirmed_leak: g.confirmed_leak,
+        history_key: crate::history::key_hex(&g.key),
     }
 }

@@ -78,9 +78,15 @@ pub struct GroupFigures {
     pub group: ShapeGroup,
     /// Processes holding a file open inside a member (at most three).
     pub writers: Vec<Writer>,
-    /// What names the members' writer, strongest first ([`super::provenance::group_evidence`]):
-    /// empty until [`Figures::add_evidence`].
+    /// What names the members' writer, strongest first ([`super::provenance::group_evidence`]),
+    /// with the writers the history database remembers that no longer show: empty until
+    /// [`Figures::add_evidence`].
     pub evidence: Vec<cachewatch_core::provenance::Evidence>,
+    /// The key the group's history is stored under ([`crate::history::group_key`]).
+    pub key: Vec<u8>,
+    /// Every writer named has exited while the members remain (and the process table was looked
+    /// at to say so): a confirmed leak of the group's bytes.
+    pub confirmed_leak: bool,
 }
 
 impl PartialEq for GroupFigures {
@@ -95,6 +101,7 @@ impl PartialEq for GroupFigures {
             && self.group.examples == o.group.examples
             && self.writers == o.writers
             && self.evidence == o.evidence
+            && self.confirmed_leak == o.confirmed_leak
     }
 }
 
@@ -147,11 +154,17 @@ fn shape_groups(
                 .flatten()
                 .collect();
             GroupFigures {
+                key: crate::history::group_key(
+                    &st.root.canonical,
+                    group.within.as_deref(),
+                    &group.key,
+                ),
                 root_kind: st.root.kind,
                 root: st.root.canonical.clone(),
                 group,
                 writers,
                 evidence: Vec::new(),
+                confirmed_leak: false,
             }
         })
         .collect();
@@ -282,11 +295,14 @@ impl Figures {
     /// Names the writers of the groups from the members' names and births against `history`
     /// (and the holders already found): one pass over each root's unattributed items, at most
     /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group (the dir of a group one level down
-    /// is listed). Blocking.
+    /// is listed). The writers `stored` in the
+    /// history database (by group key) that the evidence no longer shows are added back, alive
+    /// when `history`'s latest sample saw a process of that name. Blocking (CPU only).
     pub fn add_evidence(
         &mut self,
         roots: &[RootState],
         history: &cachewatch_core::provenance::ProcessHistory,
+        stored: &super::recorder::StoredWriters,
     ) {
         for st in roots {
             let mine: Vec<usize> = (0..self.groups.len())
@@ -299,9 +315,14 @@ impl Figures {
             let members = st.group_members(&shapes, super::provenance::MEMBERS_LOOKED_AT);
             for (&i, members) in mine.iter().zip(members) {
                 let g = &self.groups[i];
-                let evidence =
+                let mut evidence =
                     super::provenance::group_evidence(&members, g.group.items, &g.writers, history);
+                let remembered = stored.get(&g.key).map(Vec::as_slice).unwrap_or_default();
+                super::provenance::add_remembered(&mut evidence, remembered, history);
+                let confirmed =
+                    super::provenance::confirmed_leak(&evidence, g.group.items, history);
                 self.groups[i].evidence = evidence;
+                self.groups[i].confirmed_leak = confirmed;
             }
         }
     }

@@ -167,6 +167,60 @@ pub fn group_evidence(
     out
 }
 
+/// Adds to `evidence` (strongest first, kept so) the writers the history database remembers for
+/// the group (`stored`) that it does not name already: a writer that exited, maybe before the
+/// monitor started, stays named with when it was last seen alive. One is alive when `history`'s
+/// latest sample saw a process of its name. A bundle id in the paths is no process and is found
+/// again from the paths, so it is not added.
+pub fn add_remembered(
+    evidence: &mut Vec<Evidence>,
+    stored: &[crate::history::StoredWriter],
+    history: &ProcessHistory,
+) {
+    let before = evidence.len();
+    for w in stored.iter().filter(|w| w.kind != EvidenceKind::InPath) {
+        if let Some(e) = evidence[..before]
+            .iter_mut()
+            .find(|e| e.kind == w.kind && e.name == w.name)
+        {
+            // Named again now; an exited writer keeps the latest time it was seen alive.
+            if !e.alive {
+                e.last_seen = e.last_seen.max(w.last_seen);
+            }
+            continue;
+        }
+        let alive = history.samples() > 0 && history.records().any(|r| r.alive && r.name == w.name);
+        evidence.push(Evidence {
+            kind: w.kind,
+            name: w.name.clone(),
+            exe: w.exe.clone(),
+            app: w.app.clone(),
+            agree: usize::try_from(w.agree).unwrap_or(usize::MAX),
+            total: usize::try_from(w.total).unwrap_or(usize::MAX),
+            pid_run: None,
+            orphans: None,
+            last_seen: w.last_seen,
+            alive,
+        });
+    }
+    evidence.sort_by(|a, b| {
+        b.confidence()
+            .total_cmp(&a.confidence())
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+}
+
+/// True when a group of `items` members (some remain) was written by processes that have all
+/// exited: the evidence names at least one process, none alive, and the process table was
+/// sampled at least once (without a sample no writer is known alive or dead).
+pub fn confirmed_leak(evidence: &[Evidence], items: u64, history: &ProcessHistory) -> bool {
+    let mut named = evidence
+        .iter()
+        .filter(|e| e.kind != EvidenceKind::InPath)
+        .peekable();
+    items > 0 && history.samples() > 0 && named.peek().is_some() && named.all(|e| !e.alive)
+}
+
 /// What the snapshot shows of one piece of evidence.
 pub fn evidence_dto(e: &Evidence) -> EvidenceDto {
     EvidenceDto {

@@ -29,6 +29,9 @@ pub use error::RecordError;
 use notices::Notices;
 pub use samples::GrowthFigures;
 
+/// The writers the history database remembers, by group key ([`crate::history::group_key`]).
+pub type StoredWriters = BTreeMap<Vec<u8>, Vec<crate::history::StoredWriter>>;
+
 /// Alerts kept for the snapshot.
 const RECENT_ALERTS: usize = 20;
 
@@ -60,9 +63,14 @@ pub struct Recorder {
     last_sampled: BTreeMap<String, (u64, u64)>,
     alerter: Alerter,
     alert_growth: BTreeMap<String, Growth>,
-    /// Per group of unattributed entries (root and shape): what the monitor saw of it, oldest
-    /// first, for its growth (in memory; a group's history starts with the monitor).
-    group_trail: BTreeMap<String, std::collections::VecDeque<(SystemTime, u64, u64)>>,
+    /// Per group of unattributed entries (by its stored key): what the monitor saw of it, oldest
+    /// first, for its growth: the group's samples read back from the history database at each
+    /// sample (so a restart does not start it over), and a note a minute in between.
+    group_trail: BTreeMap<Vec<u8>, std::collections::VecDeque<(SystemTime, u64, u64)>>,
+    /// The groups' `(allocated bytes, items)` at the last sample, for the large-change rule.
+    last_group_sampled: BTreeMap<Vec<u8>, (u64, u64)>,
+    /// The writers the history database remembers, by group key, as read at the last sample.
+    stored_writers: Arc<StoredWriters>,
     crashes: crate::crash::CrashWatch,
     /// Growth outside the roots per volume, from the last sample (`crate::outside_growth`).
     unexplained: Vec<crate::outside_growth::Unexplained>,
@@ -85,6 +93,8 @@ impl Recorder {
             alerter,
             alert_growth: BTreeMap::new(),
             group_trail: BTreeMap::new(),
+            last_group_sampled: BTreeMap::new(),
+            stored_writers: Arc::new(BTreeMap::new()),
             unexplained: Vec::new(),
             db,
             db_path: opts.db_path.clone(),
@@ -121,6 +131,12 @@ impl Recorder {
     /// Removes the problem lines starting with `prefix` (the condition is over).
     pub fn forget_error(&mut self, prefix: &str) {
         self.notices.forget(prefix);
+    }
+
+    /// The writers the history database remembers, by group key, as read at the last sample
+    /// (empty before the first, and without history).
+    pub fn stored_writers(&self) -> Arc<StoredWriters> {
+        self.stored_writers.clone()
     }
 
     /// Recent alerts, newest first.

@@ -353,6 +353,7 @@ fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
         items: 81_653,
         growth: Some(g),
         writer: Some("bun (pid 4242)".into()),
+        confirmed_leak: false,
     };
     let inputs = AlertInputs {
         groups: vec![group.clone()],
@@ -392,4 +393,36 @@ fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
         ..AlertInputs::default()
     };
     assert!(fresh.evaluate(&quiet, t(START + 3600)).is_empty());
+    assert!(!a.message.contains("confirmed leak"), "{}", a.message);
+}
+
+/// A growing group whose writers have all exited says so, with the bytes it holds.
+#[test]
+fn an_unknown_producer_whose_writers_exited_is_a_confirmed_leak_in_the_alert() {
+    let mut alerter = Alerter::new(AlertsConfig::default());
+    let group = cachewatch::alerts::GroupInput {
+        shape: "wrk_<digits4-7>_<digits1>_<ts>/".into(),
+        root: "/tmp".into(),
+        allocated_bytes: 3 * GIB,
+        items: 6000,
+        growth: Some(cachewatch::history::Growth {
+            bytes: GIB as i64,
+            items: 5000,
+            from: t(START),
+            to: t(START + 3600),
+        }),
+        writer: Some("katago (exited; last seen 2 h ago)".into()),
+        confirmed_leak: true,
+    };
+    let inputs = AlertInputs {
+        groups: vec![group],
+        ..AlertInputs::default()
+    };
+    let fired = alerter.evaluate(&inputs, t(START + 3600));
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let m = &fired[0].message;
+    assert!(
+        m.contains("Written by katago (exited; last seen 2 h ago). Its writers have all exited: a confirmed leak of 3.0 GiB."),
+        "{m}"
+    );
 }

@@ -571,12 +571,18 @@ fn another_programs_database_is_refused_and_left_as_it_was() {
     ));
 }
 
-/// Databases written before the application id was set (schema 1 and 2, id 0) still open; the
-/// schema-1 one is migrated; both are marked ours.
+/// Databases written before the application id was set (schema 1 and 2, id 0) still open, and
+/// one of this schema (3) with the id cleared; the older ones are migrated (getting the groups'
+/// tables); all are marked ours.
 #[test]
 fn older_cachewatch_databases_without_the_application_id_still_open() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for (version, drop_sql) in [(2, ""), (1, "DROP TABLE auto_reclaim_runs;")] {
+    let groups = "DROP TABLE group_samples; DROP TABLE group_writers;";
+    for (version, drop_sql) in [
+        (3, String::new()),
+        (2, groups.to_owned()),
+        (1, format!("{groups} DROP TABLE auto_reclaim_runs;")),
+    ] {
         let path = dir.path().join(format!("v{version}.db"));
         drop(History::open(&path).expect("create"));
         {
@@ -601,6 +607,137 @@ fn older_cachewatch_databases_without_the_application_id_still_open() {
             .expect("pragmas");
         assert_eq!(id, cachewatch::history::APPLICATION_ID, "v{version}");
         assert_eq!(v, SCHEMA_VERSION, "v{version}");
-        assert!(tables_of(&path).contains(&"auto_reclaim_runs".to_owned()));
+        let tables = tables_of(&path);
+        for t in ["auto_reclaim_runs", "group_samples", "group_writers"] {
+            assert!(tables.contains(&t.to_owned()), "v{version}: {tables:?}");
+        }
     }
+}
+
+/// A schema-2 database with samples in it is migrated to 3: its samples stay, and group samples
+/// and writers can be written and read back.
+#[test]
+fn a_schema_2_database_keeps_its_samples_and_gets_the_group_tables() {
+    use cachewatch::history::{GroupSample, Sample, Series, StoredWriter};
+    use cachewatch_core::provenance::EvidenceKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("v2.db");
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    {
+        let mut h = History::open(&path).expect("create");
+        h.record_samples(
+            t0,
+            &[Sample {
+                series: Series::Producer("metal".into()),
+                allocated_bytes: 4096,
+                apparent_bytes: 100,
+                items: 1,
+            }],
+        )
+        .expect("sample");
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw");
+        conn.execute_batch(
+            "DROP TABLE group_samples; DROP TABLE group_writers; PRAGMA user_version = 2;",
+        )
+        .expect("make it schema 2");
+    }
+    let mut h = History::open(&path).expect("migrates");
+    let got = h
+        .series(&Series::Producer("metal".into()), UNIX_EPOCH)
+        .expect("read");
+    assert_eq!(got, vec![(t0, 4096, 1)]);
+    let key = b"/r\0dwrk_".to_vec();
+    let w = StoredWriter {
+        key: key.clone(),
+        kind: EvidenceKind::PidInName,
+        name: "leakwriter".into(),
+        exe: Some("/bin/\u{e9}".into()),
+        app: None,
+        app_version: None,
+        agree: 3,
+        total: 4,
+        first_seen: t0,
+        last_seen: Some(t0 + Duration::from_secs(5)),
+    };
+    let s = GroupSample {
+        key: key.clone(),
+        label: "wrk_<digits4>/".into(),
+        allocated_bytes: 8192,
+        items: 2,
+    };
+    h.record_groups(t0 + Duration::from_secs(10), &[s], std::slice::from_ref(&w))
+        .expect("groups");
+    // Seen again, not alive: the last time it was seen alive stays.
+    let later = StoredWriter {
+        last_seen: None,
+        first_seen: t0 + Duration::from_secs(20),
+        agree: 4,
+        ..w.clone()
+    };
+    h.record_groups(t0 + Duration::from_secs(20), &[], &[later])
+        .expect("again");
+    let got = h.group_writers().expect("writers");
+    assert_eq!(got, vec![StoredWriter { agree: 4, ..w }]);
+    assert_eq!(
+        h.group_series(&key, UNIX_EPOCH).expect("series"),
+        vec![(t0 + Duration::from_secs(10), 8192, 2)]
+    );
+}
+
+/// Group samples are bounded as a series' are: a week of minute samples keeps the minute tier's
+/// 2880 and one an hour before; past 400 days the group's samples and its writers go.
+#[test]
+fn group_samples_compact_like_series_and_expired_groups_lose_their_writers() {
+    use cachewatch::history::{GroupSample, StoredWriter};
+    use cachewatch_core::provenance::EvidenceKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = History::open(&dir.path().join("h.db")).expect("open");
+    let key = b"/tmp\0dtmp\0r\x08".to_vec();
+    let minutes = 7 * 1440u64;
+    for i in 0..minutes {
+        let s = GroupSample {
+            key: key.clone(),
+            label: "tmp<rand8>/".into(),
+            allocated_bytes: 10 * i,
+            items: i,
+        };
+        h.record_groups(t(START + 60 * i), &[s], &[]).expect("r");
+    }
+    let w = StoredWriter {
+        key: key.clone(),
+        kind: EvidenceKind::CreatedAtLaunch,
+        name: "katago".into(),
+        exe: None,
+        app: None,
+        app_version: None,
+        agree: 30,
+        total: 40,
+        first_seen: t(START),
+        last_seen: Some(t(START + 60)),
+    };
+    h.record_groups(t(START + 60), &[], std::slice::from_ref(&w))
+        .expect("writer");
+    let now = t(START + 7 * 86_400);
+    h.compact(now).expect("compact");
+    let rows = h.group_series(&key, t(0)).expect("rows");
+    // As for a series: 2880 minutes of the last 48 h, and the last minute of each of 120 hours.
+    assert_eq!(rows.len(), 3000);
+    assert_eq!(rows[0], (t(START + 60 * 59), 590, 59));
+    let last_of_hour_119 = 60 * 119 + 59;
+    assert_eq!(
+        rows[119],
+        (
+            t(START + 60 * last_of_hour_119),
+            10 * last_of_hour_119,
+            last_of_hour_119
+        )
+    );
+    assert_eq!(rows[120], (t(START + 60 * 7200), 72_000, 7200));
+    assert_eq!(h.group_writers().expect("writers"), vec![w]);
+
+    h.compact(t(START + 410 * 86_400)).expect("expire");
+    assert!(h.group_series(&key, t(0)).expect("rows").is_empty());
+    assert!(h.group_writers().expect("writers").is_empty());
 }

@@ -19,6 +19,7 @@ mod macos_fsevents;
 mod monitor;
 mod monitor_estimate;
 mod monitor_figures;
+mod monitor_group_history;
 mod monitor_nested_groups;
 mod monitor_preview;
 mod monitor_provenance;

@@ -1,6 +1,6 @@
 //! Unknown producers in the live monitor: the unattributed entries of a root grouped by name shape
 //! reach the snapshot (true counts and `du`'s bytes), with the process writing into the group, and
-//! `/metrics` carries `cachewatch_unattributed_group_bytes{root,shape}` and `..._items`; a group
+//! `/metrics` carries `cachewatch_unattributed_group_bytes{root,shape,writer}` and `..._items`; a group
 //! that grows is seen grown without a rescan.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -99,14 +99,14 @@ async fn an_unknown_producer_is_one_group_with_its_writer_in_the_snapshot_and_me
     let root_label = root.display().to_string();
     assert!(
         text.contains(&format!(
-            "cachewatch_unattributed_group_bytes{{root=\"{root_label}\",shape=\"{SHAPE}\"}} {}",
+            "cachewatch_unattributed_group_bytes{{root=\"{root_label}\",shape=\"{SHAPE}\",writer=\"sleep\"}} {}",
             g.allocated_bytes
         )),
         "{text}"
     );
     assert!(
         text.contains(&format!(
-            "cachewatch_unattributed_group_items{{root=\"{root_label}\",shape=\"{SHAPE}\"}} 24"
+            "cachewatch_unattributed_group_items{{root=\"{root_label}\",shape=\"{SHAPE}\",writer=\"sleep\"}} 24"
         )),
         "{text}"
     );

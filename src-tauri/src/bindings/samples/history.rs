@@ -1,4 +1,25 @@
-//! Samples of the history DTOs: a producer's chart data and past reclaim runs.
+//! Samples of the history DTOs: a producer's and a group's chart data and past reclaim runs.
+
+pub(super) fn group_history() -> cachewatch::api::history::GroupHistory {
+    use cachewatch::api::history::{ChartSample, GroupHistory};
+    GroupHistory {
+        key: "2f726f6f74732f74656d70006600".to_owned(),
+        from_unix_secs: 1_700_000_000 - 86_400,
+        to_unix_secs: 1_700_000_000,
+        samples: vec![
+            ChartSample {
+                time_unix_secs: 1_699_990_000,
+                allocated_bytes: 20 << 20,
+                items: 20,
+            },
+            ChartSample {
+                time_unix_secs: 1_699_999_000,
+                allocated_bytes: 44 << 20,
+                items: 44,
+            },
+        ],
+    }
+}
 
 pub(super) fn producer_history() -> cachewatch::api::history::ProducerHistory {
     use cachewatch::api::history::{ChartReclaim, ChartSample, ProducerHistory};

@@ -88,8 +88,15 @@ impl Actor {
         let now = self.opts.clock.now();
         let totals = build::producer_totals(&self.roots);
         self.recorder
-            .after_first_scan(&self.roots, &totals, now)
+            .after_first_scan(&self.roots, &totals, &self.figures.groups, now)
             .await;
+        if !self.recorder.stored_writers().is_empty() {
+            // Writers remembered from before the start: one look at the process table, before
+            // the first figures and alerts, says whether they still run (a group whose writers
+            // all exited is a confirmed leak).
+            self.provenance.want();
+            self.provenance.sample_if_due(Instant::now()).await;
+        }
         self.refresh_figures().await;
         self.after_update(true).await;
         // What the first figures, samples and snapshot left free goes back in

@@ -119,23 +119,32 @@ impl Recorder {
             .collect()
     }
 
+    /// Merges each group's samples read back from the database into its trail (groups not
+    /// sampled keep theirs until [`Recorder::group_inputs`] drops them).
+    pub(super) fn merge_group_trails(&mut self, trails: BTreeMap<Vec<u8>, io::Trail>) {
+        for (key, stored) in trails {
+            let trail = self.group_trail.entry(key).or_default();
+            let mut all: BTreeMap<SystemTime, (u64, u64)> =
+                trail.iter().map(|(t, b, i)| (*t, (*b, *i))).collect();
+            all.extend(stored.into_iter().map(|(t, b, i)| (t, (b, i))));
+            *trail = all.into_iter().map(|(t, (b, i))| (t, b, i)).collect();
+        }
+    }
+
     /// The groups as the alert rules see them: each one's figures noted in its trail (at most
     /// one note a minute, notes older than the growth window dropped but the last one before it),
-    /// its growth from the oldest note kept to now. Groups no longer shown lose their trail.
+    /// its growth from the oldest note kept to now. The trail holds the group's stored samples
+    /// too, so its growth carries over a restart. Groups no longer shown lose their trail.
     fn group_inputs(&mut self, groups: &[GroupFigures], now: SystemTime) -> Vec<GroupInput> {
         let window = self.alerter.config().producer_growth_window;
         let start = now.checked_sub(window).unwrap_or(std::time::UNIX_EPOCH);
-        let keys: Vec<String> = groups
-            .iter()
-            .map(|g| format!("{}\0{}", g.root.display(), g.group.label()))
-            .collect();
-        self.group_trail.retain(|k, _| keys.contains(k));
+        self.group_trail
+            .retain(|k, _| groups.iter().any(|g| &g.key == k));
         let minute = std::time::Duration::from_secs(60);
         groups
             .iter()
-            .zip(keys)
-            .map(|(g, key)| {
-                let trail = self.group_trail.entry(key).or_default();
+            .map(|g| {
+                let trail = self.group_trail.entry(g.key.clone()).or_default();
                 let (bytes, items) = (g.group.measure.allocated_bytes, g.group.items);
                 let due = trail.back().map_or(true, |(t, _, _)| {
                     now.duration_since(*t).unwrap_or_default() >= minute
@@ -161,10 +170,8 @@ impl Recorder {
                     allocated_bytes: bytes,
                     items,
                     growth,
-                    writer: g
-                        .writers
-                        .first()
-                        .map(|w| format!("{} (pid {})", w.name, w.pid)),
+                    writer: writer_of(g, now),
+                    confirmed_leak: g.confirmed_leak,
                 }
             })
             .collect()
@@ -181,4 +188,27 @@ impl Recorder {
     pub fn crash_groups(&self) -> Vec<crate::crash::CrashGroupDto> {
         self.crashes.group_dtos()
     }
+}
+
+/// Who wrote group `g`, as an alert says it: a process holding a member (`bun (pid 4242)`), else
+/// the writer its strongest evidence names, with when it was last seen when it has exited
+/// (`katago (exited; last seen 2h ago)`).
+fn writer_of(g: &GroupFigures, now: SystemTime) -> Option<String> {
+    if let Some(w) = g.writers.first() {
+        return Some(format!("{} (pid {})", w.name, w.pid));
+    }
+    let e = g.evidence.first()?;
+    if e.alive || e.kind == cachewatch_core::provenance::EvidenceKind::InPath {
+        return Some(e.name.clone());
+    }
+    Some(match e.last_seen {
+        Some(t) => format!(
+            "{} (exited; last seen {} ago)",
+            e.name,
+            cachewatch_core::units::format_span(
+                now.duration_since(t).unwrap_or_default().as_secs()
+            )
+        ),
+        None => format!("{} (exited)", e.name),
+    })
 }

@@ -5,10 +5,11 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use crate::dto::AlertDto;
-use crate::history::{Growth, History, HistoryError, Sample, Series};
+use crate::history::{GroupSample, Growth, History, HistoryError, Sample, Series, StoredWriter};
 use crate::watch::live::RootState;
 
 use super::super::build::Totals;
+use super::super::figures::GroupFigures;
 use super::{GrowthFigures, RecordError, RECENT_ALERTS};
 use crate::units::unix_secs;
 
@@ -176,4 +177,76 @@ pub(super) fn write_and_read(
         alert_growth,
         notice,
     })
+}
+
+/// A group's stored samples, oldest first: `(time, allocated bytes, items)`.
+pub(super) type Trail = Vec<(SystemTime, u64, u64)>;
+
+/// The sample of each group at `now` and the writers its evidence names, with when each was
+/// last seen alive (`now` for a live one the evidence gives no time for).
+pub(super) fn group_samples_of(
+    groups: &[GroupFigures],
+    now: SystemTime,
+) -> (Vec<GroupSample>, Vec<StoredWriter>) {
+    let samples = groups
+        .iter()
+        .map(|g| GroupSample {
+            key: g.key.clone(),
+            label: g.group.shape.to_string(),
+            allocated_bytes: g.group.measure.allocated_bytes,
+            items: g.group.items,
+        })
+        .collect();
+    let writers = groups
+        .iter()
+        .flat_map(|g| {
+            g.evidence.iter().map(|e| StoredWriter {
+                key: g.key.clone(),
+                kind: e.kind,
+                name: e.name.clone(),
+                exe: e.exe.clone(),
+                app: e.app.clone(),
+                app_version: None,
+                agree: e.agree as u64,
+                total: e.total as u64,
+                first_seen: now,
+                // A live holder has no sighting time of its own: it is seen now.
+                last_seen: e.last_seen.or(e.alive.then_some(now)),
+            })
+        })
+        .collect();
+    (samples, writers)
+}
+
+/// Each group's stored samples over twice the alerts' growth `window` before `now` (the trail
+/// keeps the last one before the window as its base).
+///
+/// # Errors
+/// As [`History::group_series`].
+pub(super) fn group_trails(
+    h: &History,
+    groups: &[GroupSample],
+    window: Duration,
+    now: SystemTime,
+) -> Result<BTreeMap<Vec<u8>, Trail>, HistoryError> {
+    let since = now
+        .checked_sub(window.saturating_mul(2))
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut out = BTreeMap::new();
+    for g in groups {
+        out.insert(g.key.clone(), h.group_series(&g.key, since)?);
+    }
+    Ok(out)
+}
+
+/// The writers the database remembers, by group key.
+///
+/// # Errors
+/// As [`History::group_writers`].
+pub(super) fn stored_writers(h: &History) -> Result<super::StoredWriters, HistoryError> {
+    let mut out: super::StoredWriters = BTreeMap::new();
+    for w in h.group_writers()? {
+        out.entry(w.key.clone()).or_default().push(w);
+    }
+    Ok(out)
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime};
 use crate::watch::live::RootState;
 
 use super::super::build::Totals;
+use super::super::figures::GroupFigures;
 use super::{io, Recorder};
 use crate::outside_growth as outside;
 
@@ -72,18 +73,40 @@ impl Recorder {
             })
     }
 
-    /// True when some producer moved enough since the last sample to sample again at `now`.
-    pub fn large_change(&self, totals: &BTreeMap<String, Totals>, now: SystemTime) -> bool {
+    /// True when some producer or group of unattributed entries moved enough since the last
+    /// sample to sample again at `now`.
+    pub fn large_change(
+        &self,
+        totals: &BTreeMap<String, Totals>,
+        groups: &[GroupFigures],
+        now: SystemTime,
+    ) -> bool {
         if !self.history_ready(now) {
             return false;
         }
-        let moved = |id: &str, bytes: u64, items: u64| {
-            let (b0, i0) = self.last_sampled.get(id).copied().unwrap_or((0, 0));
+        let moved_from = |(b0, i0): (u64, u64), bytes: u64, items: u64| {
             let db = bytes.abs_diff(b0);
             db >= LARGE_CHANGE_BYTES
                 || items.abs_diff(i0) >= LARGE_CHANGE_ITEMS
                 || (b0 > 0 && db as f64 / b0 as f64 >= LARGE_CHANGE_FRACTION && db >= 1 << 20)
         };
+        let moved = |id: &str, bytes: u64, items: u64| {
+            moved_from(
+                self.last_sampled.get(id).copied().unwrap_or((0, 0)),
+                bytes,
+                items,
+            )
+        };
+        let group_moved = groups.iter().any(|g| {
+            moved_from(
+                self.last_group_sampled
+                    .get(&g.key)
+                    .copied()
+                    .unwrap_or((0, 0)),
+                g.group.measure.allocated_bytes,
+                g.group.items,
+            )
+        });
         totals
             .iter()
             .any(|(id, t)| moved(id, t.measure.allocated_bytes, t.items))
@@ -91,6 +114,7 @@ impl Recorder {
                 .last_sampled
                 .keys()
                 .any(|id| !totals.contains_key(id) && moved(id, 0, 0))
+            || group_moved
     }
 
     /// After the first scan: compares it with the last sample in the database and says what grew
@@ -99,6 +123,7 @@ impl Recorder {
         &mut self,
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
+        groups: &[GroupFigures],
         now: SystemTime,
     ) {
         let Some(db) = self.db.clone() else {
@@ -123,15 +148,18 @@ impl Recorder {
             Ok(_) => self.history_ok(),
             Err(e) => self.history_failed(e, now),
         }
-        self.sample(roots, totals, now).await;
+        self.sample(roots, totals, groups, now).await;
     }
 
-    /// Writes one sample per producer, per root and of the total, then refreshes the growth figures
-    /// and chart series from the database. Skipped without history or while a lock is waited out.
+    /// Writes one sample per producer, per root, of the total and per group of unattributed
+    /// entries (with the writers its evidence names), then refreshes the growth figures, chart
+    /// series, groups' trails and remembered writers from the database. Skipped without history
+    /// or while a lock is waited out.
     pub async fn sample(
         &mut self,
         roots: &[RootState],
         totals: &BTreeMap<String, Totals>,
+        groups: &[GroupFigures],
         now: SystemTime,
     ) {
         let Some(db) = self.db.clone().filter(|_| self.history_ready(now)) else {
@@ -146,7 +174,7 @@ impl Recorder {
         ));
         // A nested root's growth is in its outer root's already (`roots::counted_in_totals`).
         let counted = crate::roots::counted_in_totals(roots.iter().map(|r| &r.root));
-        let groups = outside::group_by_volume(roots.iter().zip(&space).zip(counted).map(
+        let vols_by_root = outside::group_by_volume(roots.iter().zip(&space).zip(counted).map(
             |((st, v), counted)| {
                 let series = crate::history::Series::Root {
                     kind: st.root.kind,
@@ -163,17 +191,34 @@ impl Recorder {
         let ids: Vec<String> = totals.keys().cloned().collect();
         let alerts_config = self.alerter.config().clone();
         let alert_window = alerts_config.producer_growth_window;
+        let (group_samples, writers) = io::group_samples_of(groups, now);
         let res = io::blocking(move || {
             let mut h = db.lock().unwrap_or_else(|e| e.into_inner());
+            h.record_groups(now, &group_samples, &writers)?;
             let read = io::write_and_read(&mut h, now, &samples, &ids, CHART_WINDOW, alert_window)?;
+            let trails = io::group_trails(&h, &group_samples, alert_window, now)?;
+            let remembered = io::stored_writers(&h)?;
             Ok((
                 read,
-                outside::unexplained_growth(&h, &groups, &alerts_config, now)?,
+                outside::unexplained_growth(&h, &vols_by_root, &alerts_config, now)?,
+                trails,
+                remembered,
             ))
         })
         .await;
         match res {
-            Ok((read, unexplained)) => {
+            Ok((read, unexplained, trails, remembered)) => {
+                self.merge_group_trails(trails);
+                self.stored_writers = std::sync::Arc::new(remembered);
+                self.last_group_sampled = groups
+                    .iter()
+                    .map(|g| {
+                        (
+                            g.key.clone(),
+                            (g.group.measure.allocated_bytes, g.group.items),
+                        )
+                    })
+                    .collect();
                 self.unexplained = unexplained;
                 self.history_ok();
                 self.growth = read.growth;
