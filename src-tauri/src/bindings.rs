@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{GroupHistory, ProducerHistory, ReclaimHistory};
+use cachewatch::api::report::ReportDraft;
 use cachewatch::dto::AlertDto;
 use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use cachewatch::snapshot::Snapshot;
@@ -63,6 +64,7 @@ fn export_types(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     ReclaimHistory::export_all(cfg)?;
     UiState::export_all(cfg)?;
     GroupRulePreview::export_all(cfg)?;
+    ReportDraft::export_all(cfg)?;
     GroupRuleAdded::export_all(cfg)?;
     Ok(())
 }
@@ -156,6 +158,7 @@ fn signatures(cfg: &Config, imports: &mut BTreeSet<String>) -> Vec<Signature> {
         sig!(async [_, _] preview_group_rule(root: String, label: String) -> GroupRulePreview),
         sig!(async [_, _] add_group_rule(root: String, label: String, rule_id: String, regex: String) -> GroupRuleAdded),
         sig!(async [_, _] ignore_shape(label: String, ignored: bool) -> Vec<String>),
+        sig!(async [_] report_draft(root: String, label: String) -> ReportDraft),
     ]
 }
 

@@ -24,4 +24,5 @@ command_list!(
     preview_group_rule,
     add_group_rule,
     ignore_shape,
+    report_draft,
 )

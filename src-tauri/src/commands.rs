@@ -14,6 +14,7 @@ use cachewatch::api::groups::{GroupRuleAdded, GroupRulePreview};
 use cachewatch::api::history::{GroupHistory, ProducerHistory, ReclaimHistory};
 use cachewatch::api::monitor::MonitorHandle;
 use cachewatch::api::monitor::Snapshot;
+use cachewatch::api::report::ReportDraft;
 use cachewatch::dto::{ReclaimEstimate, ReclaimPreview, ReclaimResult};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
@@ -358,6 +359,21 @@ pub async fn add_group_rule(
 ) -> Result<GroupRuleAdded, IpcError> {
     let path = settings.config_path.as_deref();
     Ok(api::groups::add_group_rule(&monitor, path, &root, &label, &rule_id, &regex).await?)
+}
+
+/// A Markdown draft of a report on the group `label` of root `root` for the tracker of the
+/// program that leaves it (the window's "Copy report"): template, counts, bytes, growth, the
+/// writer and its evidence, the OS. Nothing is sent anywhere.
+///
+/// # Errors
+/// `group` when there is no such group now, `stopped`, `job-failed`.
+#[tauri::command]
+pub async fn report_draft(
+    monitor: State<'_, MonitorHandle>,
+    root: String,
+    label: String,
+) -> Result<ReportDraft, IpcError> {
+    Ok(api::report::group_report(&monitor, &root, &label).await?)
 }
 
 /// Hides (`ignored`) or shows again the groups of shape label `label`, kept in the config's

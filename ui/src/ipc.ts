@@ -18,6 +18,7 @@ import type {
   ReclaimJob,
   ReclaimPreview,
   ReclaimResult,
+  ReportDraft,
   Settings,
   Snapshot,
   UiState,
@@ -82,6 +83,14 @@ export async function setThreshold(thresholdSecs: number): Promise<void> {
  */
 export function readThreshold(text: string): Promise<number> {
   return call('read_threshold', { text });
+}
+
+/**
+ * `report_draft({root, label}) -> ReportDraft`: the engine's Markdown draft of a report on a group
+ * for the tracker of the program that leaves it (nothing is sent); `group` when it is gone.
+ */
+export function reportDraft(root: string, label: string): Promise<ReportDraft> {
+  return call('report_draft', { root, label });
 }
 
 /** `rescan()`. */

@@ -15,6 +15,7 @@ import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
 import { RuleDialog, renderGroups } from './views/groups';
+import { ReportDialog } from './views/report-dialog';
 import { ProducerCharts } from './views/producer-chart';
 import { renderOutsideGrowth } from './views/outside-growth';
 import { renderProducers } from './views/producers';
@@ -45,6 +46,7 @@ const els = {
   reclaimDialog: byId<HTMLDialogElement>('reclaim-dialog'),
   settingsDialog: byId<HTMLDialogElement>('settings-dialog'),
   ruleDialog: byId<HTMLDialogElement>('rule-dialog'),
+  reportDialog: byId<HTMLDialogElement>('report-dialog'),
 };
 
 const ui = {
@@ -104,6 +106,12 @@ function producerName(id: string): string {
   return ui.snapshot?.producers.find((p) => p.id === id)?.name ?? id;
 }
 const ruleDialog = new RuleDialog(els.ruleDialog, ipc, ipc.toIpcError);
+// The clipboard is the web view's own (it rejects when refused; the dialog then selects the text).
+const reportDialog = new ReportDialog(
+  els.reportDialog,
+  { reportDraft: ipc.reportDraft, writeClipboard: (text) => navigator.clipboard.writeText(text) },
+  ipc.toIpcError,
+);
 
 /** Hides (or shows again) a shape; the snapshot that follows shows the change. */
 function setIgnored(label: string, ignored: boolean): void {
@@ -256,6 +264,7 @@ function renderAll(): void {
           renderAll();
         },
         makeRule: (group) => void ruleDialog.open(group),
+        report: (group) => void reportDialog.open(group),
         ignore: (label) => setIgnored(label, true),
         unignore: (label) => setIgnored(label, false),
       }),

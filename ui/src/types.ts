@@ -41,6 +41,7 @@ export type {
   ReclaimPreview,
   ReclaimResult,
   ReclaimRun,
+  ReportDraft,
   RootDto,
   RootKind,
   RootStatus,

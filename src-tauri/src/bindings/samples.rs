@@ -6,6 +6,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use cachewatch::api::catalogue::{ProducerKind, ReclaimMode};
 use cachewatch::api::groups::{GroupRuleAdded, GroupRuleDto, GroupRulePreview};
 use cachewatch::api::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
+use cachewatch::api::report::{
+    GrowthFigures, GrowthSource, OsDto, ReportDraft, ReportSubject, ReportWriter,
+};
 use cachewatch::api::roots::RootKind;
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::dto::{
@@ -415,6 +418,41 @@ fn settings() -> Settings {
     }
 }
 
+fn report_draft() -> ReportDraft {
+    ReportDraft {
+        subject: ReportSubject::Group,
+        template: "wrk_<digits2-6>_<digits1>_<ts>/".to_owned(),
+        producer_id: None,
+        producer_name: None,
+        root_kind: "temp".to_owned(),
+        roots: vec!["/tmp".to_owned()],
+        items: 24,
+        allocated_bytes: 96 * 1024,
+        apparent_bytes: 61_000,
+        growth: Some(GrowthFigures {
+            source: GrowthSource::Births,
+            bytes_per_day: 48 * 1024,
+            items_per_day: 12,
+            span_secs: 2 * 86_400,
+        }),
+        oldest_unix_secs: Some(NOW - 2 * 86_400),
+        newest_unix_secs: Some(NOW - 600),
+        examples: vec!["wrk_4242_0_1764900000/".to_owned()],
+        writer: Some(ReportWriter {
+            name: "leakwriter".to_owned(),
+            exe: Some("/usr/local/bin/leakwriter".to_owned()),
+            version: None,
+        }),
+        evidence: Vec::new(),
+        os: OsDto {
+            name: "macOS".to_owned(),
+            version: Some("26.1".to_owned()),
+            kernel: Some("25.1.0".to_owned()),
+        },
+        markdown: "## Leftover `wrk_<digits2-6>_<digits1>_<ts>/` in the temp dir\n".to_owned(),
+    }
+}
+
 /// `(constant name, TypeScript type, serde JSON)` of each sample.
 pub fn all() -> Vec<(&'static str, &'static str, Value)> {
     let v = |r: Result<Value, serde_json::Error>| r.expect("a sample serializes");
@@ -452,6 +490,7 @@ pub fn all() -> Vec<(&'static str, &'static str, Value)> {
             "GroupHistory",
             v(to_value(group_history())),
         ),
+        ("REPORT_DRAFT", "ReportDraft", v(to_value(report_draft()))),
         (
             "RECLAIM_RUN_BY_RULE",
             "ReclaimRun",

@@ -7,6 +7,7 @@ import type { ReclaimEstimate } from './ReclaimEstimate';
 import type { ReclaimHistory } from './ReclaimHistory';
 import type { ReclaimPreview } from './ReclaimPreview';
 import type { ReclaimResult } from './ReclaimResult';
+import type { ReportDraft } from './ReportDraft';
 import type { Settings } from './Settings';
 import type { Snapshot } from './Snapshot';
 import type { UiState } from './UiState';
@@ -35,6 +36,7 @@ export const COMMANDS = [
   'preview_group_rule',
   'add_group_rule',
   'ignore_shape',
+  'report_draft',
 ] as const;
 
 /** The name of an IPC command. */
@@ -66,6 +68,7 @@ export type CommandSignatures = {
   preview_group_rule: { args: { root: string; label: string }; result: GroupRulePreview };
   add_group_rule: { args: { root: string; label: string; ruleId: string; regex: string }; result: GroupRuleAdded };
   ignore_shape: { args: { label: string; ignored: boolean }; result: Array<string> };
+  report_draft: { args: { root: string; label: string }; result: ReportDraft };
 };
 
 /** The arguments of command `C`. */

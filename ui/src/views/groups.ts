@@ -50,6 +50,7 @@ export function groupKey(g: Pick<UnattributedGroupDto, 'root' | 'label'>): strin
 export interface GroupActions {
   toggle(key: string): void;
   makeRule(group: UnattributedGroupDto): void;
+  report(group: UnattributedGroupDto): void;
   ignore(label: string): void;
   unignore(label: string): void;
 }
@@ -136,6 +137,11 @@ export function groupRow(g: UnattributedGroupDto, open: boolean, nowUnixSecs: nu
       'button',
       { type: 'button', class: 'link-button', 'data-key': `ignore-${key}`, 'data-testid': 'ignore-shape', onclick: () => actions.ignore(g.label) },
       'Ignore this shape',
+    ),
+    h(
+      'button',
+      { type: 'button', class: 'link-button', 'data-key': `report-${key}`, 'data-testid': 'copy-report', onclick: () => actions.report(g) },
+      'Copy report…',
     ),
   );
   return h(

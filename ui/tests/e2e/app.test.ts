@@ -235,6 +235,19 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     // The engine's group actions on `__snapshot`: a preview with the members' figures (a group
     // whose label holds an escaped byte is refused, as names that are not UTF-8 are); a rule
     // written turns the group into a producer; an ignored shape leaves the groups.
+    // The engine's draft (api::report::group_report) for a group the snapshot shows.
+    report_draft: ({ root, label }) => {
+      const snap = w.__snapshot as Snapshot;
+      const g = snap.unattributed_groups.find((x) => x.root === root && x.label === label);
+      if (!g) throw { code: 'group', message: `no group "${label}" in "${root}" now: look at the list again` };
+      return {
+        subject: 'group', template: g.shape, producer_id: null, producer_name: null, root_kind: g.root_kind, roots: [root],
+        items: g.items, allocated_bytes: g.allocated_bytes, apparent_bytes: g.apparent_bytes, growth: null,
+        oldest_unix_secs: g.oldest_mtime, newest_unix_secs: g.newest_mtime, examples: g.examples, writer: null, evidence: g.evidence,
+        os: { name: 'macOS', version: '26.1', kernel: '25.1.0' },
+        markdown: `## Leftover \`${g.shape}\` in the temp dir\n\n${g.items} items, left behind.\n`,
+      };
+    },
     preview_group_rule: ({ root, label }) => {
       const snap = w.__snapshot as Snapshot;
       const g = snap.unattributed_groups.find((x) => x.root === root && x.label === label);
@@ -861,6 +874,30 @@ describe('the window', () => {
     );
     expect(await dialog.locator('[data-key="rule-confirm"]').count()).toBe(0);
     await dialog.locator('[data-key="rule-cancel"]').click();
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
+  it('drafts a report on a group for upstream and copies it', async () => {
+    const { context, page, errors } = await openApp('light', { snapshot: groupSnapshot() });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(baseUrl).origin });
+    const groups = page.getByTestId('unattributed-group');
+    await expect.poll(() => groups.count()).toBe(2);
+    await groups.first().getByTestId('copy-report').click();
+    const dialog = page.locator('#report-dialog');
+    await dialog.getByTestId('report-text').waitFor();
+    const draft = '## Leftover `swc-<uuid>/` in the temp dir\n\n24 items, left behind.\n';
+    expect(await dialog.getByTestId('report-text').inputValue()).toBe(draft);
+    expect(await dialog.getByTestId('report-note').textContent()).toContain('Nothing is sent anywhere');
+    await page.screenshot({ path: join(UI_DIR, 'screenshots', 'copy-report.png') });
+    await dialog.locator('[data-key="report-copy"]').click();
+    await expect.poll(() => dialog.getByTestId('report-note').textContent()).toContain('Copied.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(draft);
+    expect((await calls(page)).filter(([c]) => c === 'report_draft')).toEqual([
+      ['report_draft', { root: '/tmp', label: 'swc-<uuid>/' }],
+    ]);
+    await dialog.locator('[data-key="report-close"]').click();
+    expect(await dialog.evaluate((d) => (d as HTMLDialogElement).open)).toBe(false);
     expect(errors).toEqual([]);
     await context.close();
   });

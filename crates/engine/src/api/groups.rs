@@ -295,7 +295,7 @@ fn config_file(path: Option<&Path>) -> Result<PathBuf, ApiError> {
     path.map(Path::to_path_buf).ok_or(ApiError::NoConfigFile)
 }
 
-async fn group_of(
+pub(super) async fn group_of(
     monitor: &MonitorHandle,
     root: &str,
     label: &str,
@@ -309,7 +309,7 @@ async fn group_of(
         })
 }
 
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     job: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(job)

@@ -222,14 +222,18 @@ pub fn report_draft(
     let groups = tally.unattributed_groups();
     let matching: Vec<&UnattributedGroup> = groups
         .iter()
-        .filter(|g| g.group.shape.to_string() == target || g.group.key.to_string() == target)
+        .filter(|g| {
+            g.group.shown() == target
+                || g.group.label() == target
+                || g.group.key.to_string() == target
+        })
         .collect();
     let g = match matching.as_slice() {
         [one] => *one,
         [] => {
             return Err(ReportError::Unknown {
                 target: target.to_owned(),
-                groups: groups.iter().map(|g| g.group.shape.to_string()).collect(),
+                groups: groups.iter().map(|g| g.group.shown()).collect(),
             })
         }
         many => {
@@ -246,6 +250,31 @@ pub fn report_draft(
         .unwrap_or_default();
     let growth = births_growth(births, g.group.items, g.group.measure.allocated_bytes);
     Ok(group_draft(g, evidence, growth, os))
+}
+
+/// The report on the monitor's group `label` of root `root` (the window's "Copy report"): the
+/// monitor's own figures and evidence (writers remembered across restarts included, and births
+/// after launches, which one sample cannot tell), growth from the members' births. No rescan.
+///
+/// # Errors
+/// [`ApiError::NoGroup`] when the monitor shows no such group now, the monitor's errors.
+pub async fn group_report(
+    monitor: &crate::monitor::MonitorHandle,
+    root: &str,
+    label: &str,
+) -> Result<ReportDraft, ApiError> {
+    let g = super::groups::group_of(monitor, root, label).await?;
+    super::groups::blocking(move || {
+        let (_, births) = super::rules::members_of(&g.root, &g.group);
+        let growth = births_growth(births, g.group.items, g.group.measure.allocated_bytes);
+        let group = UnattributedGroup {
+            root: g.root.clone(),
+            root_kind: g.root_kind,
+            group: g.group.clone(),
+        };
+        Ok(group_draft(&group, g.evidence.clone(), growth, os_dto()))
+    })
+    .await
 }
 
 fn os_dto() -> OsDto {
@@ -377,7 +406,7 @@ fn group_draft(
     let group = &g.group;
     let mut d = ReportDraft {
         subject: ReportSubject::Group,
-        template: group.shape.to_string(),
+        template: group.shown(),
         producer_id: None,
         producer_name: None,
         root_kind: g.root_kind.to_string(),

@@ -211,7 +211,9 @@ pub(super) fn members_of(
 ) -> (Vec<GroupMember>, Option<(SystemTime, SystemTime)>) {
     let mut out = Vec::new();
     let mut births: Option<(SystemTime, SystemTime)> = None;
-    let Ok(entries) = std::fs::read_dir(root) else {
+    // A group one level down lists its dir.
+    let dir = group.within.as_ref().map(|w| root.join(w));
+    let Ok(entries) = std::fs::read_dir(dir.as_deref().unwrap_or(root)) else {
         return (out, births);
     };
     for entry in entries.flatten() {

@@ -114,6 +114,20 @@ async fn a_group_made_a_rule_is_previewed_by_the_engines_check_and_becomes_a_pro
     // A preview writes nothing.
     assert_eq!(std::fs::read_to_string(&s.config).unwrap(), CONFIG);
 
+    // The window's "Copy report": the monitor's own figures of the group, drafted.
+    let r = cachewatch::api::report::group_report(&m, &g.root, &g.label)
+        .await
+        .unwrap();
+    assert_eq!(r.template, "swc-<uuid>/");
+    assert_eq!(r.items, 24);
+    assert_eq!(r.allocated_bytes, du::allocated(&s.members));
+    assert_eq!(r.apparent_bytes, du::apparent(&s.members));
+    assert!(r.markdown.contains("swc-<uuid>/"), "{}", r.markdown);
+    let gone = cachewatch::api::report::group_report(&m, &g.root, "nothing-<uuid>/")
+        .await
+        .unwrap_err();
+    assert!(gone.to_string().contains("nothing-<uuid>/"), "{gone}");
+
     // A regex that is not the group's rule any more: refused, nothing written.
     let stale = groups::add_group_rule(&m, Some(&s.config), &g.root, &g.label, &rule.id, "^swc-$")
         .await
