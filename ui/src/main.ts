@@ -14,7 +14,7 @@ import { Sparklines } from './views/chart';
 import { renderHeader } from './views/header';
 import { renderCrashGroups } from './views/crashes';
 import { renderAlerts, renderRoots, renderUnattributed } from './views/lists';
-import { RuleDialog, renderGroups } from './views/groups';
+import { RuleDialog, groupKey, renderGroups } from './views/groups';
 import { ReportDialog } from './views/report-dialog';
 import { ProducerCharts } from './views/producer-chart';
 import { renderOutsideGrowth } from './views/outside-growth';
@@ -77,6 +77,10 @@ const AGO_TICK_MS = 30_000;
 
 const charts = new Sparklines();
 const detailCharts = new ProducerCharts(ipc.producerHistory);
+// A group's growth, charted as a producer's (a group has no reclaims of its own).
+const groupCharts = new ProducerCharts((key, spanSecs) =>
+  ipc.groupHistory(key, spanSecs).then((g) => ({ producer: key, from_unix_secs: g.from_unix_secs, to_unix_secs: g.to_unix_secs, samples: g.samples, reclaims: [] })),
+);
 const controller = new ReclaimController(ipc, (state) => {
   panel.render(state);
   if (state.phase === 'done') {
@@ -229,6 +233,7 @@ function renderAll(): void {
       openSettings: () => void settings.open(),
     });
     detailCharts.prune(ui.expanded);
+    groupCharts.prune(new Set(snapshot.unattributed_groups.filter((g) => ui.groupsOpen.has(groupKey(g))).map((g) => g.history_key)));
     renderProducers(
       els.producers,
       snapshot.producers,
@@ -263,6 +268,7 @@ function renderAll(): void {
           if (!ui.groupsOpen.delete(key)) ui.groupsOpen.add(key);
           renderAll();
         },
+        chart: (group) => groupCharts.element(group.history_key, RANGE_SECS[ui.range], snapshot.taken_at_unix_secs),
         makeRule: (group) => void ruleDialog.open(group),
         report: (group) => void reportDialog.open(group),
         ignore: (label) => setIgnored(label, true),
@@ -355,6 +361,7 @@ function focusProducer(id: string): void {
 window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
   charts.prune(new Set()); // colours come from CSS variables: draw the charts again
   detailCharts.prune(new Set());
+  groupCharts.prune(new Set());
   renderAll();
 });
 

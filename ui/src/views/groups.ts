@@ -53,10 +53,12 @@ export interface GroupActions {
   report(group: UnattributedGroupDto): void;
   ignore(label: string): void;
   unignore(label: string): void;
+  /** The chart of a group's growth from the history database (`group_history`), when open. */
+  chart?(group: UnattributedGroupDto): HTMLElement;
 }
 
 /** The details of an open group row: sizes, oldest/newest, examples, evidence. */
-function groupDetails(g: UnattributedGroupDto, id: string, nowUnixSecs: number): HTMLElement {
+function groupDetails(g: UnattributedGroupDto, id: string, nowUnixSecs: number, chart: HTMLElement | null): HTMLElement {
   const times = [
     g.oldest_mtime === null ? null : `oldest ${formatAgo(g.oldest_mtime, nowUnixSecs)}`,
     g.newest_mtime === null ? null : `newest ${formatAgo(g.newest_mtime, nowUnixSecs)}`,
@@ -69,6 +71,8 @@ function groupDetails(g: UnattributedGroupDto, id: string, nowUnixSecs: number):
   return h(
     'div',
     { class: 'row-details', id, 'data-testid': 'group-details' },
+    chart,
+    g.confirmed_leak ? h('p', { class: 'facts', 'data-testid': 'confirmed-leak' }, 'Confirmed leak: every writer named has exited and its entries remain.') : null,
     h(
       'p',
       { class: 'facts' },
@@ -149,7 +153,7 @@ export function groupRow(g: UnattributedGroupDto, open: boolean, nowUnixSecs: nu
     { class: `row${open ? ' open' : ''}`, 'data-testid': 'unattributed-group' },
     summary,
     buttons,
-    open ? groupDetails(g, id, nowUnixSecs) : null,
+    open ? groupDetails(g, id, nowUnixSecs, actions.chart?.(g) ?? null) : null,
   );
 }
 

@@ -193,7 +193,13 @@ function installHandlers(args: { snapshot: unknown; gib: number; mib: number; no
     open_evidence: () => null,
     // Four hours of samples every 10 min, growing 10 MiB each; 260 MiB reclaimed 2 h ago.
     // A group's stored samples (none in this fixture: the window charts producers only).
-    group_history: ({ key, spanSecs }) => ({ key, from_unix_secs: args.now - spanSecs, to_unix_secs: args.now, samples: [] }),
+    // The swc group grew 4 KiB and one item every 10 min over the last hour; others have no samples.
+    group_history: ({ key, spanSecs }) => ({
+      key, from_unix_secs: args.now - spanSecs, to_unix_secs: args.now,
+      samples: key === '2f746d700064737763'
+        ? [6, 5, 4, 3, 2, 1, 0].map((k) => ({ time_unix_secs: args.now - k * 600, allocated_bytes: (96 - 4 * k) * 1024, items: 24 - k }))
+        : [],
+    }),
     producer_history: ({ producer, spanSecs }) => {
       const samples = [];
       for (let k = 24; k >= 0; k -= 1) {
@@ -913,6 +919,11 @@ describe('the window', () => {
     expect(text).toContain('24 items · 96.0 KiB allocated · 59.6 KiB apparent · oldest 3 d ago · newest 10 min ago');
     expect(text).toContain('swc-00000001-1a2b-4c3d-8e9f-000000001eef');
     expect(text).toContain('pid in name: swc (22 of 24, 20 orphans) · last seen 2 h ago · /usr/local/bin/swc');
+    // Its growth from the history database, charted as a producer's.
+    await expect.poll(() => details.getByTestId('chart-2f746d700064737763').count()).toBe(1);
+    expect((await calls(page)).filter(([c]) => c === 'group_history')).toEqual([
+      ['group_history', { key: '2f746d700064737763', spanSecs: 86400 }],
+    ]);
     await page.locator('#unattributed').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(UI_DIR, 'screenshots', 'group-details.png') });
     await groups.first().getByTestId('ignore-shape').click();

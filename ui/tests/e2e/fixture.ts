@@ -110,6 +110,7 @@ export function groupSnapshot(): Snapshot {
       ...base,
       shape: 'swc-<uuid>/',
       label: 'swc-<uuid>/',
+      history_key: '2f746d700064737763',
       items: 24,
       allocated_bytes: 96 * 1024,
       apparent_bytes: 61_000,
