@@ -248,7 +248,7 @@ pub struct Grouped {
 #[derive(Debug, Default)]
 pub struct Grouper {
     /// By shape key ([`shape_key`]).
-    shapes: HashMap<Box<[u8]>, Acc>,
+    shapes: hashbrown::HashMap<Box<[u8]>, Acc>,
     /// Names without a placeholder, with whether each is a dir.
     literals: Vec<(Lone, bool)>,
     /// Scratch for the key of the name being added ...
