@@ -173,6 +173,18 @@ async fn a_dozen_launches_are_named_by_the_pid_in_their_names_with_the_exited_on
         .unwrap_or_else(|| panic!("no created-at-launch evidence: {:#?}", g.evidence));
     assert_eq!(launch_ev.name, WRITER);
     assert_eq!((launch_ev.agree, launch_ev.total), (24, 24));
+    // The rule the window makes from the group takes its owner from that evidence, though
+    // eleven of the twelve writers have exited: the pid run becomes the rule's `pid` capture.
+    let conf = tempfile::tempdir().unwrap();
+    let config = conf.path().join("config.toml");
+    std::fs::write(&config, "# mine\n").unwrap();
+    let p = cachewatch::api::groups::preview_group_rule(&m, Some(&config), &g.root, &g.label)
+        .await
+        .unwrap();
+    assert_eq!((p.members, p.claimed), (24, 24), "{p:?}");
+    let rule = p.rule.unwrap();
+    assert!(rule.toml.contains("pid_in_name = true"), "{}", rule.toml);
+    assert!(rule.regex.contains("(?P<pid>"), "{}", rule.regex);
     keeper.finish();
     m.shutdown().await;
 }
