@@ -32,7 +32,9 @@
 
 mod group;
 mod key;
+mod nested;
 mod rule;
+mod shape_group;
 mod writers;
 
 use std::ffi::OsStr;
@@ -40,15 +42,17 @@ use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 
 pub use group::{
-    Grouped, Grouper, Lone, Nested, ShapeGroup, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS,
-    MAX_SHAPES, NESTED_MAX_SHAPES, NESTED_NAME_BUDGET,
+    Grouped, Grouper, Lone, GROUP_MIN_BYTES, GROUP_MIN_ITEMS, MAX_LITERALS, MAX_SHAPES,
+    NESTED_MAX_SHAPES, NESTED_NAME_BUDGET,
 };
 pub use key::shape_key;
 use key::{key_and_numbers, merge_lits, MARK};
+pub use nested::Nested;
 pub use rule::{
     check_rule, owner_from, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions,
     MIN_AGE_FLOOR_SECS,
 };
+pub use shape_group::ShapeGroup;
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
 /// One run of a shape.
@@ -101,13 +105,17 @@ impl fmt::Display for Shape {
 /// `!`, `,`, `-`, which mean something inside a class or braces) escaped with a backslash.
 pub(crate) fn glob_escape(text: &str, out: &mut String) {
     for c in text.chars() {
-        if matches!(
-            c,
-            '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-'
-        ) {
-            out.push('\\');
+        match c {
+            // A class, not `\*`: the catalogue refuses an item glob holding `**`, which an
+            // escaped star followed by a wildcard would spell.
+            '*' => out.push_str("[*]"),
+            '?' => out.push_str("[?]"),
+            '[' | ']' | '{' | '}' | '\\' | '!' | ',' | '-' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
-        out.push(c);
     }
 }
 
@@ -185,12 +193,19 @@ impl Shape {
     /// that are not UTF-8 read as U+FFFD (see [`rule_for`], which refuses such a shape).
     pub fn glob(&self) -> String {
         let mut out = String::new();
+        // Whether the glob ends in a wildcard: an escaped literal `*` (`\*`) ends in `*` too, so
+        // the text cannot tell.
+        let mut wild = false;
         for p in &self.parts {
             match p {
-                Part::Lit(s) => glob_escape(&String::from_utf8_lossy(s), &mut out),
+                Part::Lit(s) => {
+                    glob_escape(&String::from_utf8_lossy(s), &mut out);
+                    wild = false;
+                }
                 _ => {
-                    if !out.ends_with('*') {
+                    if !wild {
                         out.push('*');
+                        wild = true;
                     }
                 }
             }

@@ -9,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::time::SystemTime;
 
-use super::{key_and_numbers, merge_lits, shape_key, Part, Shape, MARK};
+use super::{key_and_numbers, merge_lits, shape_key, Part, Shape, ShapeGroup, MARK};
 use crate::inventory::Measure;
 
 /// A shape is a group from this many members on ...
@@ -40,7 +40,7 @@ const SHAPE_COST: usize = std::mem::size_of::<Acc>() + 64;
 /// Shapes short of a group tried as near-groups (the largest first), at most.
 const MAX_NEAR: usize = 64;
 /// Example names kept per group (the first in byte order, so the report is stable).
-const EXAMPLES: usize = 3;
+pub(super) const EXAMPLES: usize = 3;
 
 /// A top-level entry that joined no group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,80 +49,6 @@ pub struct Lone {
     pub name: OsString,
     /// Its sizes.
     pub measure: Measure,
-}
-
-/// A group of unattributed entries of one root sharing a shape.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShapeGroup {
-    /// The shape as shown and as rules are made from it (the members' common literal prefix
-    /// given back: `tmp<rand8>/`).
-    pub shape: Shape,
-    /// The shape the members were collected under (`<rand11>/`).
-    pub key: Shape,
-    /// Number of members.
-    pub items: u64,
-    /// Summed sizes of the members.
-    pub measure: Measure,
-    /// The oldest of the members' newest mtimes.
-    pub oldest_mtime: Option<SystemTime>,
-    /// The newest mtime of any member.
-    pub newest_mtime: Option<SystemTime>,
-    /// Up to three member names, first in byte order.
-    pub examples: Vec<OsString>,
-    /// The top-level dir the members lie in (one path component), for a group found one level
-    /// down ([`Nested`]); `None` for a group of top-level entries.
-    pub within: Option<OsString>,
-}
-
-impl ShapeGroup {
-    /// True when the entry `name` (a dir when `dir`) belongs to this group: its bytes have the
-    /// group's shape (every member of its key does, and so does a random run that looked like a
-    /// word), decided byte for byte, never on a rendering of the name.
-    pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
-        self.shape.matches(name.as_bytes(), dir)
-    }
-
-    /// The group as shown (`scan`'s and the snapshot's `shape`) and as `rules add` takes it: its
-    /// shape, written `<dir>/<shape>` for a group one level down (the dir's bytes as [`Shape`]'s
-    /// `Display` writes literals: `\xff` for a byte that is not UTF-8).
-    pub fn shown(&self) -> String {
-        self.shown_of(&self.shape)
-    }
-
-    /// [`ShapeGroup::shown`] with the shape the members were collected under.
-    pub fn key_shown(&self) -> String {
-        self.shown_of(&self.key)
-    }
-
-    fn shown_of(&self, shape: &Shape) -> String {
-        match &self.within {
-            Some(dir) => {
-                let lit = Shape {
-                    parts: vec![Part::Lit(dir.as_bytes().to_vec())],
-                    dir: false,
-                };
-                format!("{lit}/{shape}")
-            }
-            None => shape.to_string(),
-        }
-    }
-
-    /// The group's label: [`Shape::label`], written `<dir>/<label>` for a group one level down
-    /// with the dir's bytes escaped the same way (`\xNN` for a byte that is not UTF-8, `\\`
-    /// for a backslash), so two groups of different bytes never share a label. What names a
-    /// group over IPC and in `[groups] ignore`.
-    pub fn label(&self) -> String {
-        match &self.within {
-            Some(dir) => {
-                let mut out = String::new();
-                super::push_escaped(&mut out, dir.as_bytes());
-                out.push('/');
-                out.push_str(&self.shape.label());
-                out
-            }
-            None => self.shape.label(),
-        }
-    }
 }
 
 #[derive(Debug, Default)]
@@ -323,7 +249,21 @@ impl Grouper {
 
     /// The names it holds now (kept literals, members, examples, common prefixes, overflow) and
     /// their bytes, counted over what it holds, not from its own accounting.
-    fn names_held(&self) -> (usize, usize) {
+    /// An empty grouper of its own bounds: `budget` bytes of names, `max_shapes` shapes.
+    pub(super) fn bounded(budget: usize, max_shapes: usize) -> Grouper {
+        Grouper {
+            budget,
+            max_shapes,
+            ..Grouper::default()
+        }
+    }
+
+    /// Distinct shapes tracked now.
+    pub(super) fn shape_count(&self) -> usize {
+        self.shapes.len()
+    }
+
+    pub(super) fn names_held(&self) -> (usize, usize) {
         let lones = self
             .literals
             .iter()
@@ -561,39 +501,6 @@ impl Shape {
     }
 }
 
-impl ShapeGroup {
-    /// Counts `m` in: items, sizes, mtimes, examples.
-    /// Takes in the members of `other`, a group this one's shape covers.
-    fn merge(&mut self, other: ShapeGroup) {
-        self.items += other.items;
-        self.measure.add(&other.measure);
-        for t in [other.oldest_mtime, other.newest_mtime]
-            .into_iter()
-            .flatten()
-        {
-            self.oldest_mtime = Some(self.oldest_mtime.map_or(t, |o| o.min(t)));
-            self.newest_mtime = Some(self.newest_mtime.map_or(t, |o| o.max(t)));
-        }
-        self.examples.extend(other.examples);
-        self.examples.sort();
-        self.examples.truncate(EXAMPLES);
-    }
-
-    fn absorb(&mut self, m: &Lone) {
-        self.items += 1;
-        self.measure.add(&m.measure);
-        if let Some(t) = m.measure.newest_mtime {
-            self.oldest_mtime = Some(self.oldest_mtime.map_or(t, |o| o.min(t)));
-            self.newest_mtime = Some(self.newest_mtime.map_or(t, |o| o.max(t)));
-        }
-        if self.examples.len() < EXAMPLES || self.examples.last().is_some_and(|l| m.name < *l) {
-            let at = self.examples.partition_point(|e| *e < m.name);
-            self.examples.insert(at, m.name.clone());
-            self.examples.truncate(EXAMPLES);
-        }
-    }
-}
-
 fn sort_largest_first(v: &mut [Lone]) {
     v.sort_by(|a, b| {
         b.measure
@@ -601,70 +508,4 @@ fn sort_largest_first(v: &mut [Lone]) {
             .cmp(&a.measure.allocated_bytes)
             .then_with(|| a.name.cmp(&b.name))
     });
-}
-
-/// The children of one top-level dir grouped by shape while the scan walks them (from the
-/// walk's own listing and sums: nothing is read again), in memory bounded by
-/// [`NESTED_NAME_BUDGET`] and [`NESTED_MAX_SHAPES`] whatever the number of children.
-#[derive(Debug)]
-pub struct Nested {
-    grouper: Grouper,
-    children: u64,
-}
-
-impl Default for Nested {
-    fn default() -> Nested {
-        Nested::new()
-    }
-}
-
-impl Nested {
-    /// No child seen yet.
-    pub fn new() -> Nested {
-        Nested {
-            grouper: Grouper {
-                budget: NESTED_NAME_BUDGET,
-                max_shapes: NESTED_MAX_SHAPES,
-                ..Grouper::default()
-            },
-            children: 0,
-        }
-    }
-
-    /// Adds the child `name` (a dir when `dir`) with its sizes (all of it but what rules claim).
-    pub fn add(&mut self, name: &OsStr, dir: bool, measure: &Measure) {
-        self.children += 1;
-        self.grouper.add(name, dir, measure);
-    }
-
-    /// Children counted so far.
-    pub fn children(&self) -> u64 {
-        self.children
-    }
-
-    /// Distinct shapes tracked now (at most [`NESTED_MAX_SHAPES`]).
-    pub fn shapes(&self) -> usize {
-        self.grouper.shapes.len()
-    }
-
-    /// The names held now and their bytes (with their shapes' keys), counted over what is held:
-    /// `bytes + names * size_of::<Lone>()` stays within [`NESTED_NAME_BUDGET`].
-    pub fn names_held(&self) -> (usize, usize) {
-        self.grouper.names_held()
-    }
-
-    /// The group the children of the dir `within` form, if any: one of at least
-    /// [`GROUP_MIN_ITEMS`] members holding more than half of the children (a dir of varied
-    /// names with a few numbered ones among them is no leak).
-    pub fn finish(&self, within: &OsStr) -> Option<ShapeGroup> {
-        let mut g = self
-            .grouper
-            .finish()
-            .groups
-            .into_iter()
-            .filter(|g| g.items >= GROUP_MIN_ITEMS && 2 * g.items > self.children)
-            .max_by_key(|g| g.items)?;
-        g.within = Some(within.to_os_string());
-        Some(g)
-    }
 }

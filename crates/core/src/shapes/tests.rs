@@ -467,3 +467,14 @@ fn a_rule_takes_its_owner_from_the_evidence() {
     let r = rule_of(&one, vec![evidence(K::PidInName, Some(0))]);
     assert!(!r.owner.pid_in_name, "{:?}", r.name_regex);
 }
+
+#[test]
+fn a_literal_star_before_a_placeholder_stays_literal_in_the_glob() {
+    // `\*` then the wildcard would read `\**`: the glob said only the literal `*`, and the
+    // catalogue refuses `**` anyway.
+    let s = shape_of(OsStr::new("*-1a2b3c4d"), true);
+    assert_eq!(s.glob(), "[*]\\-*");
+    let g = globset::Glob::new(&s.glob()).unwrap().compile_matcher();
+    assert!(g.is_match("*-9f8e7d6c"));
+    assert!(!g.is_match("x-9f8e7d6c"));
+}
