@@ -492,6 +492,37 @@ impl Catalogue {
     pub fn max_depth(&self, kind: RootKind) -> usize {
         self.compiled.max_depth(kind)
     }
+
+    /// The first item a rule claims at `rel` (inside `root`), at a prefix of it, or anywhere under
+    /// it down to the deepest level a rule of the root's kind reaches ([`Catalogue::max_depth`]),
+    /// `contains` and `lacks` checked on disk as the scan does ([`Catalogue::item_of_in`]).
+    /// Symlinks are not followed; a dir that cannot be listed is taken as holding nothing more.
+    /// What a new rule claiming `rel` whole would take from the producers that hold it now.
+    pub fn claim_at_or_under(&self, root: &Root, rel: &Path) -> Option<PathBuf> {
+        if let Some(m) = self.item_of_in(root, rel) {
+            return Some(m.item);
+        }
+        let max = self.max_depth(root.kind);
+        let mut stack = vec![rel.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            if dir.components().count() >= max {
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(root.canonical.join(&dir)) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let sub = dir.join(entry.file_name());
+                if let Some(m) = self.item_of_in(root, &sub) {
+                    return Some(m.item);
+                }
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(sub);
+                }
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]

@@ -143,7 +143,15 @@ fn glob_metacharacters_in_names_give_a_rule_that_loads_and_claims_the_group() {
         let rule = rule_for(RootKind::Temp, grp, &opts("local-bang")).unwrap();
         let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml"))
             .unwrap_or_else(|e| panic!("{lit}: {e}"));
-        let check = check_rule(&cat, "local-bang", RootKind::Temp, dir.path(), grp).unwrap();
+        let check = check_rule(
+            &Catalogue::builtin(),
+            &cat,
+            "local-bang",
+            RootKind::Temp,
+            dir.path(),
+            grp,
+        )
+        .unwrap();
         assert!(check.is_exact(), "{lit}: {check:?}");
         assert_eq!(check.claimed, 21);
     }
@@ -285,7 +293,7 @@ proptest! {
                 }
             }
             // Files of the dirs' shape are claimed too: the check `rules add` runs names them.
-            let check = check_rule(&cat, "local-prop", RootKind::Temp, dir.path(), grp).unwrap();
+            let check = check_rule(&Catalogue::builtin(), &cat, "local-prop", RootKind::Temp, dir.path(), grp).unwrap();
             prop_assert!(check.missed.is_empty(), "{:?}", check);
             for w in &check.wrongly_claimed {
                 prop_assert!(files.contains(&w.as_bytes().to_vec()), "{:?}", w);
@@ -332,7 +340,15 @@ fn pids_and_thread_indexes_make_one_group_and_one_exact_rule() {
         Some("^kestrel_[0-9]{2,6}_[0-9]{1}_(?P<ts>[0-9]{13}|[0-9]{10})$")
     );
     let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml")).unwrap();
-    let check = check_rule(&cat, "local-kestrel", RootKind::Temp, dir.path(), grp).unwrap();
+    let check = check_rule(
+        &Catalogue::builtin(),
+        &cat,
+        "local-kestrel",
+        RootKind::Temp,
+        dir.path(),
+        grp,
+    )
+    .unwrap();
     assert!(check.is_exact(), "{check:?}");
     assert_eq!(check.claimed, 60);
     for d in &decoys {
@@ -340,4 +356,71 @@ fn pids_and_thread_indexes_make_one_group_and_one_exact_rule() {
             .classify(RootKind::Temp, Path::new(OsStr::from_bytes(d)))
             .is_none());
     }
+}
+
+/// The group's shape also fits entries another producer holds: the check takes them for what
+/// they are, not members, so the rule that would take them is refused.
+#[test]
+fn a_rule_that_would_take_another_producers_items_is_not_exact() {
+    // Python's mkdtemp names; three of them are TF-DF training dirs (`tfdf-ydf-tmp`, which
+    // knows them by the files inside), the scan's group holds the other 24.
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut rng = crate_rng(11);
+    let name = |rng: &mut dyn FnMut(usize) -> String| format!("tmp{}", rng(8).to_lowercase());
+    let members: Vec<String> = (0..24).map(|_| name(&mut rng)).collect();
+    let training: Vec<String> = (0..3).map(|_| name(&mut rng)).collect();
+    for n in &members {
+        std::fs::create_dir(root.join(n)).unwrap();
+    }
+    for n in &training {
+        let model = root.join(n).join("model");
+        std::fs::create_dir_all(&model).unwrap();
+        for f in ["data_spec.pb", "header.pb", "done"] {
+            std::fs::write(model.join(f), "x").unwrap();
+        }
+    }
+    let mut g = Grouper::new(10);
+    for n in &members {
+        g.add(OsStr::new(n), true, &measure());
+    }
+    let out = g.finish();
+    let grp = &out.groups[0];
+    assert_eq!(grp.items, 24);
+    let rule = rule_for(RootKind::Temp, grp, &opts("local-tmp")).unwrap();
+    let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml")).unwrap();
+    let before = Catalogue::builtin();
+    let check = check_rule(&before, &cat, "local-tmp", RootKind::Temp, &root, grp).unwrap();
+    assert_eq!(check.claimed, 24);
+    let mut want: Vec<OsString> = training.iter().map(OsString::from).collect();
+    want.sort();
+    assert_eq!(
+        check.wrongly_claimed, want,
+        "the training dirs are tfdf-ydf-tmp's"
+    );
+    assert!(!check.is_exact());
+
+    // Members that each hold another producer's item deeper down (Metal's shader cache of a
+    // tool named by a hash): the rule would take each whole, cache included.
+    let cache = tempfile::tempdir().unwrap();
+    let croot = std::fs::canonicalize(cache.path()).unwrap();
+    let tools: Vec<String> = (0..22u32)
+        .map(|i| format!("tool-{:08x}", i.wrapping_mul(0x9e37_79b9)))
+        .collect();
+    let mut g = Grouper::new(10);
+    for n in &tools {
+        let metal = croot.join(n).join("com.apple.metal");
+        std::fs::create_dir_all(&metal).unwrap();
+        std::fs::write(metal.join("archiveUsage.db"), "x").unwrap();
+        g.add(OsStr::new(n), true, &measure());
+    }
+    let out = g.finish();
+    let grp = &out.groups[0];
+    let rule = rule_for(RootKind::Cache, grp, &opts("local-tool")).unwrap();
+    let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml")).unwrap();
+    let check = check_rule(&before, &cat, "local-tool", RootKind::Cache, &croot, grp).unwrap();
+    assert_eq!(check.claimed, 0, "{check:?}");
+    // 22 taken; the list keeps the first 20 (GROUP_MIN_ITEMS).
+    assert_eq!(check.wrongly_claimed.len(), GROUP_MIN_ITEMS as usize, "{check:?}");
+    assert!(!check.is_exact());
 }

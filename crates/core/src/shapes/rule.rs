@@ -7,7 +7,7 @@ use std::path::Path;
 use super::{ShapeGroup, GROUP_MIN_ITEMS};
 use crate::catalogue::{Catalogue, Owner, ProducerKind, ReclaimMode, Rule};
 use crate::provenance::{Evidence, EvidenceKind};
-use crate::roots::RootKind;
+use crate::roots::{Root, RootKind};
 use crate::units::format_bytes;
 
 /// The age floor of a rule made from a group: an hour (a writer may still be filling the newest
@@ -256,20 +256,31 @@ impl RuleCheck {
 }
 
 /// Lists the top-level entries of `root` (canonical path, a root of `kind`) and checks that the
-/// rule `id` of `catalogue` (which holds it) claims exactly the members of `group`, entries
-/// already claimed by another rule aside. For a group one level down ([`ShapeGroup::within`]) the
-/// entries of that dir are checked too (as `<dir>/<name>`). At most `GROUP_MIN_ITEMS` names of
-/// each list are kept.
+/// rule `id` of `catalogue` (which holds it) claims exactly the members of `group`. For a group
+/// one level down ([`ShapeGroup::within`]) the entries of that dir are checked too (as
+/// `<dir>/<name>`). At most `GROUP_MIN_ITEMS` names of each list are kept.
+///
+/// What another producer holds is judged by `before`, the catalogue without the rule, as the
+/// scan judges it (`contains` read on disk): an entry that `before` claims, or that holds an
+/// item `before` claims anywhere under it, is no member, and the rule claiming it is wrongly
+/// claiming it (the rule would take that producer's items, and reclaim them as its own).
 ///
 /// # Errors
 /// The root (or the group's dir) cannot be listed.
 pub fn check_rule(
+    before: &Catalogue,
     catalogue: &Catalogue,
     id: &str,
     kind: RootKind,
     root: &Path,
     group: &ShapeGroup,
 ) -> std::io::Result<RuleCheck> {
+    let held_root = Root {
+        kind,
+        path: root.to_path_buf(),
+        canonical: root.to_path_buf(),
+        nested: Vec::new(),
+    };
     let mut out = RuleCheck::default();
     let keep = GROUP_MIN_ITEMS as usize;
     let within = group.within.as_deref();
@@ -284,13 +295,17 @@ pub fn check_rule(
                 Some(p) => Path::new(p).join(&name),
                 None => Path::new(&name).to_path_buf(),
             };
-            let claim = catalogue.classify(kind, &rel);
-            let ours = claim.as_ref().is_some_and(|m| m.rule.id == id);
+            let claim = catalogue.item_of_in(&held_root, &rel);
+            let ours = claim
+                .as_ref()
+                .is_some_and(|m| m.rule.id == id && m.item == rel);
             if claim.is_some() && !ours {
                 continue;
             }
             let dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            let member = has_members && group.contains(&name, dir);
+            // Held by another producer now (here or under it): never a member.
+            let held = before.claim_at_or_under(&held_root, &rel).is_some();
+            let member = has_members && !held && group.contains(&name, dir);
             let shown = rel.into_os_string();
             match (ours, member) {
                 (true, true) => out.claimed += 1,

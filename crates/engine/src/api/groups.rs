@@ -204,7 +204,8 @@ pub fn preview(
             return Ok(out);
         }
     };
-    let check = check(&catalogue, src, &rule.id)?;
+    let before = super::rules::catalogue_of(config_path, config_text)?;
+    let check = check(&before, &catalogue, src, &rule.id)?;
     out.claimed = check.claimed;
     out.wrongly_claimed = shown(&check.wrongly_claimed);
     out.missed = shown(&check.missed);
@@ -222,13 +223,18 @@ pub fn preview(
     Ok(out)
 }
 
-fn check(catalogue: &Catalogue, src: &GroupSource<'_>, id: &str) -> Result<RuleCheck, ApiError> {
-    shapes::check_rule(catalogue, id, src.root_kind, src.root, src.group).map_err(|source| {
-        ApiError::ListRoot {
+fn check(
+    before: &Catalogue,
+    catalogue: &Catalogue,
+    src: &GroupSource<'_>,
+    id: &str,
+) -> Result<RuleCheck, ApiError> {
+    shapes::check_rule(before, catalogue, id, src.root_kind, src.root, src.group).map_err(
+        |source| ApiError::ListRoot {
             root: src.root.to_path_buf(),
             source,
-        }
-    })
+        },
+    )
 }
 
 /// Appends `rule` (made from `src`) to the config file `path` when it claims every member of the
@@ -258,8 +264,8 @@ pub fn add_rule(
         });
     }
     let label = src.group.label();
-    let check = super::rules::add(path, rule, |catalogue| {
-        let check = check(catalogue, src, &rule.id)?;
+    let check = super::rules::add(path, rule, |before, catalogue| {
+        let check = check(before, catalogue, src, &rule.id)?;
         if !check.wrongly_claimed.is_empty() {
             return Err(ApiError::RuleWouldClaim {
                 label: label.clone(),
@@ -332,7 +338,7 @@ pub async fn preview_group_rule(
     let g = group_of(monitor, root, label).await?;
     blocking(move || {
         let text = config::read_text(&path)?.unwrap_or_default();
-        let catalogue = config_catalogue(&path, &text)?;
+        let catalogue = super::rules::catalogue_of(&path, &text)?;
         let src = GroupSource::of(&g);
         let id = free_id(&catalogue, &g.group, &[]);
         preview(
@@ -343,15 +349,6 @@ pub async fn preview_group_rule(
         )
     })
     .await
-}
-
-fn config_catalogue(path: &Path, text: &str) -> Result<Catalogue, ApiError> {
-    let loaded = config::LoadedConfig {
-        config: config::parse(text, path)?,
-        path: path.to_path_buf(),
-        text: text.to_owned(),
-    };
-    Ok(loaded.catalogue()?)
 }
 
 /// Writes the rule `rule_id` of the monitor's group `label` of root `root` into the config file

@@ -120,17 +120,24 @@ pub(crate) fn with_rule_text(
         path: path.to_path_buf(),
         message,
     })?;
-    let loaded = config::LoadedConfig {
-        config: config::parse(&new_text, path)?,
-        path: path.to_path_buf(),
-        text: new_text.clone(),
-    };
-    let catalogue = loaded.catalogue()?;
+    let catalogue = catalogue_of(path, &new_text)?;
     Ok((new_text, catalogue))
 }
 
+/// The catalogue the config text `text` (of the file `path`) gives: the built-in rules and its
+/// own.
+pub(crate) fn catalogue_of(path: &Path, text: &str) -> Result<Catalogue, ApiError> {
+    let loaded = config::LoadedConfig {
+        config: config::parse(text, path)?,
+        path: path.to_path_buf(),
+        text: text.to_owned(),
+    };
+    Ok(loaded.catalogue()?)
+}
+
 /// Appends `rule` to the config file `path` (created with its dir when missing) when `check`
-/// accepts the catalogue it gives, and returns what `check` returned. The edit goes through
+/// accepts the catalogues before and after (the file as it is, then with the rule), and returns
+/// what `check` returned. The edit goes through
 /// [`config::edit_file`]: under the config's lock, on the file as it is then, so a rule another
 /// writer added meanwhile is kept; `check` runs again on each text the rule is applied to.
 ///
@@ -140,12 +147,13 @@ pub(crate) fn with_rule_text(
 pub fn add<T, E: From<ApiError>>(
     path: &Path,
     rule: &Rule,
-    mut check: impl FnMut(&Catalogue) -> Result<T, E>,
+    mut check: impl FnMut(&Catalogue, &Catalogue) -> Result<T, E>,
 ) -> Result<T, E> {
     let mut checked = None;
     let edited = config::edit_file(path, |text| {
+        let before = catalogue_of(path, text).map_err(E::from)?;
         let (new_text, catalogue) = with_rule_text(path, text, rule).map_err(E::from)?;
-        checked = Some(check(&catalogue)?);
+        checked = Some(check(&before, &catalogue)?);
         Ok(new_text)
     });
     match edited {

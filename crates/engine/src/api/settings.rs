@@ -386,7 +386,7 @@ id = \"zz-mine\" # my rule
                     save(&path, &s)
                 });
                 barrier.wait();
-                super::super::rules::add(&path, &rule, |_| Ok::<(), ApiError>(())).unwrap();
+                super::super::rules::add(&path, &rule, |_, _| Ok::<(), ApiError>(())).unwrap();
                 saver.join().unwrap().unwrap();
             });
             let loaded = config::load(&path).unwrap();
