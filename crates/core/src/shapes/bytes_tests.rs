@@ -421,6 +421,10 @@ fn a_rule_that_would_take_another_producers_items_is_not_exact() {
     let check = check_rule(&before, &cat, "local-tool", RootKind::Cache, &croot, grp).unwrap();
     assert_eq!(check.claimed, 0, "{check:?}");
     // 22 taken; the list keeps the first 20 (GROUP_MIN_ITEMS).
-    assert_eq!(check.wrongly_claimed.len(), GROUP_MIN_ITEMS as usize, "{check:?}");
+    assert_eq!(
+        check.wrongly_claimed.len(),
+        GROUP_MIN_ITEMS as usize,
+        "{check:?}"
+    );
     assert!(!check.is_exact());
 }
