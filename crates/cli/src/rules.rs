@@ -103,6 +103,8 @@ struct Found {
     group: UnattributedGroup,
     writer: Option<String>,
     evidence: Vec<Evidence>,
+    /// The other roots scanned of the group's kind, where its rule would claim too.
+    others: Vec<std::path::PathBuf>,
 }
 
 fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
@@ -119,6 +121,11 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         .into_iter()
         .zip(writers)
         .map(|(g, w)| Found {
+            others: roots
+                .iter()
+                .filter(|r| r.kind == g.root_kind && r.canonical != g.root)
+                .map(|r| r.canonical.clone())
+                .collect(),
             group: g,
             writer: w.held,
             evidence: w.evidence,
@@ -134,6 +141,7 @@ impl Found {
             group: &self.group.group,
             writer: self.writer.as_deref(),
             evidence: &self.evidence,
+            others: &self.others,
         }
     }
 }

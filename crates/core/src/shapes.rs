@@ -49,8 +49,8 @@ pub use key::shape_key;
 use key::{key_and_numbers, merge_lits, MARK};
 pub use nested::Nested;
 pub use rule::{
-    check_rule, owner_from, rule_for, suggested_id, RuleCheck, RuleError, RuleOptions,
-    MIN_AGE_FLOOR_SECS,
+    check_rule, check_rule_in, owner_from, rule_for, suggested_id, RuleCheck, RuleError,
+    RuleOptions, MIN_AGE_FLOOR_SECS,
 };
 pub use shape_group::ShapeGroup;
 pub use writers::{writers, Writer, MAX_OPEN_FILES};

@@ -428,3 +428,48 @@ fn a_rule_that_would_take_another_producers_items_is_not_exact() {
     );
     assert!(!check.is_exact());
 }
+
+/// A rule names a kind of root, not one root: what it would claim in the other roots of that
+/// kind is wrongly claimed, shown with its full path.
+#[test]
+fn a_rule_checks_every_root_of_its_kind() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (ra, rb) = (
+        std::fs::canonicalize(a.path()).unwrap(),
+        std::fs::canonicalize(b.path()).unwrap(),
+    );
+    let mut rng = crate_rng(5);
+    let mut g = Grouper::new(10);
+    for _ in 0..24 {
+        let n = format!("job{}", rng(8));
+        std::fs::create_dir(ra.join(&n)).unwrap();
+        g.add(OsStr::new(&n), true, &measure());
+    }
+    let theirs: Vec<String> = (0..2).map(|_| format!("job{}", rng(8))).collect();
+    for n in &theirs {
+        std::fs::create_dir(rb.join(n)).unwrap();
+    }
+    std::fs::create_dir(rb.join("notes")).unwrap();
+    let out = g.finish();
+    let grp = &out.groups[0];
+    let rule = rule_for(RootKind::Other, grp, &opts("local-job")).unwrap();
+    let cat = Catalogue::with_extra(&config_with(&rule), Path::new("c.toml")).unwrap();
+    let before = Catalogue::builtin();
+    let alone = check_rule(&before, &cat, "local-job", RootKind::Other, &ra, grp).unwrap();
+    assert!(alone.is_exact() && alone.claimed == 24, "{alone:?}");
+    let others = [rb.clone(), ra.join("missing-root")];
+    let check = check_rule_in(
+        &before,
+        &cat,
+        "local-job",
+        RootKind::Other,
+        &ra,
+        &others,
+        grp,
+    )
+    .unwrap();
+    assert_eq!(check.claimed, 24);
+    let mut want: Vec<OsString> = theirs.iter().map(|n| rb.join(n).into_os_string()).collect();
+    want.sort();
+    assert_eq!(check.wrongly_claimed, want);
+}

@@ -275,49 +275,113 @@ pub fn check_rule(
     root: &Path,
     group: &ShapeGroup,
 ) -> std::io::Result<RuleCheck> {
-    let held_root = Root {
-        kind,
-        path: root.to_path_buf(),
-        canonical: root.to_path_buf(),
-        nested: Vec::new(),
-    };
+    check_rule_in(before, catalogue, id, kind, root, &[], group)
+}
+
+/// [`check_rule`], and the rule claims nothing in `others`, the other roots of the same kind (a
+/// rule names a kind of root, not one root, so it claims in each of them): what it would claim
+/// there is wrongly claimed (shown as full paths). An other root, or the group's dir in it, that
+/// does not exist holds nothing.
+///
+/// # Errors
+/// The root (or the group's dir) cannot be listed; an other root that exists cannot be.
+pub fn check_rule_in(
+    before: &Catalogue,
+    catalogue: &Catalogue,
+    id: &str,
+    kind: RootKind,
+    root: &Path,
+    others: &[std::path::PathBuf],
+    group: &ShapeGroup,
+) -> std::io::Result<RuleCheck> {
     let mut out = RuleCheck::default();
-    let keep = GROUP_MIN_ITEMS as usize;
-    let within = group.within.as_deref();
-    // The top level (no member there for a group one level down), then the group's dir.
-    let levels = std::iter::once((root.to_path_buf(), None, within.is_none()))
-        .chain(within.map(|w| (root.join(w), Some(w), true)));
-    for (dir_path, prefix, has_members) in levels {
-        for entry in std::fs::read_dir(&dir_path)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let rel = match prefix {
-                Some(p) => Path::new(p).join(&name),
-                None => Path::new(&name).to_path_buf(),
-            };
-            let claim = catalogue.item_of_in(&held_root, &rel);
-            let ours = claim
-                .as_ref()
-                .is_some_and(|m| m.rule.id == id && m.item == rel);
-            if claim.is_some() && !ours {
-                continue;
-            }
-            let dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            // Held by another producer now (here or under it): never a member.
-            let held = before.claim_at_or_under(&held_root, &rel).is_some();
-            let member = has_members && !held && group.contains(&name, dir);
-            let shown = rel.into_os_string();
-            match (ours, member) {
-                (true, true) => out.claimed += 1,
-                (true, false) if out.wrongly_claimed.len() < keep => {
-                    out.wrongly_claimed.push(shown)
-                }
-                (false, true) if out.missed.len() < keep => out.missed.push(shown),
-                _ => {}
-            }
+    let judge = Judge {
+        before,
+        catalogue,
+        id,
+        kind,
+        group,
+    };
+    judge.levels(root, true, &mut out)?;
+    for other in others.iter().filter(|o| o.as_path() != root) {
+        match judge.levels(other, false, &mut out) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            r => r?,
         }
     }
     out.wrongly_claimed.sort();
     out.missed.sort();
     Ok(out)
+}
+
+/// What [`check_rule_in`] judges entries with.
+struct Judge<'a> {
+    before: &'a Catalogue,
+    catalogue: &'a Catalogue,
+    id: &'a str,
+    kind: RootKind,
+    group: &'a ShapeGroup,
+}
+
+impl Judge<'_> {
+    /// Judges the entries of `root` at the rule's level: its top level, then the group's dir
+    /// (no member at the top level of a group one level down). In the group's own root
+    /// (`members`) an entry of the group's shape that no other producer holds is a member; in
+    /// another root there is none, and what the rule claims is shown as a full path.
+    fn levels(&self, root: &Path, members: bool, out: &mut RuleCheck) -> std::io::Result<()> {
+        let held_root = Root {
+            kind: self.kind,
+            path: root.to_path_buf(),
+            canonical: root.to_path_buf(),
+            nested: Vec::new(),
+        };
+        let keep = GROUP_MIN_ITEMS as usize;
+        let within = self.group.within.as_deref();
+        let levels = std::iter::once((root.to_path_buf(), None, within.is_none()))
+            .chain(within.map(|w| (root.join(w), Some(w), true)));
+        for (dir_path, prefix, has_members) in levels {
+            let entries = match std::fs::read_dir(&dir_path) {
+                // The group's dir missing in another root: nothing there.
+                Err(e)
+                    if prefix.is_some() && !members && e.kind() == std::io::ErrorKind::NotFound =>
+                {
+                    continue
+                }
+                r => r?,
+            };
+            for entry in entries {
+                let entry = entry?;
+                let name = entry.file_name();
+                let rel = match prefix {
+                    Some(p) => Path::new(p).join(&name),
+                    None => Path::new(&name).to_path_buf(),
+                };
+                let claim = self.catalogue.item_of_in(&held_root, &rel);
+                let ours = claim
+                    .as_ref()
+                    .is_some_and(|m| m.rule.id == self.id && m.item == rel);
+                if claim.is_some() && !ours {
+                    continue;
+                }
+                let dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                // Held by another producer now (here or under it): never a member.
+                let held = self.before.claim_at_or_under(&held_root, &rel).is_some();
+                let member = members && has_members && !held && self.group.contains(&name, dir);
+                let shown = if members {
+                    rel.into_os_string()
+                } else {
+                    root.join(rel).into_os_string()
+                };
+                match (ours, member) {
+                    (true, true) => out.claimed += 1,
+                    (true, false) if out.wrongly_claimed.len() < keep => {
+                        out.wrongly_claimed.push(shown)
+                    }
+                    (false, true) if out.missed.len() < keep => out.missed.push(shown),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -36,6 +36,9 @@ pub struct GroupSource<'a> {
     /// The evidence naming its writer, strongest first: the rule's owner comes from it
     /// ([`shapes::owner_from`]).
     pub evidence: &'a [crate::monitor::provenance::Evidence],
+    /// The other roots of its kind: a rule names a kind of root, so it claims in them too, and
+    /// the check looks there as well.
+    pub others: &'a [PathBuf],
 }
 
 impl<'a> GroupSource<'a> {
@@ -51,6 +54,7 @@ impl<'a> GroupSource<'a> {
                 .map(|w| w.name.as_str())
                 .filter(|n| !n.is_empty()),
             evidence: &g.evidence,
+            others: &g.others,
         }
     }
 
@@ -500,6 +504,7 @@ mod tests {
             group: &group,
             writer: None,
             evidence: &[],
+            others: &[],
         };
         let builtin = Catalogue::builtin().rules()[0].id.clone();
         let rule = src

@@ -87,6 +87,10 @@ pub struct GroupFigures {
     /// Every writer named has exited while the members remain (and the process table was looked
     /// at to say so): a confirmed leak of the group's bytes.
     pub confirmed_leak: bool,
+    /// The other roots of the same kind (canonical paths), where a rule made from the group
+    /// claims too: filled when the group is handed out to act on (`MonitorHandle::group`),
+    /// empty in the figures.
+    pub others: Vec<PathBuf>,
 }
 
 impl PartialEq for GroupFigures {
@@ -165,6 +169,7 @@ fn shape_groups(
                 writers,
                 evidence: Vec::new(),
                 confirmed_leak: false,
+                others: Vec::new(),
             }
         })
         .collect();

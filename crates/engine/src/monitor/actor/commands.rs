@@ -53,7 +53,16 @@ impl Actor {
                     .groups
                     .iter()
                     .find(|g| g.root.to_string_lossy() == root && g.group.label() == label)
-                    .cloned();
+                    .cloned()
+                    .map(|mut g| {
+                        g.others = self
+                            .roots
+                            .iter()
+                            .filter(|st| st.root.kind == g.root_kind && st.root.canonical != g.root)
+                            .map(|st| st.root.canonical.clone())
+                            .collect();
+                        g
+                    });
                 send(reply, Ok(found));
             }
             Command::SetPaused(paused, reply) => {
