@@ -136,6 +136,11 @@ fn a_group_one_level_down_is_shown_suggested_and_claimed_exactly() {
     );
 
     let shape = g["shape"].as_str().unwrap();
+    // The report on it finds it as `scan` lists it, one level down.
+    let r = json(&dir, &root, &["report", shape, "--json"]);
+    assert_eq!(r["template"], g["shape"], "{r}");
+    assert_eq!(r["items"], g["items"], "{r}");
+    assert_eq!(r["allocated_bytes"], g["allocated_bytes"], "{r}");
     let (code, out, err) = cachewatch(
         &dir,
         &root,

@@ -19,7 +19,7 @@ use crate::dto::EvidenceDto;
 use crate::history::{History, Series};
 use crate::monitor::provenance::{evidence_dto, Evidence};
 use crate::roots::Root;
-use crate::scan::{scan_root_each, ScanProgress, Tally, UnattributedGroup};
+use crate::scan::{scan_root_each_found, Found, ScanProgress, Tally, UnattributedGroup};
 use crate::units::unix_secs;
 
 use super::{ApiError, Session};
@@ -204,11 +204,14 @@ pub fn report_draft(
     let mut tally = Tally::new(0);
     let mut p = ProducerFigures::default();
     for root in roots {
-        scan_root_each(root, &catalogue, &progress, |item| {
-            if rule.is_some() && item.producer.as_deref() == Some(target) {
-                p.add(root, &item);
+        // With the groups one level down, as `scan` lists them.
+        scan_root_each_found(root, &catalogue, &progress, |found| {
+            if let Found::Item(item) = &found {
+                if rule.is_some() && item.producer.as_deref() == Some(target) {
+                    p.add(root, item);
+                }
             }
-            tally.add(root, &item);
+            tally.add_found(root, &found);
         });
     }
     let os = os_dto();
@@ -347,8 +350,14 @@ fn history_growth(
     if !db.exists() {
         return Ok(None);
     }
-    let h = History::open_read_only(&db)?;
-    let Some(g) = h.growth(&Series::Producer(id.to_owned()), GROWTH_WINDOW, now)? else {
+    // A history that cannot be read (older schema the monitor has not upgraded yet, locked,
+    // damaged): the draft falls back to the births, it does not fail.
+    let Ok(h) = History::open_read_only(&db) else {
+        return Ok(None);
+    };
+    // Reclaims kept out: a producer CacheWatch reclaims does not read as shrinking upstream.
+    let Ok(Some(g)) = h.observed_growth(&Series::Producer(id.to_owned()), GROWTH_WINDOW, now)
+    else {
         return Ok(None);
     };
     let day = Duration::from_secs(DAY_SECS);
