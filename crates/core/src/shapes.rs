@@ -304,11 +304,12 @@ impl Shape {
     }
 }
 
-/// `b` onto `out` as [`Shape::label`] writes a literal: UTF-8 as is but `\` doubled, any other
-/// byte as `\xNN`.
+/// `b` onto `out` as [`Shape::label`] writes a literal: UTF-8 as is but `\` doubled and `<`
+/// written `\<` (a literal never reads as a placeholder: the name `a-<ts>` is not the shape
+/// `a-<ts>`), any other byte as `\xNN`.
 pub fn push_escaped(out: &mut String, b: &[u8]) {
     for chunk in b.utf8_chunks() {
-        out.push_str(&chunk.valid().replace('\\', "\\\\"));
+        out.push_str(&chunk.valid().replace('\\', "\\\\").replace('<', "\\<"));
         for x in chunk.invalid() {
             out.push_str(&format!("\\x{x:02x}"));
         }

@@ -527,6 +527,13 @@ mod tests {
         assert_ne!(byte.label(), text.label());
         let dir = shapes::shape_of(OsStr::new("tmpAb3xYz12"), true);
         assert_eq!(dir.label(), dir.to_string());
+        // A literal `<ts>` in a name is no placeholder.
+        let lit = shapes::shape_of(OsStr::new("a-<ts>-x"), false);
+        let ts = shapes::shape_of(OsStr::new("a-1700000000-x"), false);
+        assert_eq!(
+            (lit.label().as_str(), ts.label().as_str()),
+            ("a-\\<ts>-x", "a-<ts>-x")
+        );
     }
 
     #[test]
