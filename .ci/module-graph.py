@@ -390,12 +390,15 @@ def door_ref(crate, toks, i, end, path):
     else None. `use cachewatch;` or `use cachewatch as e;` (the whole engine under a name) is a
     stray too."""
     t = toks[i][0]
-    if t not in (ENGINE, CORE) or (i > 0 and toks[i - 1][0] == "::"):
+    # `x::cachewatch` is some other path; a leading `::cachewatch` is the crate itself.
+    inner = i > 1 and toks[i - 1][0] == "::" and re.match(r"\w", toks[i - 2][0]) and toks[i - 2][0] != "use"
+    if t not in (ENGINE, CORE) or inner:
         return None
     where = os.path.relpath(path, os.path.dirname(crate.src))
     line = toks[i][2]
     if not (i + 1 < end and toks[i + 1][0] == "::"):
-        if i > 0 and toks[i - 1][0] == "use":
+        # `use cachewatch;`, `use cachewatch as e;`, `extern crate cachewatch as e;`.
+        if i > 0 and (toks[i - 1][0] == "use" or (toks[i - 1][0] == "crate" and i > 1 and toks[i - 2][0] == "extern")):
             crate.strays.append((where, line, t))
         return None
     segs, after, group = path_at(toks, i)
@@ -626,6 +629,9 @@ mod tests {
 use cachewatch as engine;
 #[serde(with = "cachewatch::bounds::every")]
 struct S;
+use ::cachewatch::history::History;
+extern crate cachewatch as eng;
+use other::cachewatch::x;
 """,
 }
 SELF_TEST_STRAYS = [
@@ -635,6 +641,8 @@ SELF_TEST_STRAYS = [
     ("src/b.rs", 1, "cachewatch_core::reclaim"),
     ("src/b.rs", 2, "cachewatch"),
     ("src/b.rs", 3, "cachewatch::bounds::every"),
+    ("src/b.rs", 5, "cachewatch::history::History"),
+    ("src/b.rs", 6, "cachewatch"),
 ]
 
 
