@@ -39,6 +39,19 @@ pub struct Measure {
 }
 
 impl Measure {
+    /// `self` less `part` (a subtree less some of its contents, such as a dir less the group one
+    /// level down inside it): counts and bytes subtracted, the times of `self` kept.
+    pub fn less(&self, part: &Measure) -> Measure {
+        Measure {
+            allocated_bytes: self.allocated_bytes.saturating_sub(part.allocated_bytes),
+            apparent_bytes: self.apparent_bytes.saturating_sub(part.apparent_bytes),
+            freeable_bytes: self.freeable_bytes.saturating_sub(part.freeable_bytes),
+            files: self.files.saturating_sub(part.files),
+            dirs: self.dirs.saturating_sub(part.dirs),
+            ..*self
+        }
+    }
+
     /// Adds `other` into `self`: sums counts, keeps the newest mtime and the oldest birth time.
     pub fn add(&mut self, other: &Measure) {
         self.allocated_bytes += other.allocated_bytes;

@@ -265,7 +265,7 @@ impl Tally {
                     .iter_mut()
                     .find(|n| n.group.within.as_deref() == Some(lone.name.as_os_str()));
                 if let Some(n) = inside {
-                    measure = less(&measure, &n.group.measure);
+                    measure = measure.less(&n.group.measure);
                     if measure.files == 0 && measure.dirs <= 1 {
                         n.group.measure.allocated_bytes += measure.allocated_bytes;
                         n.group.measure.apparent_bytes += measure.apparent_bytes;
@@ -291,18 +291,5 @@ impl Tally {
         let mut lone: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
         lone.sort_by(Unattributed::report_order);
         (groups, lone)
-    }
-}
-
-/// `whole` less `part` (a subtree less some of its contents): counts and bytes subtracted, the
-/// times of `whole` kept.
-fn less(whole: &Measure, part: &Measure) -> Measure {
-    Measure {
-        allocated_bytes: whole.allocated_bytes.saturating_sub(part.allocated_bytes),
-        apparent_bytes: whole.apparent_bytes.saturating_sub(part.apparent_bytes),
-        freeable_bytes: whole.freeable_bytes.saturating_sub(part.freeable_bytes),
-        files: whole.files.saturating_sub(part.files),
-        dirs: whole.dirs.saturating_sub(part.dirs),
-        ..*whole
     }
 }

@@ -172,7 +172,15 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
             if st.root.nested.iter().any(|n| n.as_path() == &**rel) {
                 continue;
             }
-            if let Some(m) = st.measure_at(rel) {
+            if let Some(mut m) = st.measure_at(rel) {
+                // A dir whose children form a group one level down: the group shows them, the
+                // dir only the rest (nothing but its own entry left: not listed), as `scan`.
+                if let Some(g) = st.nested_group(rel.as_os_str()) {
+                    m = m.less(&g.measure);
+                    if m.files == 0 && m.dirs <= 1 {
+                        continue;
+                    }
+                }
                 unattributed.push((m.allocated_bytes, st.root.canonical.join(rel), st, m));
             }
         }

@@ -110,6 +110,14 @@ async fn a_group_one_level_down_is_in_the_snapshot_and_grows_without_a_rescan() 
     assert_eq!(g.apparent_bytes, du::apparent(&members));
     assert_eq!(g.writers[0].pid, pid);
     assert_eq!(g.examples.len(), 3);
+    // The group shows tool-out's children; tool-out itself (nothing else in it) is not listed
+    // beside it as well: no byte counted twice.
+    assert!(
+        s.unattributed.iter().all(|u| !u.path.ends_with("tool-out")),
+        "{:?}",
+        s.unattributed
+    );
+    assert!(s.unattributed.iter().any(|u| u.path.ends_with("proj")));
 
     // The tool writes ten more runs: the dir is re-measured, its group follows.
     members.extend((40..50).map(|i| run(&out, i)));

@@ -117,6 +117,11 @@ impl RootState {
         }
     }
 
+    /// The group one level down inside the top-level dir `within`, if one is kept.
+    pub fn nested_group(&self, within: &std::ffi::OsStr) -> Option<&crate::shapes::ShapeGroup> {
+        self.nested.get(within)
+    }
+
     /// Forgets the group one level down of the top-level dir `within` (its children form none
     /// any more, or it is gone).
     pub fn forget_nested(&mut self, within: &std::ffi::OsStr) {
