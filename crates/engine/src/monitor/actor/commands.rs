@@ -52,7 +52,10 @@ impl Actor {
                     .figures
                     .groups
                     .iter()
-                    .find(|g| g.root.to_string_lossy() == root && g.group.label() == label)
+                    .find(|g| {
+                        g.root.as_os_str() == std::ffi::OsStr::new(&root)
+                            && g.group.label() == label
+                    })
                     .cloned()
                     .map(|mut g| {
                         g.others = self
