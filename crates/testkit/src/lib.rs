@@ -6,6 +6,7 @@ pub mod du;
 pub mod heap;
 pub mod hostile;
 pub mod ips;
+pub mod leakwriter;
 pub mod rules;
 pub mod scrape;
 pub mod tree;

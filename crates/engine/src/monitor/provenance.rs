@@ -189,7 +189,13 @@ pub fn add_remembered(
             }
             continue;
         }
-        let alive = history.samples() > 0 && history.records().any(|r| r.alive && r.name == w.name);
+        // The same executable when its path is known (another program of the same name, or
+        // another copy, is not this writer), else the same name.
+        let same = |r: &provenance::ProcessRecord| match &w.exe {
+            Some(exe) => r.exe.as_ref() == Some(exe),
+            None => r.name == w.name,
+        };
+        let alive = history.samples() > 0 && history.records().any(|r| r.alive && same(&r));
         evidence.push(Evidence {
             kind: w.kind,
             name: w.name.clone(),

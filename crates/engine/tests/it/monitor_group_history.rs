@@ -9,9 +9,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use cachewatch::alerts::AlertsConfig;
 use cachewatch::dto::EvidenceKindDto;
@@ -23,46 +22,11 @@ use cachewatch::snapshot::Snapshot;
 use cachewatch_core::provenance::EvidenceKind;
 use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::du;
+use cachewatch_testkit::leakwriter::{self, launch, unix_now, Launch, WRITER};
 
 const WITHIN: Duration = Duration::from_secs(90);
-const WRITER: &str = "leakwriter";
-const SCRIPT: &str = r#"for n in 0 1; do d="$1/wrk_$$_${n}_$2"; mkdir "$d" && echo leak > "$d/f"; done; read x; exit 0"#;
 /// Members added while the monitor is down.
 const ADDED: u64 = 20;
-
-struct Launch {
-    child: Child,
-    stdin: Option<ChildStdin>,
-}
-
-impl Drop for Launch {
-    fn drop(&mut self) {
-        self.stdin.take();
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn launch(exe: &Path, root: &Path) -> Launch {
-    let mut child = Command::new(exe)
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg(WRITER)
-        .arg(root)
-        .arg(unix_now().to_string())
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take();
-    Launch { child, stdin }
-}
 
 fn group(s: &Snapshot) -> Option<&UnattributedGroupDto> {
     s.unattributed_groups
@@ -146,8 +110,7 @@ async fn poll_db<T: std::fmt::Debug>(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_over() {
     let bin = tempfile::tempdir().unwrap();
-    let exe = bin.path().join(WRITER);
-    std::fs::copy("/bin/sh", &exe).unwrap();
+    let exe = leakwriter::install(bin.path());
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let data = tempfile::tempdir().unwrap();
@@ -164,8 +127,7 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
     // Alive long enough for a sample of the process table (at most one a second) to see them.
     tokio::time::sleep(Duration::from_secs(3)).await;
     for l in &mut launches {
-        l.stdin.take();
-        l.child.wait().unwrap();
+        l.finish();
     }
     // A new unattributed entry: the monitor samples the process table again and sees them gone.
     std::fs::write(root.join("after-the-launches.txt"), "x").unwrap();
@@ -239,6 +201,11 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
     // replaces the last one taken before the restart.
     tokio::time::sleep(Duration::from_secs(61 - unix_now() % 60)).await;
     assert_eq!(all.len() as u64, 24 + ADDED);
+    // Another copy of a program of the same name runs (elsewhere) across the restart: it is not
+    // the remembered writer, whose executable was another file.
+    let other_bin = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let _bystander = launch(&leakwriter::install(other_bin.path()), elsewhere.path());
 
     let m = start(&root, &db).await;
     let s = wait_for(

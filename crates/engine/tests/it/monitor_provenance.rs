@@ -7,65 +7,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
 use cachewatch::dto::{MonitorState, UnattributedGroupDto};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
 use cachewatch_core::{Catalogue, Root, RootKind};
+use cachewatch_testkit::leakwriter::{self, launch, unix_now, Launch, WRITER};
 
 const WITHIN: Duration = Duration::from_secs(90);
 const SHAPE_PREFIX: &str = "wrk_";
-/// The writer's name: a copy of `sh` under a name no other process has.
-const WRITER: &str = "leakwriter";
-/// Each launch makes two members named with its own pid, then waits on its stdin (a builtin, so
-/// no child of another name stands in for it) and exits when the test closes it.
-const SCRIPT: &str = r#"for n in 0 1; do d="$1/wrk_$$_${n}_$2"; mkdir "$d" && echo leak > "$d/f"; done; read x; exit 0"#;
-
-struct Launch {
-    child: Child,
-    stdin: Option<ChildStdin>,
-}
-
-impl Launch {
-    /// Closes its stdin and waits for it to exit.
-    fn finish(&mut self) {
-        self.stdin.take();
-        self.child.wait().unwrap();
-    }
-}
-
-impl Drop for Launch {
-    fn drop(&mut self) {
-        self.stdin.take();
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn launch(exe: &Path, root: &Path) -> Launch {
-    let mut child = Command::new(exe)
-        .arg("-c")
-        .arg(SCRIPT)
-        .arg(WRITER)
-        .arg(root)
-        .arg(unix_now().to_string())
-        .stdin(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take();
-    Launch { child, stdin }
-}
 
 fn group(s: &Snapshot) -> Option<&UnattributedGroupDto> {
     s.unattributed_groups
@@ -123,8 +76,7 @@ fn pids_in(root: &Path) -> Vec<u32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dozen_launches_are_named_by_the_pid_in_their_names_with_the_exited_ones_orphans() {
     let bin = tempfile::tempdir().unwrap();
-    let exe = bin.path().join(WRITER);
-    std::fs::copy("/bin/sh", &exe).unwrap();
+    let exe = leakwriter::install(bin.path());
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let m = start(&root).await;
