@@ -192,8 +192,10 @@ fn digits_part(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, 
     let n = run.len();
     let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
     match n {
-        10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
-        13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
+        // Seconds and milliseconds alike: `<ts>` matches both, so names that differ only there
+        // are one template (one group, one history key).
+        10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', 0),
+        13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', 0),
         16 | 32 | 40 | 64 => placeholder(out, b'h', n),
         _ => {
             placeholder(out, b'd', 0);

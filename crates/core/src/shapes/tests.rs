@@ -145,6 +145,29 @@ fn hex_runs_that_come_out_all_digits_stay_in_their_leak_group() {
 }
 
 #[test]
+fn epoch_seconds_and_milliseconds_of_one_template_are_one_group() {
+    // `<ts>` matches 10 and 13 digits alike: names that differ only there are one template, so
+    // one group (two would share one template, and so one history key, while each showed its
+    // own constant run).
+    let mut g = Grouper::new(10);
+    for i in 0..20u64 {
+        let secs = 1_767_000_000 + i * 977;
+        g.add(OsStr::new(&format!("ktrace_7_{secs}")), true, &measure(3));
+        g.add(
+            OsStr::new(&format!("ktrace_8_{}", secs * 1000 + i)),
+            true,
+            &measure(5),
+        );
+    }
+    let out = g.finish();
+    let shapes: Vec<String> = out.groups.iter().map(|g| g.shape.to_string()).collect();
+    assert_eq!(shapes, ["ktrace_<digits1>_<ts>/"]);
+    assert_eq!(out.groups[0].items, 40);
+    assert_eq!(out.groups[0].measure.allocated_bytes, 20 * 3 + 20 * 5);
+    assert!(out.lone.is_empty());
+}
+
+#[test]
 fn covers_holds_narrower_classes_only() {
     let s = |n: &str, dir| shape_of(OsStr::new(n), dir);
     let wide = s("lsp-1a2b3c-4", true);
