@@ -169,6 +169,31 @@ impl History {
     fn err(&self, op: &'static str) -> impl Fn(rusqlite::Error) -> HistoryError + '_ {
         sql_err(&self.path, op)
     }
+
+    /// The points of one chart: `sql` selects `(time, allocated bytes, items)` oldest first for
+    /// the series `id` (`?1`) at or after `since` (`?2`); `what` names the read in errors.
+    fn chart_points(
+        &self,
+        sql: &str,
+        id: &dyn rusqlite::ToSql,
+        since: SystemTime,
+        what: &'static str,
+    ) -> Result<Vec<(SystemTime, u64, u64)>, HistoryError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .map_err(self.err("prepare a read of samples"))?;
+        let rows = stmt
+            .query_map(rusqlite::params![id, unix_secs(since)], |r| {
+                Ok((
+                    from_unix_secs(r.get(0)?),
+                    from_sql_u64(r.get(1)?),
+                    from_sql_u64(r.get(2)?),
+                ))
+            })
+            .map_err(self.err(what))?;
+        rows.collect::<Result<_, _>>().map_err(self.err(what))
+    }
 }
 
 /// A mapper of SQLite errors of operation `op` on the database at `path`.

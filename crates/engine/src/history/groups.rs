@@ -244,24 +244,13 @@ impl History {
         key: &[u8],
         since: SystemTime,
     ) -> Result<Vec<(SystemTime, u64, u64)>, HistoryError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT time_unix_secs, allocated_bytes, items FROM group_samples \
-                 WHERE group_key = ?1 AND time_unix_secs >= ?2 ORDER BY time_unix_secs",
-            )
-            .map_err(self.err("prepare reading group samples"))?;
-        let rows = stmt
-            .query_map(params![key, unix_secs(since)], |r| {
-                Ok((
-                    from_unix_secs(r.get(0)?),
-                    from_sql_u64(r.get(1)?),
-                    from_sql_u64(r.get(2)?),
-                ))
-            })
-            .map_err(self.err("read group samples"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(self.err("read group samples"))
+        self.chart_points(
+            "SELECT time_unix_secs, allocated_bytes, items FROM group_samples \
+             WHERE group_key = ?1 AND time_unix_secs >= ?2 ORDER BY time_unix_secs",
+            &key,
+            since,
+            "read group samples",
+        )
     }
 
     /// Growth of group `key` over the `window` before `now`, measured as [`History::growth`]

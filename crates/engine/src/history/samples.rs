@@ -240,23 +240,12 @@ impl History {
         else {
             return Ok(Vec::new());
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT time_unix_secs, allocated_bytes, items FROM samples \
-                 WHERE series_id = ?1 AND time_unix_secs >= ?2 ORDER BY time_unix_secs",
-            )
-            .map_err(self.err("prepare reading samples"))?;
-        let rows = stmt
-            .query_map(params![id, unix_secs(since)], |r| {
-                Ok((
-                    from_unix_secs(r.get(0)?),
-                    from_sql_u64(r.get(1)?),
-                    from_sql_u64(r.get(2)?),
-                ))
-            })
-            .map_err(self.err("read samples"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(self.err("read samples"))
+        self.chart_points(
+            "SELECT time_unix_secs, allocated_bytes, items FROM samples \
+             WHERE series_id = ?1 AND time_unix_secs >= ?2 ORDER BY time_unix_secs",
+            &id,
+            since,
+            "read samples",
+        )
     }
 }
