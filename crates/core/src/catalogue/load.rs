@@ -421,11 +421,15 @@ fn check_examples(all: &[Loaded], compiled: &Compiled) -> Result<(), CatalogueEr
             {
                 return Err(overlap(l, line, path, &all[other]));
             }
+            // Nor inside another rule's item, unless that rule is signed: a dir it accepts by
+            // name is its item only with its entries inside (`mktemp -d`'s `tmp.*` dirs are
+            // Codex's git stores only with an index and objects), else this rule's items show.
             for prefix in path.ancestors().skip(1) {
                 if prefix.as_os_str().is_empty() {
                     break;
                 }
-                if let Some(&outer) = compiled.claimants(kind, prefix).first() {
+                let claimants = compiled.claimants(kind, prefix);
+                if let Some(&outer) = claimants.iter().find(|&&o| !signed(o)) {
                     return Err(overlap(l, line, path, &all[outer]));
                 }
             }

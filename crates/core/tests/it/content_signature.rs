@@ -226,3 +226,77 @@ fn bun_extracted_libraries_are_attributed_with_du_totals_and_kept_while_open() {
         other => panic!("held copy kept for {other:?}"),
     }
 }
+
+/// A user's rule one level down in a dir whose name a signed rule also accepts (`mktemp -d`
+/// makes `tmp.<10>` dirs, Codex's git stores are such dirs): the rule loads, the signature
+/// decides. A `tmp.*` dir with an index and objects is Codex's whole, what it holds included;
+/// in any other `tmp.*` dir the user's rule claims its own items.
+#[test]
+fn a_rule_inside_a_dir_named_like_a_signed_rules_item_loads_and_the_signature_decides() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = temp_root(dir.path());
+    let t = &root.canonical;
+    let mine: Vec<PathBuf> = (0..22u64)
+        .map(|i| {
+            let p = t.join(format!("tmp.Q1w2E3r4T5/trace_{}", 1_767_000_000 + i * 61));
+            tree::write_file(&p.join("events.bin"), 2_000 + 300 * i as usize);
+            p
+        })
+        .collect();
+    let codex = t.join("tmp.A1b2C3d4");
+    tree::write_file(&codex.join("index"), 900);
+    tree::write_file(&codex.join("objects/pack/tmp_pack_Ab12Cd"), 40_000);
+    tree::write_file(&codex.join("trace_1767000000/events.bin"), 5_000);
+    let rule = r#"
+[[producer]]
+id = "local-trace"
+name = "Traces in mktemp dirs"
+root = "temp"
+item = "tmp.*/trace_*"
+name_regex = '^trace_[0-9]{10}$'
+kind = "leak"
+reclaim = "manual"
+min_age_secs = 3600
+examples = ["tmp.Q1w2E3r4T5/trace_1767000000"]
+"#;
+    let cat = Catalogue::with_extra(rule, Path::new("config.toml")).unwrap();
+    let inv = scan(std::slice::from_ref(&root), &cat, SystemTime::now());
+    let rs = &inv.roots[0];
+    let of = |id: &str| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = rs
+            .items
+            .iter()
+            .filter(|i| i.producer.as_deref() == Some(id))
+            .map(|i| i.path.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(of("local-trace"), mine);
+    assert_eq!(of("codex-tmp-git-objects"), vec![codex.clone()]);
+    let claimed: u64 = rs
+        .items
+        .iter()
+        .filter(|i| i.producer.as_deref() == Some("local-trace"))
+        .map(|i| i.measure.allocated_bytes)
+        .sum();
+    assert_eq!(claimed, du::allocated(&mine));
+    let codex_item = rs.items.iter().find(|i| i.path == codex).unwrap();
+    assert_eq!(codex_item.measure.allocated_bytes, du::allocated(&[&codex]));
+
+    // Two unsigned rules still may not nest: the outer would hide the inner's items.
+    let clash = rule.replace("local-trace", "local-trace-2")
+        + r#"
+[[producer]]
+id = "local-tmpdirs"
+name = "mktemp dirs"
+root = "temp"
+item = "tmp.*"
+kind = "leak"
+reclaim = "manual"
+min_age_secs = 3600
+examples = ["tmp.Zz9Yy8Xx7W"]
+"#;
+    let err = Catalogue::with_extra(&clash, Path::new("config.toml")).unwrap_err();
+    assert!(err.to_string().contains("claimed by both"), "{err}");
+}
