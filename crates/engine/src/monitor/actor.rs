@@ -1,22 +1,25 @@
-//! The monitor task: its state ([`Actor`]) and its run loop. `impl Actor` is split by concern, one
-//! file each:
-//! - here: the state, the run loop ([`Actor::run`]), the tick, and what follows an update: the
-//!   history's samples and alerts ([`Actor::after_update`]), the reclaim figures
-//!   ([`Actor::refresh_figures`]) and the published snapshot ([`Actor::publish`]);
-//! - [`changes`]: from a change on disk to a re-measure: watch events into dirty sets, when they
-//!   are re-measured, polls of roots without events, flushes;
-//! - [`update`]: scans and re-measures applied to the roots' states, gone roots;
-//! - [`commands`]: the handle's commands: pause, threshold, preview, plan and execute a reclaim;
-//! - [`auto_reclaim`]: auto-reclaim rules that came due, and their drains beside the task;
-//! - [`jobs`]: blocking jobs over the roots' states (moved into the job and back, a panic caught).
+//! The monitor task ([`Actor`]): its parts, its run loop, and the steps that take more than one
+//! part. Each part owns its state and has its `impl` in its own file:
+//! - [`Watching`] (`watching`): the roots' live states and how they follow the disk: watchers,
+//!   the debounce's dirty sets, the pace of polls and rescans, gone roots, pending flushes;
+//! - [`FigureState`] (`figure_state`): the reclaim figures, when they are recomputed, the
+//!   threshold, the plans kept for execute;
+//! - [`AutoReclaim`] (`autoreclaim`): the auto-reclaim rules and their drains;
+//! - [`Records`] (`records`): history samples and alerts, watched processes, provenance samples,
+//!   the alerts' broadcast.
+//!
+//! The actor itself owns the options, the published snapshot, the monitor's state and first-scan
+//! progress, and whether it is paused. Here: the run loop ([`Actor::run`]), the tick, what follows
+//! a batch of events, an update ([`Actor::after_update`]) and a drain's end, and the snapshot
+//! ([`Actor::publish`]); [`commands`] answers the handle's commands. A step that needs two parts
+//! borrows them apart ([`Actor::split`]) and hands them to the part's method.
 
 mod autoreclaim;
-mod changes;
 mod commands;
-mod jobs;
-mod update;
+mod figure_state;
+mod records;
+mod watching;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,20 +27,15 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 use crate::dto::{AlertDto, MonitorState, ScanProgressDto};
-use crate::reclaim::StreamedPlan;
 use crate::snapshot::Snapshot;
-use crate::watch::live::RootState;
-use crate::watch::{RootWatcher, WatchMsg};
+use crate::watch::WatchMsg;
 
-use super::debounce::Debounce;
-use super::drains::{AutoMsg, AutoState};
-use super::figures::Figures;
-use super::pace::Pace;
-use super::process_alerts::ProcWatch;
-use super::provenance::Provenance;
-use super::recorder::Recorder;
-use super::{build, Command, MonitorOptions};
-use changes::PendingFlush;
+use crate::monitor::drains::AutoMsg;
+use crate::monitor::{build, Command, MonitorOptions, HEARTBEAT};
+use autoreclaim::AutoReclaim;
+use figure_state::FigureState;
+use records::Records;
+use watching::{Outside, Shown, Watching};
 
 /// How often the monitor looks at gone roots, polling roots, due samples and stale figures.
 const TICK: Duration = Duration::from_secs(5);
@@ -45,37 +43,23 @@ const TICK: Duration = Duration::from_secs(5);
 /// The monitor task's state. Only the task touches it.
 pub(super) struct Actor {
     opts: MonitorOptions,
-    roots: Vec<RootState>,
-    watchers: Vec<Option<RootWatcher>>,
-    /// When each root was last scanned or polled, and what that cost: the pace of the polls of
-    /// polling roots and of the unwatched paths of evented roots.
-    pace: Vec<Pace>,
-    ev_tx: mpsc::UnboundedSender<WatchMsg>,
     snap_tx: watch::Sender<Arc<Snapshot>>,
-    alert_tx: broadcast::Sender<AlertDto>,
-    debounce: Debounce,
-    flushes: Vec<PendingFlush>,
-    flush_seq: u64,
-    paused: bool,
     state: MonitorState,
     progress: ScanProgressDto,
-    threshold: Duration,
-    /// The last plans previewed, oldest first, by id (at most `commands::KEPT_PLANS`).
-    plans: Vec<(String, StreamedPlan)>,
-    figures: Figures,
-    figures_stale: bool,
-    figures_at: Option<Instant>,
-    /// How long the last figures took (bounds how often they are recomputed).
-    figures_cost: Duration,
-    recorder: Recorder,
-    procs: ProcWatch,
-    /// The processes seen when unattributed entries changed: who wrote a group.
-    provenance: Provenance,
-    auto: AutoState,
-    auto_tx: mpsc::UnboundedSender<AutoMsg>,
-    auto_rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
-    /// When each root last fired a `root-gone` alert (at most one per root per cooldown).
-    root_alerted: Vec<Option<std::time::SystemTime>>,
+    paused: bool,
+    watching: Watching,
+    figures: FigureState,
+    auto: AutoReclaim,
+    records: Records,
+}
+
+/// The actor's parts borrowed apart: the watching part, the figures and the rules, and what a
+/// step of theirs reaches beyond them ([`Outside`]).
+struct Split<'a> {
+    watching: &'a mut Watching,
+    figures: &'a mut FigureState,
+    auto: &'a mut AutoReclaim,
+    out: Outside<'a>,
 }
 
 /// Whether the run loop goes on after a command.
@@ -93,28 +77,12 @@ impl Actor {
         alert_tx: broadcast::Sender<AlertDto>,
     ) -> Actor {
         let n = opts.roots.len();
-        let roots = opts.roots.iter().cloned().map(RootState::new).collect();
-        let threshold = opts.threshold;
-        let recorder = Recorder::new(&opts);
-        let mut procs = ProcWatch::new(&opts.process_watch, opts.alerts.cooldown);
-        procs.restore(&recorder.recent_alerts());
-        let (auto_tx, auto_rx) = mpsc::unbounded_channel();
         Actor {
-            auto: AutoState::new(opts.auto_reclaim.clone()),
-            auto_tx,
-            auto_rx: Some(auto_rx),
-            procs,
-            provenance: Provenance::new(),
-            roots,
-            root_alerted: vec![None; n],
-            watchers: (0..n).map(|_| None).collect(),
-            pace: vec![Pace::new(Instant::now()); n],
-            ev_tx,
+            watching: Watching::new(&opts, ev_tx),
+            figures: FigureState::new(opts.threshold),
+            auto: AutoReclaim::new(&opts),
+            records: Records::new(&opts, alert_tx),
             snap_tx,
-            alert_tx,
-            debounce: Debounce::new(n, opts.debounce),
-            flushes: Vec::new(),
-            flush_seq: 0,
             paused: false,
             state: MonitorState::Scanning,
             progress: ScanProgressDto {
@@ -122,14 +90,22 @@ impl Actor {
                 roots_total: n as u32,
                 entries_done: 0,
             },
-            threshold,
-            plans: Vec::new(),
-            figures: Figures::default(),
-            figures_stale: true,
-            figures_at: None,
-            figures_cost: Duration::ZERO,
-            recorder,
             opts,
+        }
+    }
+
+    /// The parts borrowed apart, for a step that needs more than one.
+    fn split(&mut self) -> Split<'_> {
+        Split {
+            watching: &mut self.watching,
+            figures: &mut self.figures,
+            auto: &mut self.auto,
+            out: Outside {
+                opts: &self.opts,
+                records: &mut self.records,
+                paused: self.paused,
+                shown: None,
+            },
         }
     }
 
@@ -140,23 +116,21 @@ impl Actor {
         mut commands: mpsc::Receiver<Command>,
         mut events: mpsc::UnboundedReceiver<WatchMsg>,
     ) {
-        for i in 0..self.roots.len() {
-            self.start_watcher(i);
+        for i in 0..self.watching.roots.len() {
+            self.watching.start_watcher(i);
         }
         self.publish();
         self.initial_scan().await;
         self.after_initial_scan(&mut events).await;
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let procs_on = self.procs.interval().is_some();
-        let mut proc_tick = tokio::time::interval(self.procs.interval().unwrap_or(TICK));
+        let procs_on = self.records.procs_interval().is_some();
+        let mut proc_tick = tokio::time::interval(self.records.procs_interval().unwrap_or(TICK));
         proc_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let auto_on = self.auto.tick();
         let mut auto_tick = tokio::time::interval(auto_on.unwrap_or(TICK));
         auto_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        // `run` is called once, so the receiver is there; the actor keeps a sender: never closed.
-        let (_, placeholder) = mpsc::unbounded_channel();
-        let mut auto_rx = self.auto_rx.take().unwrap_or(placeholder);
+        let mut auto_rx = self.auto.take_rx();
         loop {
             let wake = self.next_wake();
             tokio::select! {
@@ -175,7 +149,7 @@ impl Actor {
                     Some(cmd) => {
                         if let Flow::Stop(ack) = self.command(cmd).await {
                             self.auto.cancel();
-                            self.watchers.clear();
+                            self.watching.stop();
                             if ack.send(()).is_err() {
                                 tracing::debug!("shutdown caller went away");
                             }
@@ -199,6 +173,51 @@ impl Actor {
         tracing::debug!("monitor stopped: every handle dropped");
     }
 
+    /// Scans every root (publishing the progress), then samples the history, computes the
+    /// figures and publishes the first full snapshot.
+    async fn initial_scan(&mut self) {
+        self.state = MonitorState::Scanning;
+        self.progress.roots_done = 0;
+        self.progress.entries_done = 0;
+        for i in 0..self.watching.roots.len() {
+            let mut out = Outside {
+                opts: &self.opts,
+                records: &mut self.records,
+                paused: self.paused,
+                shown: Some(Shown {
+                    progress: &mut self.progress,
+                    snap_tx: &self.snap_tx,
+                }),
+            };
+            self.watching.rescan_root(i, &mut out).await;
+            self.progress.roots_done = i as u32 + 1;
+            self.publish();
+        }
+        self.state = if self.paused {
+            MonitorState::Paused
+        } else {
+            MonitorState::Watching
+        };
+        let now = self.opts.clock.now();
+        let roots = &self.watching.roots;
+        let totals = build::producer_totals(roots);
+        self.records
+            .recorder
+            .after_first_scan(roots, &totals, &self.figures.figures.groups, now)
+            .await;
+        if !self.records.recorder.stored_writers().is_empty() {
+            // Writers remembered from before the start: one look at the process table, before
+            // the first figures and alerts, says whether they still run (a group whose writers
+            // all exited is a confirmed leak).
+            self.records.provenance.want();
+            self.records.provenance.sample_if_due(Instant::now()).await;
+        }
+        self.refresh_figures().await;
+        self.after_update(true).await;
+        // What the first figures, samples and snapshot left free goes back in
+        // `Actor::after_initial_scan`, with what the events queued meanwhile held.
+    }
+
     /// Handles the watch messages queued while the first scan ran, then returns the free heap to
     /// the OS and logs that the first scan and its figures are done (at `info`: the point where the
     /// benchmark reads the resident set). On Linux past the inotify limit, the failed watch walk
@@ -217,6 +236,7 @@ impl Actor {
         crate::platform::release_free_memory();
         tracing::info!(
             items = self
+                .watching
                 .roots
                 .iter()
                 .map(|r| r.item_count() as u64)
@@ -226,75 +246,163 @@ impl Actor {
         );
     }
 
-    /// The periodic look: roots gone or back ([`Actor::check_roots`]), polling roots, stale figures, a due history sample, the
-    /// snapshot's heartbeat.
+    // --- Events, wakes, ticks --------------------------------------------------------------------
+
+    /// Files one watcher message into the dirty sets.
+    fn on_watch(&mut self, msg: WatchMsg) {
+        let s = self.split();
+        let mut out = s.out;
+        s.watching.on_watch(msg, &mut out);
+    }
+
+    /// The next time the loop must wake up by itself: the debounce deadline, a flush timeout or
+    /// a wanted process-table sample.
+    fn next_wake(&self) -> Option<Instant> {
+        [
+            self.watching.next_wake(),
+            self.records.provenance.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// After a batch of events: starts the quiet time, re-measures if it is already over, answers
+    /// the flushes whose markers came back.
+    async fn after_events(&mut self) {
+        // Before the quiet time: a writer that exits right after writing is caught while alive.
+        self.sample_for_provenance().await;
+        // Under a steady stream of events the timer branch may not get its turn.
+        if self.watching.arm(Instant::now()) {
+            self.on_wake().await;
+        }
+        self.finish_flushes(false).await;
+    }
+
+    /// The loop woke up by itself: re-measures when the quiet time is over, expires late flushes.
+    async fn on_wake(&mut self) {
+        self.sample_for_provenance().await;
+        let now = Instant::now();
+        if self.watching.take_due(now) && !self.paused {
+            self.process_dirty(false).await;
+        }
+        if self.watching.flushes.expired(now) {
+            self.finish_flushes(true).await;
+        }
+    }
+
+    /// The periodic look: roots gone or back ([`Actor::check_roots`]), polling roots, stale
+    /// figures, a due history sample, the snapshot's heartbeat.
     async fn on_tick(&mut self) {
         self.heartbeat();
         self.check_roots().await;
-        if self.poll_due().await {
+        let polled = {
+            let s = self.split();
+            let mut out = s.out;
+            s.watching.poll_due(&mut out).await
+        };
+        if polled {
             self.after_update(false).await;
         }
-        // Ages cross the threshold and owners start and exit with no file event: the figures
-        // follow the clock and the process table too (see `figures::refresh_due`).
-        let due = super::figures::refresh_due(
-            &self.figures,
-            self.figures_stale,
-            self.figures_at.map(|t| t.elapsed()),
-            self.figures_cost,
-            self.opts.clock.now(),
-        );
-        if due && !self.paused && self.state != MonitorState::Scanning {
-            let crossed = self
-                .figures
-                .next_crossing
-                .is_some_and(|t| self.opts.clock.now() >= t);
-            // Only a refresh due for the guards alone can be skipped: ask the process table.
-            let hold = !self.figures_stale && !crossed && {
-                let roots: Vec<PathBuf> = self
-                    .roots
-                    .iter()
-                    .map(|r| r.root.canonical.clone())
-                    .collect();
-                guards_hold(self.figures.guards.clone(), roots).await
-            };
-            if hold {
-                // Due only to follow the process table, and it answers as before: the figures
-                // stand. The next look is paced as if they had been computed now.
-                self.figures_at = Some(Instant::now());
-            } else {
-                let before = self.figures.clone();
-                self.refresh_figures().await;
-                if self.figures != before {
-                    self.publish();
-                }
+        if !self.paused && self.state != MonitorState::Scanning {
+            let s = self.split();
+            let mut out = s.out;
+            if s.figures.follow(s.watching, &mut out).await {
+                self.publish();
             }
         }
         self.reopen_history_if_due().await;
         let now = self.opts.clock.now();
-        let totals = build::producer_totals(&self.roots);
-        if self.recorder.sample_due(now) {
-            self.recorder
-                .sample(&self.roots, &totals, &self.figures.groups, now)
-                .await;
+        let roots = &self.watching.roots;
+        let totals = build::producer_totals(roots);
+        let sampled = self
+            .records
+            .sample_if_due(roots, &totals, &self.figures.figures.groups, now)
+            .await;
+        if sampled {
             // A new sample is new history: a burst that ended before it now shows as growth, and
             // free space may have fallen with no event under the roots. Evaluate alerts and publish.
             self.after_update(false).await;
         }
     }
 
-    /// Opens the history database again when it failed and its retry is due; when it opens, the
-    /// cooldowns of its stored alerts are restored and the rules may say again that they wait for
-    /// it (at the next outage). True when it is open now after being closed.
-    pub(super) async fn reopen_history_if_due(&mut self) -> bool {
-        let now = self.opts.clock.now();
-        if !self.recorder.reopen_due(now) {
-            return false;
+    /// Re-measures the dirty items of every root ([`Watching::process_dirty`]); when one changed,
+    /// the update follows ([`Actor::after_update`]).
+    async fn process_dirty(&mut self, now_please: bool) {
+        let changed = {
+            let s = self.split();
+            let mut out = s.out;
+            s.watching.process_dirty(now_please, &mut out).await
+        };
+        if changed {
+            self.after_update(false).await;
         }
-        let (open, restored) = self.recorder.reopen(now).await;
-        self.procs.restore(&restored);
+    }
+
+    /// Looks at every root's path ([`Watching::check_roots`]); when one changed, the update
+    /// follows. True when one changed.
+    async fn check_roots(&mut self) -> bool {
+        let changed = {
+            let s = self.split();
+            let mut out = s.out;
+            s.watching.check_roots(&mut out).await
+        };
+        if changed {
+            self.after_update(false).await;
+        }
+        changed
+    }
+
+    /// Recomputes the reclaim figures ([`FigureState::refresh`]).
+    async fn refresh_figures(&mut self) {
+        let s = self.split();
+        let mut out = s.out;
+        s.figures.refresh(s.watching, &mut out).await;
+    }
+
+    /// Answers the flushes whose markers all came back (or, with `expire`, that timed out), after
+    /// the roots' paths are looked at and the dirty items re-measured.
+    async fn finish_flushes(&mut self, expire: bool) {
+        let now = Instant::now();
+        if !self.watching.flushes.ready(expire, now) {
+            return;
+        }
+        self.check_roots().await;
+        if !self.paused {
+            self.process_dirty(true).await;
+            if self.figures.is_stale(&self.watching) {
+                self.refresh_figures().await;
+                self.publish();
+            }
+        }
+        self.watching.answer_flushes(expire, now);
+    }
+
+    /// Starts a flush: the roots' paths are looked at first (a root swapped for a link or removed
+    /// is marked gone, one back is rescanned, before the flush answers), then the markers are
+    /// written ([`Watching::start_flush`]) and what is ready answered.
+    async fn start_flush(
+        &mut self,
+        reply: oneshot::Sender<Result<(), crate::monitor::MonitorError>>,
+    ) {
+        self.check_roots().await;
+        self.watching.start_flush(reply);
+        self.finish_flushes(false).await;
+    }
+
+    // --- Records ---------------------------------------------------------------------------------
+
+    /// Opens the history database again when it failed and its retry is due; when it opens, the
+    /// rules may say again that they wait for it (at the next outage). True when it is open now
+    /// after being closed.
+    async fn reopen_history_if_due(&mut self) -> bool {
+        let now = self.opts.clock.now();
+        let Some(open) = self.records.reopen_if_due(now).await else {
+            return false;
+        };
         if open {
-            self.auto.no_history_said = false;
-            self.recorder.forget_error(autoreclaim::NOT_RUN);
+            self.auto.history_back();
+            self.records.recorder.forget_error(autoreclaim::NOT_RUN);
         }
         self.publish();
         open
@@ -303,34 +411,27 @@ impl Actor {
     /// After the inventory changed: sample history on a large change, evaluate alerts, publish.
     async fn after_update(&mut self, force_sample: bool) {
         let now = self.opts.clock.now();
-        let totals = build::producer_totals(&self.roots);
-        if force_sample
-            || self
-                .recorder
-                .large_change(&totals, &self.figures.groups, now)
-        {
-            self.recorder
-                .sample(&self.roots, &totals, &self.figures.groups, now)
-                .await;
-        }
+        let totals = build::producer_totals(&self.watching.roots);
+        self.records
+            .sample_on_change(
+                force_sample,
+                &self.watching.roots,
+                &totals,
+                &self.figures.figures.groups,
+                now,
+            )
+            .await;
         if !self.paused {
             self.auto_check().await;
-            let space = build::volume_space(&self.roots);
-            let fired = self
-                .recorder
+            self.records
                 .evaluate_alerts(
                     &self.opts.catalogue,
-                    &self.roots,
+                    &self.watching.roots,
                     &totals,
-                    &space,
-                    &self.figures.groups,
+                    &self.figures.figures.groups,
                     now,
                 )
                 .await;
-            for alert in fired {
-                // No receiver is fine: nobody listens yet.
-                let _receivers = self.alert_tx.send(alert).unwrap_or(0);
-            }
         }
         self.publish();
     }
@@ -338,66 +439,115 @@ impl Actor {
     /// Samples the process table for the writers of unattributed entries when one is wanted and
     /// due; the figures then name the writers again at their next refresh.
     async fn sample_for_provenance(&mut self) {
-        if self.provenance.sample_if_due(Instant::now()).await {
-            self.figures_stale = true;
+        if self.records.sample_for_provenance().await {
+            self.figures.mark_stale();
         }
     }
 
-    /// Samples the watched processes; stores, broadcasts and returns the `process-leak` alerts that
-    /// fire (none while paused: the samples are still taken).
+    /// Samples the watched processes; returns the `process-leak` alerts that fire, stored and
+    /// broadcast (none while paused: the samples are still taken).
     async fn sample_processes(&mut self) -> Vec<AlertDto> {
         let now = self.opts.clock.now();
-        let fired = self.procs.sample(now).await;
-        if self.paused || fired.is_empty() {
+        let Some(fired) = self.records.sample_processes(now, self.paused).await else {
             return Vec::new();
-        }
-        let fired = self.recorder.store_alerts(fired, now).await;
-        for alert in &fired {
-            // No receiver is fine: nobody listens yet.
-            let _receivers = self.alert_tx.send(alert.clone()).unwrap_or(0);
-        }
+        };
         self.publish();
         fired
     }
 
-    /// Recomputes the reclaimable and orphan figures off the async threads. The roots' states move
-    /// into the blocking job and back (the actor waits for it), so no item is copied.
-    async fn refresh_figures(&mut self) {
-        let catalogue = self.opts.catalogue.clone();
-        let threshold = self.threshold;
-        let protected = self.opts.protected_paths();
-        let now = self.opts.clock.now();
-        let started = Instant::now();
-        let history = self.provenance.history();
-        let ignored = self.opts.ignored_shapes.clone();
-        let stored = self.recorder.stored_writers();
-        // The chunks' temporaries are gone after the job: their pages are returned.
-        let res = self
-            .with_roots(move |roots| {
-                let mut a =
-                    Figures::compute(roots, &catalogue, threshold, protected, &ignored, now);
-                a.add_evidence(roots, &super::provenance::lock(&history), &stored);
-                a
-            })
-            .await;
-        match res {
-            Ok(Ok(a)) => self.figures = a,
-            Ok(Err(_)) => tracing::error!("reclaimable figures failed (a panic)"),
-            // Only when the runtime shuts down: the states were lost, the roots started over.
-            Err(e) => tracing::error!(error = %e, "reclaimable figures failed; rescanned"),
+    // --- Auto-reclaim ----------------------------------------------------------------------------
+
+    /// Starts the first due rule ([`AutoReclaim::due`]) unless paused, scanning, a drain runs or
+    /// there are no rules. Returns true when a run is in progress afterwards.
+    async fn auto_check(&mut self) -> bool {
+        if self.auto.running() {
+            return true;
         }
-        self.figures_stale = false;
-        self.figures_at = Some(Instant::now());
-        self.figures_cost = started.elapsed();
+        if !self.auto.has_rules() || self.paused || self.state == MonitorState::Scanning {
+            return false;
+        }
+        // A database that failed may be back: the rules need it for their audit rows.
+        self.reopen_history_if_due().await;
+        let now = self.opts.clock.now();
+        let Some((i, trigger)) = self.auto.due(&self.watching.roots, now) else {
+            return false;
+        };
+        let said = {
+            let s = self.split();
+            let mut out = s.out;
+            s.auto.start(i, trigger, s.watching, &mut out).await
+        };
+        if said {
+            self.publish();
+        }
+        self.auto.running()
     }
 
-    /// Refreshes the published snapshot's `live_at_unix_secs` when it is [`super::HEARTBEAT`] old:
+    /// Takes in a drain's message: progress (published at most every
+    /// [`PROGRESS_EVERY`](crate::monitor::drains::PROGRESS_EVERY)), or its end.
+    async fn on_auto(&mut self, msg: AutoMsg) {
+        match msg {
+            AutoMsg::Progress(p) => {
+                if self.auto.progress(&p) {
+                    self.publish();
+                }
+            }
+            AutoMsg::Crashed(e) => {
+                self.auto.crashed();
+                tracing::error!(error = %e, "auto-reclaim run failed");
+                self.records
+                    .recorder
+                    .error(format!("auto-reclaim run failed: {e}"));
+                self.auto.answer_waiters(None);
+                self.publish();
+            }
+            AutoMsg::Done(out) => self.auto_done(*out).await,
+        }
+    }
+
+    /// A drain ended: its note and announcement are recorded, what it deleted is re-measured, its
+    /// waiters answered.
+    async fn auto_done(&mut self, out: crate::autoreclaim::run::RunOutcome) {
+        let now = self.opts.clock.now();
+        let Some(ended) = self.auto.ended(out, &self.opts.catalogue, now) else {
+            return;
+        };
+        if let Some(note) = ended.note {
+            tracing::info!("{note}");
+            self.records.recorder.error(note);
+        }
+        if let Some(alert) = ended.alert {
+            self.records.raise(vec![alert], now).await;
+        }
+        match ended.deleted {
+            None => self.watching.rescan_all_next(),
+            Some(deleted) => self.watching.mark_deleted(&deleted, &self.opts),
+        }
+        self.figures.mark_stale();
+        self.auto.answer_waiters(Some(ended.run));
+        self.process_dirty(true).await;
+        self.publish();
+    }
+
+    /// A caller waiting for the run in progress or the one a check starts; answered `None` at
+    /// once when no rule is due.
+    async fn auto_wait(&mut self, reply: crate::monitor::drains::Waiter) {
+        if self.auto_check().await {
+            self.auto.wait(reply);
+        } else if reply.send(Ok(None)).is_err() {
+            tracing::debug!("auto-reclaim caller went away");
+        }
+    }
+
+    // --- The snapshot ----------------------------------------------------------------------------
+
+    /// Refreshes the published snapshot's `live_at_unix_secs` when it is [`HEARTBEAT`] old:
     /// a monitor with nothing to say still shows it runs (the snapshot's age stays under a
     /// minute and a tick), one that is stuck or gone does not.
     fn heartbeat(&mut self) {
         let now = crate::units::unix_secs(std::time::SystemTime::now());
         self.snap_tx.send_if_modified(|s| {
-            let due = now.abs_diff(s.live_at_unix_secs) >= super::HEARTBEAT.as_secs();
+            let due = now.abs_diff(s.live_at_unix_secs) >= HEARTBEAT.as_secs();
             if due {
                 Arc::make_mut(s).live_at_unix_secs = now;
             }
@@ -406,19 +556,6 @@ impl Actor {
     }
 
     /// Builds and publishes a snapshot of the current state.
-    /// Publishes the last snapshot again with the current scan progress only (cheap: nothing is
-    /// rebuilt), for the entry count that moves during the first scan.
-    fn publish_progress(&mut self) {
-        let progress = self.progress.clone();
-        self.snap_tx.send_if_modified(|snap| {
-            let changed = snap.scan_progress != progress;
-            if changed {
-                Arc::make_mut(snap).scan_progress = progress;
-            }
-            changed
-        });
-    }
-
     fn publish(&mut self) {
         let state = if self.state == MonitorState::Scanning {
             MonitorState::Scanning
@@ -427,17 +564,17 @@ impl Actor {
         } else {
             MonitorState::Watching
         };
-        for st in &mut self.roots {
+        for st in &mut self.watching.roots {
             st.refresh_tops();
         }
         let snap = build::snapshot(build::Inputs {
-            roots: &self.roots,
+            roots: &self.watching.roots,
             catalogue: &self.opts.catalogue,
             state,
             progress: self.progress.clone(),
-            threshold: self.threshold,
-            figures: &self.figures,
-            recorder: &self.recorder,
+            threshold: self.figures.threshold,
+            figures: &self.figures.figures,
+            recorder: &self.records.recorder,
             now: self.opts.clock.now(),
             auto: self.auto.dto(),
             notices: &self.opts.notices,
@@ -445,31 +582,4 @@ impl Actor {
         });
         self.snap_tx.send_replace(Arc::new(snap));
     }
-}
-
-/// True when the process and mount tables, read now off the async threads, answer what the last
-/// computation of the figures asked (`inputs`) as they did then
-/// ([`super::figures::GuardInputs::still_hold`]); false when there is no such computation.
-async fn guards_hold(inputs: Option<super::figures::GuardInputs>, roots: Vec<PathBuf>) -> bool {
-    let Some(inputs) = inputs else {
-        return false;
-    };
-    let started = Instant::now();
-    let held = tokio::task::spawn_blocking(move || {
-        let probe = crate::process::SystemProbe::under(roots.iter().cloned());
-        let held = inputs.still_hold(&probe, &roots);
-        // The probe read every process's open files: what it freed would stay resident in this
-        // blocking thread's malloc arena, a few hundred KiB a check at rest, one arena after the
-        // other as the pool's threads come and go.
-        crate::platform::release_free_memory();
-        held
-    })
-    .await
-    .unwrap_or(false);
-    tracing::debug!(
-        held,
-        ms = started.elapsed().as_millis() as u64,
-        "checked the process table against the figures' guards"
-    );
-    held
 }

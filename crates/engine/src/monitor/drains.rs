@@ -1,5 +1,5 @@
 //! The auto-reclaim drains the monitor runs: the bookkeeping of its side of auto-reclaim
-//! ([`crate::autoreclaim`] holds the rules and a run; `actor/auto_reclaim.rs` starts the runs and
+//! ([`crate::autoreclaim`] holds the rules and a run; `actor/autoreclaim.rs` starts the runs and
 //! takes in their ends): which rule ran when, the drain in progress, the totals since start, and
 //! the notices (announced at most once per
 //! [`ANNOUNCE_GAP`] per rule; "freed nothing" said once per set of reasons).

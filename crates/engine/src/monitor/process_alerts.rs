@@ -87,7 +87,7 @@ impl ProcWatch {
             watcher.sample(now);
             let suspects = watcher.suspects(now);
             if release {
-                // What reading the process table freed, back to the OS (see `actor::guards_hold`).
+                // What reading the process table freed, back to the OS (see `actor::figure_state::guards_hold`).
                 crate::platform::release_free_memory();
             }
             (watcher, suspects)

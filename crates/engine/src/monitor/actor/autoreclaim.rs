@@ -1,45 +1,113 @@
-//! Auto-reclaim in the monitor task: the triggers checked after each update and on a short tick,
-//! a due rule's drain started in a blocking task (the task keeps serving events and commands
-//! meanwhile), its progress and its end taken in.
+//! [`AutoReclaim`]: auto-reclaim in the monitor task. It owns the rules' bookkeeping
+//! ([`AutoState`]: which ran when, the drain in progress, its waiters, the totals and notices) and
+//! the channel its drains report on. The triggers are checked after each update and on a short
+//! tick; a due rule's drain is planned over the roots' states and then runs in a blocking task
+//! (the monitor task keeps serving events and commands meanwhile), its progress and its end taken
+//! in by the actor.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::autoreclaim::run::{run_streamed, RunContext};
-use crate::autoreclaim::{self, AutoReclaimProgress, Figures, Trigger};
-use crate::dto::{AlertDto, MonitorState};
-use crate::watch::map::{target_of, Target};
+use crate::audit::BatchProgress;
+use crate::autoreclaim::run::{run_streamed, RunContext, RunOutcome};
+use crate::autoreclaim::{self, AutoReclaimDto, AutoReclaimProgress, AutoRun, Figures, Trigger};
+use crate::catalogue::Catalogue;
+use crate::dto::AlertDto;
+use crate::monitor::build;
+use crate::monitor::drains::{AutoMsg, AutoState, Running, Waiter};
+use crate::monitor::figures::spool_states;
+use crate::monitor::MonitorOptions;
+use crate::watch::live::RootState;
 
-use super::super::build;
-use super::super::debounce::MAX_DIRTY;
-use super::super::drains::{AutoMsg, Running, Waiter};
-use super::super::figures::spool_states;
-use super::Actor;
+use super::watching::{Outside, Watching};
 
 /// The start of the line said when the rules wait for a history database.
-pub(super) const NOT_RUN: &str =
+pub(in crate::monitor::actor) const NOT_RUN: &str =
     "auto-reclaim rules not run: no history database to write the audit rows to first";
 
-impl Actor {
-    /// Starts the first due rule, looking from the one after the rule last started (rules due at
-    /// the same time take turns), unless paused, scanning, a drain runs or there are no rules.
-    /// Returns true when a run is in progress afterwards.
-    pub(super) async fn auto_check(&mut self) -> bool {
-        if self.auto.running.is_some() {
-            return true;
+/// The rules, the drain in progress and the channel the drains report on.
+pub(in crate::monitor::actor) struct AutoReclaim {
+    state: AutoState,
+    tx: mpsc::UnboundedSender<AutoMsg>,
+    rx: Option<mpsc::UnboundedReceiver<AutoMsg>>,
+}
+
+/// What the end of a drain leaves to the rest of the monitor.
+pub(in crate::monitor::actor) struct Ended {
+    /// A line for the snapshot's notices.
+    pub(in crate::monitor::actor) note: Option<String>,
+    /// The announcement of the runs since the last one.
+    pub(in crate::monitor::actor) alert: Option<AlertDto>,
+    /// The run as stored.
+    pub(in crate::monitor::actor) run: AutoRun,
+    /// The items deleted, to re-measure; `None` when they were too many to list (rescan).
+    pub(in crate::monitor::actor) deleted: Option<Vec<PathBuf>>,
+}
+
+impl AutoReclaim {
+    /// The rules of `opts`, none run yet.
+    pub(in crate::monitor::actor) fn new(opts: &MonitorOptions) -> AutoReclaim {
+        let (tx, rx) = mpsc::unbounded_channel();
+        AutoReclaim {
+            state: AutoState::new(opts.auto_reclaim.clone()),
+            tx,
+            rx: Some(rx),
         }
-        if self.auto.rules.is_empty() || self.paused || self.state == MonitorState::Scanning {
-            return false;
-        }
-        // A database that failed may be back: the rules need it for their audit rows.
-        self.reopen_history_if_due().await;
-        let now = self.opts.clock.now();
-        let totals = build::producer_totals(&self.roots);
-        let free_bytes = if self.auto.rules.iter().any(|r| r.when_free_below.is_some()) {
-            build::volume_space(&self.roots)
+    }
+
+    /// The receiver of the drains' messages (taken once, by the run loop).
+    pub(in crate::monitor::actor) fn take_rx(&mut self) -> mpsc::UnboundedReceiver<AutoMsg> {
+        // Taken once, so the receiver is there; this part keeps a sender: never closed.
+        let (_, placeholder) = mpsc::unbounded_channel();
+        self.rx.take().unwrap_or(placeholder)
+    }
+
+    /// How often the triggers are looked at (`None` without rules).
+    pub(in crate::monitor::actor) fn tick(&self) -> Option<Duration> {
+        self.state.tick()
+    }
+
+    /// Stops the drain in progress before its next batch.
+    pub(in crate::monitor::actor) fn cancel(&self) {
+        self.state.cancel();
+    }
+
+    /// The rules and the drain in progress, for the snapshot.
+    pub(in crate::monitor::actor) fn dto(&self) -> AutoReclaimDto {
+        self.state.dto()
+    }
+
+    /// True while a drain runs.
+    pub(in crate::monitor::actor) fn running(&self) -> bool {
+        self.state.running.is_some()
+    }
+
+    /// True when there are rules.
+    pub(in crate::monitor::actor) fn has_rules(&self) -> bool {
+        !self.state.rules.is_empty()
+    }
+
+    /// The history database is open again: the rules may say again that they wait for it (at the
+    /// next outage).
+    pub(in crate::monitor::actor) fn history_back(&mut self) {
+        self.state.no_history_said = false;
+    }
+
+    /// The first due rule and what triggered it, looking from the one after the rule last started
+    /// (rules due at the same time take turns; that rule is the next looked at after this one).
+    pub(in crate::monitor::actor) fn due(
+        &mut self,
+        roots: &[RootState],
+        now: SystemTime,
+    ) -> Option<(usize, Trigger)> {
+        let totals = build::producer_totals(roots);
+        let free_bytes = if self.state.rules.iter().any(|r| r.when_free_below.is_some()) {
+            build::volume_space(roots)
                 .iter()
                 .flatten()
                 .map(|s| s.free_bytes)
@@ -47,9 +115,9 @@ impl Actor {
         } else {
             None
         };
-        let n = self.auto.rules.len();
-        for i in (0..n).map(|k| (self.auto.next + k) % n) {
-            let rule = &self.auto.rules[i];
+        let n = self.state.rules.len();
+        for i in (0..n).map(|k| (self.state.next + k) % n) {
+            let rule = &self.state.rules[i];
             let mut f = Figures {
                 free_bytes,
                 ..Figures::default()
@@ -60,13 +128,12 @@ impl Actor {
                     f.bytes += t.measure.allocated_bytes;
                 }
             }
-            if let Some(trigger) = autoreclaim::due(rule, self.auto.last_run[i], now, &f) {
-                self.auto.next = (i + 1) % n;
-                self.start_auto(i, trigger).await;
-                return self.auto.running.is_some();
+            if let Some(trigger) = autoreclaim::due(rule, self.state.last_run[i], now, &f) {
+                self.state.next = (i + 1) % n;
+                return Some((i, trigger));
             }
         }
-        false
+        None
     }
 
     /// Starts rule `i`'s drain: plans from the roots' compact state in a blocking job (the roots
@@ -74,27 +141,35 @@ impl Actor {
     /// the plan), then executes the spooled plan in a blocking task the monitor task does not
     /// wait for. Without a history database nothing runs (no audit rows, no deletion), that is
     /// said once per outage, and the rule stays due: it runs as soon as the database is back.
-    async fn start_auto(&mut self, i: usize, trigger: Trigger) {
-        let tx = self.auto_tx.clone();
-        let now = self.opts.clock.now();
-        let Some(db) = self.recorder.history() else {
-            if !self.auto.no_history_said {
-                self.auto.no_history_said = true;
-                let why = self
-                    .recorder
-                    .unavailable()
-                    .unwrap_or("no database configured");
-                let line = format!("{NOT_RUN} ({why})");
-                tracing::warn!("{line}");
-                self.recorder.error(line);
-                self.publish();
+    /// True when the snapshot has a new line to show.
+    pub(in crate::monitor::actor) async fn start(
+        &mut self,
+        i: usize,
+        trigger: Trigger,
+        watching: &mut Watching,
+        out: &mut Outside<'_>,
+    ) -> bool {
+        let tx = self.tx.clone();
+        let now = out.opts.clock.now();
+        let Some(db) = out.records.recorder.history() else {
+            if self.state.no_history_said {
+                return false;
             }
-            return;
+            self.state.no_history_said = true;
+            let why = out
+                .records
+                .recorder
+                .unavailable()
+                .unwrap_or("no database configured");
+            let line = format!("{NOT_RUN} ({why})");
+            tracing::warn!("{line}");
+            out.records.recorder.error(line);
+            return true;
         };
-        self.auto.last_run[i] = Some(now);
-        let rule = self.auto.rules[i].clone();
+        self.state.last_run[i] = Some(now);
+        let rule = self.state.rules[i].clone();
         let cancel = Arc::new(AtomicBool::new(false));
-        self.auto.running = Some(Running {
+        self.state.running = Some(Running {
             rule: i,
             cancel: cancel.clone(),
             progress: AutoReclaimProgress {
@@ -107,12 +182,12 @@ impl Actor {
         let policy = crate::reclaim::Policy {
             older_than: rule.older_than,
             producers: rule.producers.clone(),
-            protected: self.opts.protected_paths(),
+            protected: out.opts.protected_paths(),
         };
-        let catalogue = self.opts.catalogue.clone();
-        let chunk = self.opts.plan_chunk;
-        let res = self
-            .with_roots(move |roots| {
+        let catalogue = out.opts.catalogue.clone();
+        let chunk = out.opts.plan_chunk;
+        let res = watching
+            .with_roots(out, move |roots| {
                 let probe = crate::process::SystemProbe::under(
                     roots.iter().map(|st| st.root.canonical.clone()),
                 );
@@ -124,10 +199,10 @@ impl Actor {
             Ok(Err(_)) => Err(std::io::Error::other("the plan panicked")),
             Err(e) => Err(std::io::Error::other(format!("the plan's job failed: {e}"))),
         };
-        let catalogue = self.opts.catalogue.clone();
-        let protected = self.opts.protected_paths();
-        let db_path = self.opts.db_path.clone().unwrap_or_default();
-        let clock = self.opts.clock.clone();
+        let catalogue = out.opts.catalogue.clone();
+        let protected = out.opts.protected_paths();
+        let db_path = out.opts.db_path.clone().unwrap_or_default();
+        let clock = out.opts.clock.clone();
         let progress_tx = tx.clone();
         tracing::debug!(rule = %rule.name, trigger = trigger.as_str(), "auto-reclaim run starts");
         let job = tokio::task::spawn_blocking(move || {
@@ -157,34 +232,30 @@ impl Actor {
             // The monitor gone: nothing to tell.
             let _sent = done_tx.send(msg);
         });
+        false
     }
 
-    /// Takes in a drain's message: progress (published at most every
-    /// [`PROGRESS_EVERY`](super::super::drains::PROGRESS_EVERY)), or its end.
-    pub(super) async fn on_auto(&mut self, msg: AutoMsg) {
-        match msg {
-            AutoMsg::Progress(p) => {
-                if self.auto.progress(&p, Instant::now()) {
-                    self.publish();
-                }
-            }
-            AutoMsg::Crashed(e) => {
-                self.auto.running = None;
-                tracing::error!(error = %e, "auto-reclaim run failed");
-                self.recorder.error(format!("auto-reclaim run failed: {e}"));
-                self.answer_waiters(None);
-                self.publish();
-            }
-            AutoMsg::Done(out) => self.auto_done(*out).await,
-        }
+    /// A drain's batch progress; true when it is to be published (at most every
+    /// [`PROGRESS_EVERY`](crate::monitor::drains::PROGRESS_EVERY)).
+    pub(in crate::monitor::actor) fn progress(&mut self, p: &BatchProgress) -> bool {
+        self.state.progress(p, Instant::now())
     }
 
-    async fn auto_done(&mut self, out: autoreclaim::run::RunOutcome) {
-        let Some(running) = self.auto.running.take() else {
-            return;
-        };
+    /// The drain's blocking task panicked: it is over.
+    pub(in crate::monitor::actor) fn crashed(&mut self) {
+        self.state.running = None;
+    }
+
+    /// Takes in the end of the drain in progress (`None` when none runs): the rule's bookkeeping,
+    /// the note and the announcement to make, and what to re-measure.
+    pub(in crate::monitor::actor) fn ended(
+        &mut self,
+        out: RunOutcome,
+        catalogue: &Catalogue,
+        now: SystemTime,
+    ) -> Option<Ended> {
+        let running = self.state.running.take()?;
         let i = running.rule;
-        let now = self.opts.clock.now();
         let run = out.run;
         if run.deleted_items > 0 || run.errors > 0 {
             tracing::info!(rule = %run.rule, deleted = run.deleted_items, freed_bytes = run.freed_bytes, errors = run.errors, status = %run.status, "auto-reclaim run");
@@ -192,76 +263,38 @@ impl Actor {
         if let Some(e) = &run.first_error {
             tracing::warn!(rule = %run.rule, "auto-reclaim: {e}");
         }
-        let (note, announce) = self.auto.finished(i, &run, now);
-        if let Some(note) = note {
-            tracing::info!("{note}");
-            self.recorder.error(note);
-        }
-        if let Some(runs) = announce {
-            if let Some(text) = autoreclaim::announcement(&runs, &self.opts.catalogue) {
-                let alert = AlertDto::new(
+        let (note, announce) = self.state.finished(i, &run, now);
+        let alert = announce
+            .and_then(|runs| autoreclaim::announcement(&runs, catalogue))
+            .map(|text| {
+                AlertDto::new(
                     crate::units::unix_secs(now),
                     "auto-reclaim",
                     run.producers.first().cloned(),
                     format!("Auto-reclaim: {}", run.rule),
                     text,
-                );
-                for a in self.recorder.store_alerts(vec![alert], now).await {
-                    // No receiver is fine: nobody listens yet.
-                    let _receivers = self.alert_tx.send(a).unwrap_or(0);
-                }
-            }
-        }
-        if out.unlisted {
-            for i in 0..self.roots.len() {
-                self.debounce.root(i).rescan = true;
-            }
-        } else {
-            self.mark_deleted(&out.deleted);
-        }
-        self.figures_stale = true;
-        self.answer_waiters(Some(run));
-        self.process_dirty(true).await;
-        self.publish();
-    }
-
-    /// Files the deleted items as dirty so the next snapshot has them gone (a large drain turns
-    /// into a rescan by the dirty-set bound).
-    pub(super) fn mark_deleted(&mut self, deleted: &[PathBuf]) {
-        if deleted.len() > MAX_DIRTY {
-            for i in 0..self.roots.len() {
-                self.debounce.root(i).rescan = true;
-            }
-            return;
-        }
-        for p in deleted {
-            for (i, st) in self.roots.iter().enumerate() {
-                if let Target::Item { path, .. } = target_of(&st.root, &self.opts.catalogue, p) {
-                    self.debounce.root(i).items.insert(path);
-                }
-            }
-        }
-        for i in 0..self.roots.len() {
-            self.debounce.overflow_to_rescan(i, MAX_DIRTY);
-        }
+                )
+            });
+        let deleted = (!out.unlisted).then_some(out.deleted);
+        Some(Ended {
+            note,
+            alert,
+            run,
+            deleted,
+        })
     }
 
     /// Answers the callers waiting for the run that just ended.
-    fn answer_waiters(&mut self, run: Option<crate::autoreclaim::AutoRun>) {
-        for w in std::mem::take(&mut self.auto.waiters) {
+    pub(in crate::monitor::actor) fn answer_waiters(&mut self, run: Option<AutoRun>) {
+        for w in std::mem::take(&mut self.state.waiters) {
             if w.send(Ok(run.clone())).is_err() {
                 tracing::debug!("auto-reclaim caller went away");
             }
         }
     }
 
-    /// A caller waiting for the run in progress or the one a check starts; answered `None` at
-    /// once when no rule is due.
-    pub(super) async fn auto_wait(&mut self, reply: Waiter) {
-        if self.auto_check().await {
-            self.auto.waiters.push(reply);
-        } else if reply.send(Ok(None)).is_err() {
-            tracing::debug!("auto-reclaim caller went away");
-        }
+    /// A caller waits for the run in progress.
+    pub(in crate::monitor::actor) fn wait(&mut self, reply: Waiter) {
+        self.state.waiters.push(reply);
     }
 }

@@ -1,20 +1,16 @@
-//! The commands of a [`MonitorHandle`](super::super::MonitorHandle): rescan, pause, threshold,
-//! alert limits, reclaim plans and their execution (audit rows first), flush, process samples,
-//! shutdown.
+//! The commands of a [`MonitorHandle`](crate::monitor::MonitorHandle), dispatched to the parts
+//! that own what they change: rescan, pause, threshold, alert limits, reclaim plans and their
+//! execution (audit rows first), flush, process samples, shutdown. No state of its own.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use tokio::sync::oneshot;
 
-use crate::dto::{PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, RESULT_ITEMS};
-use crate::reclaim::Policy;
-use crate::units::unix_secs;
+use crate::dto::{ReclaimResult, RESULT_ITEMS};
+use crate::monitor::debounce::MAX_DIRTY;
+use crate::monitor::{Command, MonitorError};
 
-use super::super::debounce::MAX_DIRTY;
-use super::super::figures::plan_states;
-
-use super::super::{Command, MonitorError};
+use super::figure_state::job;
 use super::{Actor, Flow};
 
 impl Actor {
@@ -22,21 +18,14 @@ impl Actor {
     pub(super) async fn command(&mut self, cmd: Command) -> Flow {
         match cmd {
             Command::Rescan(reply) => {
-                for i in 0..self.roots.len() {
-                    self.debounce.forget(i);
-                    // A gone root comes back here, or stays gone (`rescan_root` looks first).
-                    self.rescan_root(i).await;
-                }
+                self.rescan_all().await;
                 self.refresh_figures().await;
                 self.after_update(false).await;
                 send(reply, Ok(()));
             }
             Command::SetCatalogue(catalogue, reply) => {
                 self.opts.catalogue = catalogue;
-                for i in 0..self.roots.len() {
-                    self.debounce.forget(i);
-                    self.rescan_root(i).await;
-                }
+                self.rescan_all().await;
                 self.refresh_figures().await;
                 self.after_update(false).await;
                 send(reply, Ok(()));
@@ -48,24 +37,7 @@ impl Actor {
                 send(reply, Ok(()));
             }
             Command::Group { root, label, reply } => {
-                let found = self
-                    .figures
-                    .groups
-                    .iter()
-                    .find(|g| {
-                        g.root.as_os_str() == std::ffi::OsStr::new(&root)
-                            && g.group.label() == label
-                    })
-                    .cloned()
-                    .map(|mut g| {
-                        g.others = self
-                            .roots
-                            .iter()
-                            .filter(|st| st.root.kind == g.root_kind && st.root.canonical != g.root)
-                            .map(|st| st.root.canonical.clone())
-                            .collect();
-                        g
-                    });
+                let found = self.figures.group(&root, &label, &self.watching);
                 send(reply, Ok(found));
             }
             Command::SetPaused(paused, reply) => {
@@ -81,13 +53,13 @@ impl Actor {
                 send(reply, Ok(()));
             }
             Command::SetThreshold(threshold, reply) => {
-                self.threshold = threshold;
+                self.figures.threshold = threshold;
                 self.refresh_figures().await;
                 self.publish();
                 send(reply, Ok(()));
             }
             Command::SetAlerts(alerts, reply) => {
-                self.recorder.set_alerts(*alerts);
+                self.records.recorder.set_alerts(*alerts);
                 send(reply, Ok(()));
             }
             Command::PlanReclaim {
@@ -95,14 +67,22 @@ impl Actor {
                 threshold,
                 reply,
             } => {
-                let res = self.plan(producers, threshold).await;
+                let s = self.split();
+                let mut out = s.out;
+                let res = s
+                    .figures
+                    .plan(producers, threshold, s.watching, &mut out)
+                    .await;
                 send(reply, res);
             }
             Command::EstimateReclaim {
                 producers,
                 threshold,
                 reply,
-            } => send(reply, self.estimate(&producers, threshold)),
+            } => send(
+                reply,
+                self.figures.estimate(&self.opts, &producers, threshold),
+            ),
             Command::ExecuteReclaim { plan_id, reply } => {
                 let res = self.execute(plan_id).await;
                 send(reply, res);
@@ -119,119 +99,28 @@ impl Actor {
         Flow::Continue
     }
 
-    /// Plans a reclaim on the current inventory in chunks ([`plan_states`]) and keeps the plan
-    /// by its id (the last [`KEPT_PLANS`]); returns its bounded preview. The roots' states move
-    /// into the blocking job and back (the actor waits for it), so no item is copied.
-    async fn plan(
-        &mut self,
-        producers: Vec<String>,
-        threshold: Duration,
-    ) -> Result<ReclaimPreview, MonitorError> {
-        if let Some(id) = producers
-            .iter()
-            .find(|id| self.opts.catalogue.rule(id).is_none())
-        {
-            return Err(MonitorError::UnknownProducer { id: id.clone() });
-        }
-        let policy = Policy {
-            older_than: threshold,
-            producers,
-            protected: self.opts.protected_paths(),
-        };
-        let catalogue = self.opts.catalogue.clone();
-        let now = self.opts.clock.now();
-        let chunk = self.opts.plan_chunk;
-        let planned = self
-            .with_roots(move |roots| {
-                let probe = crate::process::SystemProbe::under(
-                    roots.iter().map(|st| st.root.canonical.clone()),
-                );
-                plan_states(roots, &catalogue, &policy, &probe, now, chunk)
-            })
-            .await
-            .map_err(|e| job("reclaim plan", e))?;
-        let (plan, preview) = match planned {
-            Ok(Ok(p)) => p,
-            Ok(Err(source)) => {
-                return Err(MonitorError::PlanSpool {
-                    dir: std::env::temp_dir(),
-                    source,
-                })
-            }
-            Err(_) => {
-                return Err(MonitorError::Job {
-                    what: "reclaim plan",
-                    message: "panicked".into(),
-                })
-            }
-        };
-        self.plans.retain(|(id, _)| *id != preview.id);
-        self.plans.push((preview.id.clone(), plan));
-        if self.plans.len() > KEPT_PLANS {
-            self.plans.remove(0);
-        }
-        Ok(preview)
-    }
-
-    /// What a reclaim at `threshold` would take now, from the figures' age histograms.
-    fn estimate(
-        &self,
-        producers: &[String],
-        threshold: Duration,
-    ) -> Result<ReclaimEstimate, MonitorError> {
-        if let Some(id) = producers
-            .iter()
-            .find(|id| self.opts.catalogue.rule(id).is_none())
-        {
-            return Err(MonitorError::UnknownProducer { id: id.clone() });
-        }
-        let now = self.opts.clock.now();
-        let takes = self
-            .figures
-            .take_at(&self.opts.catalogue, producers, threshold, now);
-        let mut out = ReclaimEstimate {
-            threshold_secs: threshold.as_secs(),
-            as_of_unix_secs: self.figures.computed_at.map_or(0, unix_secs),
-            ..ReclaimEstimate::default()
-        };
-        for (id, t) in takes {
-            out.items += t.items;
-            out.allocated_bytes += t.allocated_bytes;
-            out.freeable_bytes += t.freeable_bytes;
-            out.producers.push(PreviewProducer {
-                managed_by: self
-                    .opts
-                    .catalogue
-                    .rule(&id)
-                    .and_then(|r| r.managed_by.clone()),
-                producer: id,
-                items: t.items,
-                allocated_bytes: t.allocated_bytes,
-                freeable_bytes: t.freeable_bytes,
-                oldest_age_secs: 0,
-            });
-        }
-        Ok(out)
+    /// Forgets every root's dirty set and rescans every root ([`super::watching::Watching::rescan_all`]).
+    async fn rescan_all(&mut self) {
+        let s = self.split();
+        let mut out = s.out;
+        s.watching.rescan_all(&mut out).await;
     }
 
     /// Executes the kept plan `plan_id` through [`crate::audit::execute_streamed_batches`]
     /// (audit rows first, its items read back batch by batch), then re-measures what it deleted
     /// and publishes.
     async fn execute(&mut self, plan_id: String) -> Result<ReclaimResult, MonitorError> {
-        let at = self
-            .plans
-            .iter()
-            .position(|(id, _)| *id == plan_id)
-            .ok_or(MonitorError::UnknownPlan { id: plan_id })?;
-        let Some(db) = self.recorder.history() else {
+        let at = self.figures.find_plan(plan_id)?;
+        let Some(db) = self.records.recorder.history() else {
             let why = self
+                .records
                 .recorder
                 .unavailable()
                 .map(|e| format!(": {e}"))
                 .unwrap_or_default();
             return Err(MonitorError::NoAudit { why });
         };
-        let (_, plan) = self.plans.remove(at);
+        let plan = self.figures.take_plan(at);
         let db_path = self.opts.db_path.clone().unwrap_or_default();
         let catalogue = self.opts.catalogue.clone();
         let now = self.opts.clock.now();
@@ -265,12 +154,8 @@ impl Actor {
         .map_err(|e| job("reclaim", e))??;
         // The watcher sees the deletions too; re-measure now so the caller's next snapshot has them.
         match deleted {
-            Deleted::Paths(paths) => self.mark_deleted(&paths),
-            Deleted::TooMany => {
-                for i in 0..self.roots.len() {
-                    self.debounce.root(i).rescan = true;
-                }
-            }
+            Deleted::Paths(paths) => self.watching.mark_deleted(&paths, &self.opts),
+            Deleted::TooMany => self.watching.rescan_all_next(),
         }
         self.process_dirty(true).await;
         self.refresh_figures().await;
@@ -278,10 +163,6 @@ impl Actor {
         Ok(result)
     }
 }
-
-/// Plans kept for execute: a preview the user did not act on is dropped after this many newer
-/// ones (each holds a spool: a temp file once long).
-pub(in crate::monitor) const KEPT_PLANS: usize = 4;
 
 /// Deleted items re-measured one by one after an execute; past this many the roots are rescanned
 /// instead (the paths, their dirty entries and their re-measures would cost more memory than the
@@ -317,13 +198,5 @@ impl Deleted {
 fn send<T>(reply: oneshot::Sender<T>, value: T) {
     if reply.send(value).is_err() {
         tracing::debug!("command caller went away");
-    }
-}
-
-/// A blocking job that panicked or was cancelled.
-fn job(what: &'static str, e: tokio::task::JoinError) -> MonitorError {
-    MonitorError::Job {
-        what,
-        message: e.to_string(),
     }
 }

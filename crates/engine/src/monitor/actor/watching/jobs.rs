@@ -1,20 +1,20 @@
-//! Blocking jobs over the roots' states (a plan, the reclaim figures, a poll): the states move
-//! into a job on the blocking pool and back, so no item is copied, and a panic in the job is
-//! caught, so the states come back whatever the job did.
+//! `impl` [`Watching`]: blocking jobs over the roots' states (a plan, the reclaim figures, a poll).
+//! The states move into a job on the blocking pool and back, so no item is copied, and a panic in
+//! the job is caught, so the states come back whatever the job did. State: the roots' states.
 
 use tokio::task::JoinError;
 
-use super::Actor;
+use super::{Outside, Watching};
 use crate::watch::live::RootState;
 
 /// What a blocking job gives back: the state it took and its result, or the panic it raised.
 /// `Err` only when the job could not run to its end (the runtime shutting down): the state is
 /// then lost.
-pub(super) type Job<S, T> = Result<(S, std::thread::Result<T>), JoinError>;
+pub(in crate::monitor::actor) type Job<S, T> = Result<(S, std::thread::Result<T>), JoinError>;
 
 /// Runs `f` over `state` on the blocking pool, catching a panic, then (with `release_memory`)
 /// returns the pages the job freed to the OS ([`crate::platform::release_free_memory`]).
-pub(super) async fn blocking<S, T>(
+pub(in crate::monitor::actor) async fn blocking<S, T>(
     mut state: S,
     release_memory: bool,
     f: impl FnOnce(&mut S) -> T + Send + 'static,
@@ -33,23 +33,24 @@ where
     .await
 }
 
-impl Actor {
+impl Watching {
     /// Runs `f` over every root's state on the blocking pool ([`blocking`]), then returns the
     /// pages it freed to the OS. The states are put back; when the job could not run to its end
-    /// they are lost, so the roots start over ([`Actor::restart_roots`]) and the join error is
+    /// they are lost, so the roots start over ([`Watching::restart_roots`]) and the join error is
     /// returned.
-    pub(super) async fn with_roots<T: Send + 'static>(
+    pub(in crate::monitor::actor) async fn with_roots<T: Send + 'static>(
         &mut self,
+        out: &mut Outside<'_>,
         f: impl FnOnce(&[RootState]) -> T + Send + 'static,
     ) -> Result<std::thread::Result<T>, JoinError> {
         let roots = std::mem::take(&mut self.roots);
         match blocking(roots, true, move |roots| f(roots)).await {
-            Ok((roots, out)) => {
+            Ok((roots, res)) => {
                 self.roots = roots;
-                Ok(out)
+                Ok(res)
             }
             Err(e) => {
-                self.restart_roots().await;
+                self.restart_roots(out).await;
                 Err(e)
             }
         }
@@ -74,17 +75,11 @@ impl Actor {
 
     /// The roots' states were lost with a blocking job (only when the runtime shuts down):
     /// start over.
-    pub(super) async fn restart_roots(&mut self) {
+    async fn restart_roots(&mut self, out: &mut Outside<'_>) {
         tracing::error!("a blocking job over the inventory failed; rescanning");
-        self.roots = self
-            .opts
-            .roots
-            .iter()
-            .cloned()
-            .map(RootState::new)
-            .collect();
+        self.roots = out.opts.roots.iter().cloned().map(RootState::new).collect();
         for i in 0..self.roots.len() {
-            self.rescan_root(i).await;
+            self.rescan_root(i, out).await;
         }
     }
 }

@@ -1,19 +1,19 @@
-//! Applying the file system to the roots' state: full scans (the first one, rescans), re-measures
-//! of dirty items, and roots that are removed and come back.
+//! `impl` [`Watching`]: applying the file system to the roots' states: full scans (the first one,
+//! rescans), re-measures of dirty items, and roots that are removed and come back. State: the
+//! roots' states, watchers, pace, dirty sets and `root-gone` alert times.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use crate::dto::{MonitorState, RootStatus, WatchMode};
+use crate::dto::{RootStatus, WatchMode};
+use crate::monitor::debounce::Dirty;
+use crate::monitor::measure::measure_batch;
 use crate::watch::live::RootState;
 use crate::watch::presence::{explain, probe, swapped};
 
-use super::super::build;
-use super::super::debounce::Dirty;
-use super::super::measure::measure_batch;
-use super::Actor;
+use super::{blocking, Outside, Shown, Watching};
 
 /// How often the first scan's entry count is published while a root is scanned.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -68,53 +68,19 @@ fn load_scan<R: Send>(
     })
 }
 
-impl Actor {
-    /// Scans every root (publishing the progress), then samples the history, computes the
-    /// figures and publishes the first full snapshot.
-    pub(super) async fn initial_scan(&mut self) {
-        self.state = MonitorState::Scanning;
-        self.progress.roots_done = 0;
-        self.progress.entries_done = 0;
-        for i in 0..self.roots.len() {
-            self.rescan_root(i).await;
-            self.progress.roots_done = i as u32 + 1;
-            self.publish();
-        }
-        self.state = if self.paused {
-            MonitorState::Paused
-        } else {
-            MonitorState::Watching
-        };
-        let now = self.opts.clock.now();
-        let totals = build::producer_totals(&self.roots);
-        self.recorder
-            .after_first_scan(&self.roots, &totals, &self.figures.groups, now)
-            .await;
-        if !self.recorder.stored_writers().is_empty() {
-            // Writers remembered from before the start: one look at the process table, before
-            // the first figures and alerts, says whether they still run (a group whose writers
-            // all exited is a confirmed leak).
-            self.provenance.want();
-            self.provenance.sample_if_due(Instant::now()).await;
-        }
-        self.refresh_figures().await;
-        self.after_update(true).await;
-        // What the first figures, samples and snapshot left free goes back in
-        // `Actor::after_initial_scan`, with what the events queued meanwhile held.
-    }
-
+impl Watching {
     /// Scans root `i` afresh and replaces its state. The scan streams ([`crate::scan::scan_root_each`]):
     /// each item goes into the compact state as soon as it is measured, so the scan's item list is
     /// never held. The state moves into the blocking job and back; a scan that panicked is logged
     /// and kept as an error line, and the root starts empty until its next scan.
     ///
     /// The root's path is looked at first, no link followed ([`probe`]): one that no longer
-    /// leads to a real dir is marked gone instead ([`Actor::mark_gone`]); a root that was gone and
+    /// leads to a real dir is marked gone instead ([`Watching::mark_gone`]); a root that was gone and
     /// is back, or whose dir was swapped for another at the same path, is watched afresh.
-    pub(super) async fn rescan_root(&mut self, i: usize) {
+    pub(in crate::monitor::actor) async fn rescan_root(&mut self, i: usize, out: &mut Outside<'_>) {
         let now_there = probe(&self.roots[i].root.canonical);
         if now_there.status != RootStatus::Ok {
-            self.mark_gone(i, now_there.status).await;
+            self.mark_gone(i, now_there.status, out).await;
             return;
         }
         let st = &self.roots[i];
@@ -134,14 +100,14 @@ impl Actor {
         self.roots[i].status = RootStatus::Ok;
         self.roots[i].identity = now_there.identity;
         let root = self.roots[i].root.clone();
-        let catalogue = self.opts.catalogue.clone();
+        let catalogue = out.opts.catalogue.clone();
         let started = Instant::now();
-        let now = self.opts.clock.now();
+        let now = out.opts.clock.now();
         let st = std::mem::replace(&mut self.roots[i], RootState::new(root.clone()));
         let progress = Arc::new(crate::scan::ScanProgress::new());
         let walked = progress.clone();
         // The scan's buffers are freed at its end: their pages go back to the OS.
-        let job = super::jobs::blocking(st, true, move |st| {
+        let job = blocking(st, true, move |st| {
             st.begin_load();
             let root = st.root.clone();
             let summary = load_scan(st, |visit| {
@@ -149,7 +115,7 @@ impl Actor {
             });
             st.finish_load(summary.total, summary.issues, now);
         });
-        let res = self.await_scan(job, &progress).await;
+        let res = await_scan(job, &progress, out.shown.as_mut()).await;
         let failed = match res {
             Ok((st, done)) => {
                 self.roots[i] = st;
@@ -173,52 +139,57 @@ impl Actor {
                 self.pace[i].tried(Instant::now());
                 tracing::error!(root = %self.roots[i].root.canonical.display(), error = %e, "scan of root failed");
                 self.roots[i].clear();
-                self.recorder
+                out.records
+                    .recorder
                     .error(format!("scan of {:?} failed: {e}", self.roots[i].root.path));
             }
         }
-        self.figures_stale = true;
+        self.changed = true;
     }
+}
 
-    /// Waits for the scan `job`, publishing the entries `progress` has counted once per
-    /// [`PROGRESS_EVERY`] while it runs (during the first scan: the window's "N entries so far"
-    /// moves inside a big root, not only when a root is done). Rescans after the first publish
-    /// nothing here. The job's result.
-    async fn await_scan<T>(
-        &mut self,
-        job: impl std::future::Future<Output = Result<T, tokio::task::JoinError>>,
-        progress: &crate::scan::ScanProgress,
-    ) -> Result<T, tokio::task::JoinError> {
-        tokio::pin!(job);
-        let base = self.progress.entries_done;
-        let mut tick = tokio::time::interval(PROGRESS_EVERY);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let res = loop {
-            tokio::select! {
-                res = &mut job => break res,
-                _ = tick.tick(), if self.state == MonitorState::Scanning => {
-                    self.progress.entries_done = base + progress.entries();
-                    self.publish_progress();
+/// Waits for the scan `job`; during the first scan (`shown`), publishes the entries `progress`
+/// has counted once per [`PROGRESS_EVERY`] while it runs (the window's "N entries so far" moves
+/// inside a big root, not only when a root is done). Rescans after the first publish nothing here.
+/// The job's result.
+async fn await_scan<T>(
+    job: impl std::future::Future<Output = Result<T, tokio::task::JoinError>>,
+    progress: &crate::scan::ScanProgress,
+    mut shown: Option<&mut Shown<'_>>,
+) -> Result<T, tokio::task::JoinError> {
+    tokio::pin!(job);
+    let base = shown.as_ref().map_or(0, |s| s.progress.entries_done);
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let res = loop {
+        tokio::select! {
+            res = &mut job => break res,
+            _ = tick.tick(), if shown.is_some() => {
+                if let Some(s) = shown.as_mut() {
+                    s.progress.entries_done = base + progress.entries();
+                    s.publish();
                 }
             }
-        };
-        if self.state == MonitorState::Scanning {
-            self.progress.entries_done = base + progress.entries();
         }
-        res
+    };
+    if let Some(s) = shown {
+        s.progress.entries_done = base + progress.entries();
     }
+    res
+}
 
+impl Watching {
     /// Re-measures the dirty items of root `i` (off the async threads) and applies them; a failed
     /// re-measure rescans the root.
     /// A root whose path no longer leads to the dir scanned is rescanned instead (which marks it
     /// gone when it is not a real dir): nothing is measured through a link.
-    pub(super) async fn remeasure(&mut self, i: usize, dirty: Dirty) {
+    pub(super) async fn remeasure(&mut self, i: usize, dirty: Dirty, out: &mut Outside<'_>) {
         if self.root_moved(i) {
-            self.rescan_root(i).await;
+            self.rescan_root(i, out).await;
             return;
         }
         let root = self.roots[i].root.clone();
-        let catalogue = self.opts.catalogue.clone();
+        let catalogue = out.opts.catalogue.clone();
         let mut items = dirty.items;
         let tops = self.roots[i].tops_to_rebase(&items);
         items.extend(tops);
@@ -232,7 +203,7 @@ impl Actor {
             Ok(m) => m,
             Err(e) => {
                 tracing::error!(error = %e, "re-measure failed; rescanning the root");
-                self.rescan_root(i).await;
+                self.rescan_root(i, out).await;
                 return;
             }
         };
@@ -305,7 +276,7 @@ impl Actor {
     /// are zero: what was counted is not under the root any more, and nothing is read through a
     /// link), stops watching it, says why in the snapshot. Entering that state is logged and fires
     /// a `root-gone` alert (not while paused, at most once per root within the alerts' cooldown).
-    pub(super) async fn mark_gone(&mut self, i: usize, status: RootStatus) {
+    async fn mark_gone(&mut self, i: usize, status: RootStatus, out: &mut Outside<'_>) {
         let was = self.roots[i].status;
         let st = &mut self.roots[i];
         st.status = status;
@@ -315,7 +286,7 @@ impl Actor {
         st.watch_error = Some(explain(status).to_owned());
         self.watchers[i] = None;
         self.debounce.forget(i);
-        self.figures_stale = true;
+        self.changed = true;
         if was == status {
             return;
         }
@@ -326,10 +297,10 @@ impl Actor {
             "watched root gone: {}",
             explain(status)
         );
-        let now = self.opts.clock.now();
+        let now = out.opts.clock.now();
         let quiet = self.root_alerted[i]
-            .is_some_and(|t| now.duration_since(t).unwrap_or_default() < self.opts.alerts.cooldown);
-        if self.paused || quiet {
+            .is_some_and(|t| now.duration_since(t).unwrap_or_default() < out.opts.alerts.cooldown);
+        if out.paused || quiet {
             return;
         }
         self.root_alerted[i] = Some(now);
@@ -345,17 +316,13 @@ impl Actor {
             ),
             time: now,
         };
-        let fired = self.recorder.store_alerts(vec![alert.to_dto(0)], now).await;
-        for a in fired {
-            // No receiver is fine: nobody listens yet.
-            let _receivers = self.alert_tx.send(a).unwrap_or(0);
-        }
+        out.records.raise(vec![alert.to_dto(0)], now).await;
     }
 
     /// Looks at every root's path (no link followed): a root that no longer leads to a real dir
     /// is marked gone, one that was gone and is a real dir again (or whose dir was swapped for
-    /// another) is watched and rescanned; then the figures are published. True when one changed.
-    pub(super) async fn check_roots(&mut self) -> bool {
+    /// another) is watched and rescanned. True when one changed.
+    pub(in crate::monitor::actor) async fn check_roots(&mut self, out: &mut Outside<'_>) -> bool {
         let mut changed = false;
         for i in 0..self.roots.len() {
             let st = &self.roots[i];
@@ -367,11 +334,8 @@ impl Actor {
             };
             if act {
                 changed = true;
-                self.rescan_root(i).await;
+                self.rescan_root(i, out).await;
             }
-        }
-        if changed {
-            self.after_update(false).await;
         }
         changed
     }
