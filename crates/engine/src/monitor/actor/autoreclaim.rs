@@ -201,7 +201,7 @@ impl Actor {
             if let Some(text) = autoreclaim::announcement(&runs, &self.opts.catalogue) {
                 let alert = AlertDto::new(
                     crate::units::unix_secs(now),
-                    "auto-reclaim",
+                    crate::dto::AlertRule::AutoReclaim,
                     run.producers.first().cloned(),
                     format!("Auto-reclaim: {}", run.rule),
                     text,
