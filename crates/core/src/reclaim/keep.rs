@@ -565,7 +565,7 @@ impl OwnerVerdict {
 mod code_tests {
     use std::path::PathBuf;
 
-    use super::KeepReason;
+    use super::{KeepCode, KeepReason};
 
     /// One reason of every variant.
     fn every_reason() -> Vec<KeepReason> {
@@ -592,6 +592,10 @@ mod code_tests {
             KeepReason::NewestVersion {
                 version: "1".into(),
             },
+            KeepReason::StagedUpdate {
+                staged: None,
+                installed: None,
+            },
             KeepReason::Unreadable { path: p() },
             KeepReason::NotDeletable { path: p() },
             KeepReason::NotChecked {
@@ -606,6 +610,15 @@ mod code_tests {
         for r in every_reason() {
             let json = serde_json::to_value(&r).expect("a reason serializes");
             assert_eq!(json["reason"].as_str(), Some(r.code()), "{r:?}");
+            // The kind alone serializes to the same word (a kept group's `reason`).
+            let kind = serde_json::to_value(r.kind()).expect("a code serializes");
+            assert_eq!(kind, json["reason"], "{r:?}");
+        }
+        let mut kinds: Vec<KeepCode> = every_reason().iter().map(KeepReason::kind).collect();
+        kinds.dedup();
+        assert_eq!(kinds, KeepCode::ALL, "one reason of every kind, in order");
+        for c in KeepCode::ALL {
+            assert_eq!(KeepCode::parse(c.as_str()), Some(c));
         }
     }
 }
