@@ -6,6 +6,7 @@ import type { ErrorCode, KeepReason } from './bindings';
 
 export type {
   AlertDto,
+  AlertRule,
   AlertsConfig,
   ChartReclaim,
   EvidenceDto,
@@ -23,6 +24,7 @@ export type {
   GroupRulePreview,
   IpcError,
   ItemDto,
+  KeepCode,
   KeepReason,
   KeptGroupDto,
   KeptItem,

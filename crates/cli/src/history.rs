@@ -288,8 +288,8 @@ fn print_auto_runs(out: &mut dyn Write, runs: &[AutoRun], window: &str) -> std::
             )
             .to_string(),
             run.rule.clone(),
-            run.trigger.clone(),
-            run.status.clone(),
+            run.trigger.to_string(),
+            run.status.to_string(),
             run.deleted_items.to_string(),
             bytes(run.freed_bytes),
             if kept.is_empty() {

@@ -5,19 +5,15 @@
 //! UTF-8 paths is unchanged. (ripgrep's JSON writes `{"text": ...}` or `{"bytes": ...}` instead;
 //! that would change every path field of the documented shape.)
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use base64::Engine as _;
 use cachewatch::api::reclaim::{DeletedItem, KeepReason, KeptItem, PlannedItem, ReclaimErrorEntry};
 use serde::{Serialize, Serializer};
 
-/// The base64 of `p`'s bytes when `p` is not valid UTF-8, else `None`.
+/// The base64 of `p`'s bytes when `p` is not valid UTF-8, else `None` (the engine's
+/// [`cachewatch::dto::path_bytes`], which the DTOs' `<field>_bytes` use too).
 pub fn of(p: &Path) -> Option<String> {
-    let bytes = p.as_os_str().as_bytes();
-    std::str::from_utf8(bytes)
-        .is_err()
-        .then(|| base64::engine::general_purpose::STANDARD.encode(bytes))
+    cachewatch::dto::path_bytes(p)
 }
 
 /// A value whose path fields are known by name: `(field, path)` for each.

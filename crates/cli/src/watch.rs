@@ -163,8 +163,8 @@ async fn watch(
                     humantime::format_rfc3339_seconds(
                         std::time::UNIX_EPOCH + Duration::from_secs(a.time_unix_secs)
                     ),
-                    // One line per alert, whatever a rule's name or a path holds.
-                    crate::format::escape(&a.rule),
+                    // One line per alert, whatever its title or message holds.
+                    a.rule,
                     crate::format::escape(&a.title),
                     crate::format::escape(&a.message)
                 ),

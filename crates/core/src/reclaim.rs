@@ -59,7 +59,7 @@ pub use execute::{
     Batch, BatchOutcome, Checkpoint, CheckpointFn, ExecuteOptions, Executor, DEFAULT_BATCH_SIZE,
     DEFAULT_LOCK_WAIT,
 };
-pub use keep::{KeepReason, NewestCloneGuard, PlanGuards};
+pub use keep::{KeepCode, KeepReason, NewestCloneGuard, PlanGuards};
 pub use last_use::newest_access;
 pub use pass::{Decision, PlanPass};
 pub use plan::{plan, plan_id_of, Planner};

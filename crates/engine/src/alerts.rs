@@ -23,68 +23,11 @@ pub use text::{for_app, suggestion_in};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::dto::AlertDto;
+pub use crate::dto::AlertRule;
 
 pub use crate::units::format_bytes;
 pub use config::AlertsConfig;
 pub use eval::{AlertInputs, Alerter, GroupInput, ProducerInput};
-
-/// An alert rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AlertRule {
-    /// A producer grew more than the configured bytes or items in the growth window.
-    ProducerGrowth,
-    /// All watched dirs together hold more than the limit.
-    TotalLimit,
-    /// Free space on a watched volume is below the limit.
-    FreeDisk,
-    /// At the recent growth rate the disk is full sooner than the limit.
-    DiskFullEta,
-    /// A process keeps crashing (see [`crate::crash`]).
-    CrashLoop,
-    /// Free space fell by much more than the watched dirs grew (see [`crate::outside_growth`]);
-    /// only when [`AlertsConfig::unexplained_growth_alert`] is on.
-    UnexplainedGrowth,
-    /// A group of unattributed entries sharing a name shape (a producer no rule knows, see
-    /// [`crate::shapes`]) grew past the producer-growth limits.
-    UnknownProducerGrowth,
-    /// A watched root was removed, or replaced by a symbolic link or a non-dir: fired by the
-    /// monitor when it sees the change (at most once per root within the cooldown), not by the
-    /// evaluator.
-    RootGone,
-}
-
-impl AlertRule {
-    /// All rules.
-    pub const ALL: [AlertRule; 8] = [
-        AlertRule::ProducerGrowth,
-        AlertRule::TotalLimit,
-        AlertRule::FreeDisk,
-        AlertRule::DiskFullEta,
-        AlertRule::CrashLoop,
-        AlertRule::UnexplainedGrowth,
-        AlertRule::UnknownProducerGrowth,
-        AlertRule::RootGone,
-    ];
-
-    /// The kebab-case name stored in [`AlertDto::rule`].
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AlertRule::ProducerGrowth => "producer-growth",
-            AlertRule::TotalLimit => "total-limit",
-            AlertRule::FreeDisk => "free-disk",
-            AlertRule::DiskFullEta => "disk-full-eta",
-            AlertRule::CrashLoop => "crash-loop",
-            AlertRule::UnexplainedGrowth => "unexplained-growth",
-            AlertRule::UnknownProducerGrowth => "unknown-producer-growth",
-            AlertRule::RootGone => "root-gone",
-        }
-    }
-
-    /// The rule named `s` (as [`AlertRule::as_str`]); `None` for an unknown name.
-    pub fn parse(s: &str) -> Option<AlertRule> {
-        AlertRule::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-}
 
 /// An alert that fired.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +51,7 @@ impl Alert {
             id,
             ..AlertDto::new(
                 crate::units::unix_secs(self.time),
-                self.rule.as_str(),
+                self.rule,
                 self.producer.clone(),
                 self.title.clone(),
                 self.message.clone(),
@@ -116,10 +59,10 @@ impl Alert {
         }
     }
 
-    /// The alert a DTO describes; `None` when its rule is unknown.
+    /// The alert a DTO describes; `None` when its time is out of range.
     pub fn from_dto(dto: &AlertDto) -> Option<Alert> {
         Some(Alert {
-            rule: AlertRule::parse(&dto.rule)?,
+            rule: dto.rule,
             producer: dto.producer.clone(),
             title: dto.title.clone(),
             message: dto.message.clone(),

@@ -11,6 +11,7 @@
 //! - [`history`]: a producer's samples and reclaims over a span (its chart), the past reclaims.
 //! - [`groups`]: a group of unattributed entries made a rule (previewed with the engine's own
 //!   check, then written into the config) or its shape ignored (`[groups] ignore`).
+//! - [`scan_report`]: a one-shot scan's result in the snapshot's DTOs (`cachewatch scan`).
 //! - [`report`]: a Markdown draft for the tracker of the program that leaves a group (or a
 //!   producer's items) behind, with the figures it is made from; nothing is sent.
 //! - [`settings`]: the settings the app's window edits, stored in the config file itself (edited in
@@ -27,6 +28,7 @@ pub mod history;
 pub mod reclaim;
 pub mod report;
 pub mod rules;
+pub mod scan_report;
 pub use front::{
     autoreclaim, catalogue, config, crash, explain, metrics, monitor, outside, platform, process,
     roots, safe_file, scan, shapes, units,

@@ -29,6 +29,7 @@ mod text;
 
 use std::time::{Duration, SystemTime};
 
+pub use crate::dto::{RunStatus, Trigger};
 pub use crate::history::{AutoRun, ProducerFreed};
 pub use dto::{AutoReclaimDto, AutoReclaimProgress, AutoRuleDto, ReclaimedDto};
 pub use text::{announcement, kept_by_code, nothing_freed};
@@ -58,34 +59,6 @@ pub struct AutoRule {
     pub when_bytes_over: Option<u64>,
     /// Run when a watched volume has fewer free bytes than this.
     pub when_free_below: Option<u64>,
-}
-
-/// What started a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
-    /// `every` elapsed since the last run.
-    Interval,
-    /// More items than `when_items_over`.
-    Items,
-    /// More bytes than `when_bytes_over`.
-    Bytes,
-    /// Less free space than `when_free_below`.
-    FreeSpace,
-    /// Asked for (`cachewatch reclaim --rules`, a test).
-    Manual,
-}
-
-impl Trigger {
-    /// The name stored in the history: `interval`, `items`, `bytes`, `free-space`, `manual`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Interval => "interval",
-            Trigger::Items => "items",
-            Trigger::Bytes => "bytes",
-            Trigger::FreeSpace => "free-space",
-            Trigger::Manual => "manual",
-        }
-    }
 }
 
 /// The figures a rule's triggers look at.

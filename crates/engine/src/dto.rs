@@ -7,16 +7,33 @@
 //! generated from these (feature `ts`, `cargo test -p cachewatch-app --lib bindings` writes
 //! `ui/src/bindings/`).
 
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use base64::Engine as _;
 use cachewatch_core::catalogue::{ProducerKind, ReclaimMode};
 use cachewatch_core::roots::RootKind;
 use serde::{Deserialize, Serialize};
 
 mod reclaim;
+mod scan;
 
 pub use reclaim::{
     KeptGroupDto, PreviewProducer, ReclaimEstimate, ReclaimPreview, ReclaimResult, KEPT_EXAMPLES,
     PREVIEW_ITEMS, RESULT_ITEMS,
 };
+pub use scan::{ScanErrorDto, ScanReportDto};
+
+/// A path that is not UTF-8, as the JSON carries it: its exact bytes in standard base64 (with
+/// padding), beside the path's lossy text (each invalid byte U+FFFD), in a sibling field
+/// `<field>_bytes`; `None` for a UTF-8 path, whose text is exact. Decoded, the bytes name the
+/// entry on disk: a script acts on them, never on the lossy text.
+pub fn path_bytes(p: &Path) -> Option<String> {
+    let bytes = p.as_os_str().as_bytes();
+    std::str::from_utf8(bytes)
+        .is_err()
+        .then(|| base64::engine::general_purpose::STANDARD.encode(bytes))
+}
 
 /// What the monitor is doing.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -60,7 +77,8 @@ pub enum WatchMode {
     /// minutes at 700,000 items), only what moved re-measured, a full rescan every tenth poll or
     /// less often (Linux ran out of inotify watches; macOS FSEvents has no such limit).
     Polling,
-    /// Not watched (an error; see `watch_error`).
+    /// Not watched: an error (see `watch_error`), or a one-shot scan (`cachewatch scan`), which
+    /// watches nothing.
     Off,
 }
 
@@ -103,8 +121,20 @@ pub const UNREADABLE_LISTED: usize = 20;
 pub struct RootDto {
     /// The root kind (`temp`, `cache`, `container-temp`, ...).
     pub kind: RootKind,
-    /// The path as given.
+    /// The path as given (lossy text when not UTF-8).
     pub path: String,
+    /// Only when `path` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
+    /// The path with symlinks resolved (lossy text when not UTF-8).
+    #[serde(default)]
+    pub canonical: String,
+    /// Only when `canonical` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical_bytes: Option<String>,
+    /// For a `container-temp` root: the container's bundle id (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<String>,
     /// Whether the path still leads to the real dir watched; when not, the figures below are
     /// zero and `watch_error` says what happened.
     #[serde(default)]
@@ -115,6 +145,16 @@ pub struct RootDto {
     pub apparent_bytes: u64,
     /// Items (claimed + unattributed).
     pub items: u64,
+    /// Non-directory entries (a hard-linked inode counted once).
+    #[serde(default)]
+    pub files: u64,
+    /// Directories, the root included.
+    #[serde(default)]
+    pub dirs: u64,
+    /// Entries that vanished between their listing and their `lstat` in a one-shot scan
+    /// (`cachewatch scan`); 0 in a snapshot, whose scans follow events instead.
+    #[serde(default)]
+    pub vanished: u64,
     /// Free bytes on the root's volume, as the system shows them (on macOS Finder's figure,
     /// purgeable space included); `None` when unknown.
     pub free_bytes: Option<u64>,
@@ -234,8 +274,11 @@ pub struct ProducerDto {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnattributedDto {
-    /// Absolute path.
+    /// Absolute path (lossy text when not UTF-8).
     pub path: String,
+    /// Only when `path` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_bytes: Option<String>,
     /// Root kind.
     pub root_kind: RootKind,
     /// Allocated bytes (outside claimed items).
@@ -258,8 +301,11 @@ pub struct UnattributedGroupDto {
     pub label: String,
     /// Root kind.
     pub root_kind: RootKind,
-    /// The root's path (canonical).
+    /// The root's path (canonical; lossy text when not UTF-8).
     pub root: String,
+    /// Only when `root` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_bytes: Option<String>,
     /// Number of members.
     pub items: u64,
     /// Allocated bytes of the members.
@@ -342,6 +388,95 @@ pub struct WriterDto {
     pub name: String,
 }
 
+/// The rule an alert fired by: the kebab-case word of [`AlertDto::rule`].
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AlertRule {
+    /// A producer grew more than the configured bytes or items in the growth window.
+    ProducerGrowth,
+    /// All watched dirs together hold more than the limit.
+    TotalLimit,
+    /// Free space on a watched volume is below the limit.
+    FreeDisk,
+    /// At the recent growth rate the disk is full sooner than the limit.
+    DiskFullEta,
+    /// A process keeps crashing (`crate::crash`).
+    CrashLoop,
+    /// Free space fell by much more than the watched dirs grew (`crate::outside_growth`); only
+    /// when the config's `unexplained_growth_alert` is on.
+    UnexplainedGrowth,
+    /// A group of unattributed entries sharing a name shape (a producer no rule knows,
+    /// `crate::shapes`) grew past the producer-growth limits.
+    UnknownProducerGrowth,
+    /// A watched root was removed, or replaced by a symbolic link or a non-dir: fired by the
+    /// monitor when it sees the change (at most once per root within the cooldown), not by the
+    /// evaluator.
+    RootGone,
+    /// A watched process's memory kept growing (`crate::process_leaks`): fired by the monitor.
+    ProcessLeak,
+    /// The monitor task stopped on a panic: fired once, as it stops.
+    MonitorStopped,
+    /// The history database could not be opened or written: the monitor runs without it.
+    HistoryUnavailable,
+    /// An auto-reclaim rule freed space (announced by the monitor).
+    AutoReclaim,
+}
+
+impl AlertRule {
+    /// All rules.
+    pub const ALL: [AlertRule; 12] = [
+        AlertRule::ProducerGrowth,
+        AlertRule::TotalLimit,
+        AlertRule::FreeDisk,
+        AlertRule::DiskFullEta,
+        AlertRule::CrashLoop,
+        AlertRule::UnexplainedGrowth,
+        AlertRule::UnknownProducerGrowth,
+        AlertRule::RootGone,
+        AlertRule::ProcessLeak,
+        AlertRule::MonitorStopped,
+        AlertRule::HistoryUnavailable,
+        AlertRule::AutoReclaim,
+    ];
+
+    /// The kebab-case word serde writes (`producer-growth`, `crash-loop`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlertRule::ProducerGrowth => "producer-growth",
+            AlertRule::TotalLimit => "total-limit",
+            AlertRule::FreeDisk => "free-disk",
+            AlertRule::DiskFullEta => "disk-full-eta",
+            AlertRule::CrashLoop => "crash-loop",
+            AlertRule::UnexplainedGrowth => "unexplained-growth",
+            AlertRule::UnknownProducerGrowth => "unknown-producer-growth",
+            AlertRule::RootGone => "root-gone",
+            AlertRule::ProcessLeak => "process-leak",
+            AlertRule::MonitorStopped => "monitor-stopped",
+            AlertRule::HistoryUnavailable => "history-unavailable",
+            AlertRule::AutoReclaim => "auto-reclaim",
+        }
+    }
+
+    /// The rule named `s` (as [`AlertRule::as_str`]); `None` for an unknown name.
+    pub fn parse(s: &str) -> Option<AlertRule> {
+        AlertRule::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// Lets a rule be compared with its word (`a.rule == "crash-loop"`).
+impl PartialEq<&str> for AlertRule {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for AlertRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An alert that fired.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -350,8 +485,8 @@ pub struct AlertDto {
     pub id: i64,
     /// When it fired, Unix seconds.
     pub time_unix_secs: u64,
-    /// The alert rule (`producer-growth`, `total-limit`, `free-disk`, `disk-full-eta`, `crash-loop`).
-    pub rule: String,
+    /// The alert rule (`producer-growth`, `total-limit`, `free-disk`, `disk-full-eta`, `crash-loop`, ...).
+    pub rule: AlertRule,
     /// The producer, where it is about one.
     pub producer: Option<String>,
     /// Short title.
@@ -376,4 +511,151 @@ pub struct SuggestedReclaim {
     pub producer: String,
     /// The suggested threshold, seconds (at least an hour, and at least the rule's floor).
     pub older_than_secs: u64,
+}
+
+/// What started an auto-reclaim run.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// `every` elapsed since the last run.
+    Interval,
+    /// More items than `when_items_over`.
+    Items,
+    /// More bytes than `when_bytes_over`.
+    Bytes,
+    /// Less free space than `when_free_below`.
+    FreeSpace,
+    /// Asked for (`cachewatch reclaim --rules`, a test).
+    #[default]
+    Manual,
+}
+
+impl Trigger {
+    /// The name stored in the history: `interval`, `items`, `bytes`, `free-space`, `manual`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Interval => "interval",
+            Trigger::Items => "items",
+            Trigger::Bytes => "bytes",
+            Trigger::FreeSpace => "free-space",
+            Trigger::Manual => "manual",
+        }
+    }
+}
+
+impl std::fmt::Display for Trigger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an auto-reclaim run ended.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    /// Every planned item was attempted.
+    #[default]
+    Done,
+    /// Stopped between batches by a pause or a shutdown.
+    Paused,
+    /// Nothing or not everything could be attempted (no audit rows, a root busy).
+    Failed,
+}
+
+impl RunStatus {
+    /// The word stored in the history: `done`, `paused`, `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Done => "done",
+            RunStatus::Paused => "paused",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lets a status be compared with its word (`run.status == "failed"`).
+impl PartialEq<&str> for RunStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Lets a trigger be compared with its word (`run.trigger == "manual"`).
+impl PartialEq<&str> for Trigger {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word serde writes for `v`.
+    fn word<T: Serialize>(v: T) -> String {
+        match serde_json::to_value(v) {
+            Ok(serde_json::Value::String(s)) => s,
+            other => panic!("not a string: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn enum_words_are_the_strings_the_json_held() {
+        for r in AlertRule::ALL {
+            assert_eq!(word(r), r.as_str());
+            assert_eq!(AlertRule::parse(&word(r)), Some(r));
+        }
+        let rules: Vec<String> = AlertRule::ALL.into_iter().map(word).collect();
+        for w in [
+            "producer-growth",
+            "total-limit",
+            "free-disk",
+            "disk-full-eta",
+            "crash-loop",
+            "unexplained-growth",
+            "unknown-producer-growth",
+            "root-gone",
+            "process-leak",
+            "monitor-stopped",
+            "history-unavailable",
+            "auto-reclaim",
+        ] {
+            assert!(rules.iter().any(|r| r == w), "{w}");
+        }
+        let triggers = [
+            (Trigger::Interval, "interval"),
+            (Trigger::Items, "items"),
+            (Trigger::Bytes, "bytes"),
+            (Trigger::FreeSpace, "free-space"),
+            (Trigger::Manual, "manual"),
+        ];
+        for (t, w) in triggers {
+            assert_eq!((word(t), t.as_str()), (w.to_owned(), w));
+        }
+        let statuses = [
+            (RunStatus::Done, "done"),
+            (RunStatus::Paused, "paused"),
+            (RunStatus::Failed, "failed"),
+        ];
+        for (s, w) in statuses {
+            assert_eq!((word(s), s.as_str()), (w.to_owned(), w));
+        }
+    }
+
+    #[test]
+    fn path_bytes_only_for_a_path_that_is_not_utf8() {
+        use std::ffi::OsStr;
+        assert_eq!(path_bytes(Path::new("/tmp/caf\u{e9}")), None);
+        // "/t/\xff" in standard base64, as `printf '/t/\xff' | base64` writes it.
+        let odd = Path::new(OsStr::from_bytes(b"/t/\xff"));
+        assert_eq!(path_bytes(odd).as_deref(), Some("L3Qv/w=="));
+    }
 }

@@ -158,7 +158,7 @@ pub fn serve_on(
                         *counter
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .entry(a.rule)
+                            .entry(a.rule.as_str().to_owned())
                             .or_insert(0) += 1;
                     }
                     Err(broadcast::error::RecvError::Lagged(n)) => {

@@ -257,7 +257,7 @@ async fn supervise(
     });
     let alert = AlertDto::new(
         now,
-        "monitor-stopped",
+        crate::dto::AlertRule::MonitorStopped,
         None,
         "CacheWatch monitor stopped",
         line,

@@ -16,7 +16,7 @@ use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
 use crate::dto::AlertDto;
 
 /// The alert rule name of a suspected process leak.
-pub const PROCESS_LEAK_RULE: &str = "process-leak";
+pub const PROCESS_LEAK_RULE: crate::dto::AlertRule = crate::dto::AlertRule::ProcessLeak;
 
 /// One `[[process_watch]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

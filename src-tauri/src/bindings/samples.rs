@@ -12,7 +12,7 @@ use cachewatch::api::report::{
 use cachewatch::api::roots::RootKind;
 use cachewatch::crash::CrashGroupDto;
 use cachewatch::dto::{
-    AlertDto, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgressDto,
+    AlertDto, AlertRule, ItemDto, MonitorState, ProducerDto, RootDto, RootStatus, ScanProgressDto,
     UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
 };
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
@@ -70,6 +70,12 @@ pub(crate) fn snapshot() -> Snapshot {
             .map(|k| RootDto {
                 kind: *k,
                 path: format!("/roots/{}", k.as_str()),
+                // A root whose name is not UTF-8: its text is lossy, its bytes exact.
+                path_bytes: (*k == RootKind::Other).then(|| "L3Jvb3RzL/8=".to_owned()),
+                canonical: format!("/private/roots/{}", k.as_str()),
+                canonical_bytes: (*k == RootKind::Other)
+                    .then(|| "L3ByaXZhdGUvcm9vdHMv/w==".to_owned()),
+                bundle: (*k == RootKind::ContainerTemp).then(|| "com.example.App".to_owned()),
                 state: match k {
                     RootKind::Other => RootStatus::ReplacedByLink,
                     _ => RootStatus::Ok,
@@ -77,6 +83,9 @@ pub(crate) fn snapshot() -> Snapshot {
                 allocated_bytes: 1 << 20,
                 apparent_bytes: 1 << 19,
                 items: 3,
+                files: 5,
+                dirs: 2,
+                vanished: 0,
                 free_bytes: Some(10 << 30),
                 purgeable_bytes: Some(if *k == RootKind::Temp { 3 << 30 } else { 0 }),
                 volume_bytes: (*k != RootKind::Other).then_some(100 << 30),
@@ -129,6 +138,7 @@ pub(crate) fn snapshot() -> Snapshot {
             label: ".<hex16>-<digits8>.dylib".to_owned(),
             root_kind: RootKind::Temp,
             root: "/roots/temp".to_owned(),
+            root_bytes: None,
             items: 81_653,
             allocated_bytes: 190 << 30,
             apparent_bytes: 189 << 30,
@@ -156,7 +166,8 @@ pub(crate) fn snapshot() -> Snapshot {
         hidden_groups: 1,
         ignored_shapes: vec!["swc\\xff-<uuid>/".to_owned()],
         unattributed: vec![UnattributedDto {
-            path: "/roots/temp/odd".to_owned(),
+            path: "/roots/temp/odd\u{fffd}".to_owned(),
+            path_bytes: Some("L3Jvb3RzL3RlbXAvb2Rk/w==".to_owned()),
             root_kind: RootKind::ContainerTemp,
             allocated_bytes: 8192,
             apparent_bytes: 100,
@@ -166,7 +177,7 @@ pub(crate) fn snapshot() -> Snapshot {
                 id: 7,
                 ..AlertDto::new(
                     NOW - 60,
-                    "producer-growth",
+                    AlertRule::ProducerGrowth,
                     Some("gpuarchiver".to_owned()),
                     "GPU archiver grew",
                     "GPU archiver grew 1.0 GiB in 1 h. Reclaim: cachewatch reclaim --producer \
@@ -175,7 +186,7 @@ pub(crate) fn snapshot() -> Snapshot {
             },
             AlertDto::new(
                 NOW - 120,
-                "free-disk",
+                AlertRule::FreeDisk,
                 None,
                 "Disk almost full",
                 "Only 9.0 GiB free, below 10.0 GiB. See `cachewatch status` for what can be \
@@ -214,11 +225,12 @@ pub(crate) fn snapshot() -> Snapshot {
 fn auto_reclaim() -> cachewatch::autoreclaim::AutoReclaimDto {
     use cachewatch::autoreclaim::{
         AutoReclaimDto, AutoReclaimProgress, AutoRuleDto, AutoRun, ProducerFreed, ReclaimedDto,
+        RunStatus, Trigger,
     };
     let run = AutoRun {
         rule: "metal".to_owned(),
-        trigger: "interval".to_owned(),
-        status: "done".to_owned(),
+        trigger: Trigger::Interval,
+        status: RunStatus::Done,
         producers: vec!["metal-gpuarchiver".to_owned()],
         older_than_secs: 3600,
         started_unix_secs: NOW - 60,

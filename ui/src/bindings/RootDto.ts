@@ -12,9 +12,25 @@ export type RootDto = {
  */
 kind: RootKind, 
 /**
- * The path as given.
+ * The path as given (lossy text when not UTF-8).
  */
 path: string, 
+/**
+ * Only when `path` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+ */
+path_bytes?: string | null, 
+/**
+ * The path with symlinks resolved (lossy text when not UTF-8).
+ */
+canonical: string, 
+/**
+ * Only when `canonical` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+ */
+canonical_bytes?: string | null, 
+/**
+ * For a `container-temp` root: the container's bundle id (absent otherwise).
+ */
+bundle?: string | null, 
 /**
  * Whether the path still leads to the real dir watched; when not, the figures below are
  * zero and `watch_error` says what happened.
@@ -32,6 +48,19 @@ apparent_bytes: number,
  * Items (claimed + unattributed).
  */
 items: number, 
+/**
+ * Non-directory entries (a hard-linked inode counted once).
+ */
+files: number, 
+/**
+ * Directories, the root included.
+ */
+dirs: number, 
+/**
+ * Entries that vanished between their listing and their `lstat` in a one-shot scan
+ * (`cachewatch scan`); 0 in a snapshot, whose scans follow events instead.
+ */
+vanished: number, 
 /**
  * Free bytes on the root's volume, as the system shows them (on macOS Finder's figure,
  * purgeable space included); `None` when unknown.

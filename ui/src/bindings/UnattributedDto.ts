@@ -6,9 +6,13 @@ import type { RootKind } from "./RootKind";
  */
 export type UnattributedDto = { 
 /**
- * Absolute path.
+ * Absolute path (lossy text when not UTF-8).
  */
 path: string, 
+/**
+ * Only when `path` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+ */
+path_bytes?: string | null, 
 /**
  * Root kind.
  */

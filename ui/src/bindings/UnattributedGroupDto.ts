@@ -23,9 +23,13 @@ label: string,
  */
 root_kind: RootKind, 
 /**
- * The root's path (canonical).
+ * The root's path (canonical; lossy text when not UTF-8).
  */
 root: string, 
+/**
+ * Only when `root` is not UTF-8: its exact bytes in base64 ([`path_bytes`]).
+ */
+root_bytes?: string | null, 
 /**
  * Number of members.
  */

@@ -34,8 +34,8 @@ export function fixtureSnapshot(): Snapshot {
     live_at_unix_secs: NOW,
     stopped: null,
     roots: [
-      { kind: 'temp', path: '/tmp', state: 'ok', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, free_bytes: 50 * GIB, purgeable_bytes: 0, volume_bytes: 500 * GIB, mount: '/', watch_mode: 'events', watch_error: null, unreadable: 0, unreadable_paths: [], unwatched_paths: [], rescans: 0 },
-      { kind: 'cache', path: '/home/u/.cache', state: 'ok', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, free_bytes: 100 * GIB, purgeable_bytes: 0, volume_bytes: 1000 * GIB, mount: '/home', watch_mode: 'polling', watch_error: 'inotify watch limit reached', unreadable: 2, unreadable_paths: [], unwatched_paths: [], rescans: 3 },
+      { kind: 'temp', path: '/tmp', canonical: '/tmp', state: 'ok', allocated_bytes: 3 * GIB, apparent_bytes: 3 * GIB, items: 12010, files: 12000, dirs: 11, vanished: 0, free_bytes: 50 * GIB, purgeable_bytes: 0, volume_bytes: 500 * GIB, mount: '/', watch_mode: 'events', watch_error: null, unreadable: 0, unreadable_paths: [], unwatched_paths: [], rescans: 0 },
+      { kind: 'cache', path: '/home/u/.cache', canonical: '/home/u/.cache', state: 'ok', allocated_bytes: GIB, apparent_bytes: GIB, items: 40, files: 400, dirs: 41, vanished: 0, free_bytes: 100 * GIB, purgeable_bytes: 0, volume_bytes: 1000 * GIB, mount: '/home', watch_mode: 'polling', watch_error: 'inotify watch limit reached', unreadable: 2, unreadable_paths: [], unwatched_paths: [], rescans: 3 },
     ],
     // Deliberately not in size order: the window sorts.
     producers: [

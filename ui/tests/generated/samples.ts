@@ -161,6 +161,9 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/temp",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "temp",
@@ -174,6 +177,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/temp/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -181,6 +185,9 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/cache",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "cache",
@@ -194,6 +201,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/cache/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "polling"
@@ -201,6 +209,9 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/library-caches",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "library-caches",
@@ -214,6 +225,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/library-caches/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -221,6 +233,9 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/diagnostic-reports",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "diagnostic-reports",
@@ -234,6 +249,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/diagnostic-reports/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -241,6 +257,10 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "bundle": "com.example.App",
+      "canonical": "/private/roots/container-temp",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "container-temp",
@@ -254,6 +274,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/container-temp/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -261,6 +282,9 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/code-sign-clones",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "code-sign-clones",
@@ -274,6 +298,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/code-sign-clones/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": 107374182400,
       "watch_error": null,
       "watch_mode": "events"
@@ -281,11 +306,16 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 1048576,
       "apparent_bytes": 524288,
+      "canonical": "/private/roots/other",
+      "canonical_bytes": "L3ByaXZhdGUvcm9vdHMv/w==",
+      "dirs": 2,
+      "files": 5,
       "free_bytes": 10737418240,
       "items": 3,
       "kind": "other",
       "mount": null,
       "path": "/roots/other",
+      "path_bytes": "L3Jvb3RzL/8=",
       "purgeable_bytes": 0,
       "rescans": 2,
       "state": "replaced-by-link",
@@ -294,6 +324,7 @@ export const SNAPSHOT: Snapshot = {
         "/roots/other/locked"
       ],
       "unwatched_paths": [],
+      "vanished": 0,
       "volume_bytes": null,
       "watch_error": "no events",
       "watch_mode": "off"
@@ -315,7 +346,8 @@ export const SNAPSHOT: Snapshot = {
     {
       "allocated_bytes": 8192,
       "apparent_bytes": 100,
-      "path": "/roots/temp/odd",
+      "path": "/roots/temp/odd�",
+      "path_bytes": "L3Jvb3RzL3RlbXAvb2Rk/w==",
       "root_kind": "container-temp"
     }
   ],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countByReason, mergeAlerts, sortProducers, topUnattributed } from '../../src/sort';
 import { presetFor, THRESHOLD_PRESETS } from '../../src/threshold';
-import type { AlertDto, UnattributedDto } from '../../src/types';
+import type { AlertDto, AlertRule, UnattributedDto } from '../../src/types';
 import { producer } from './fixture';
 
 describe('sortProducers', () => {
@@ -30,7 +30,7 @@ describe('topUnattributed', () => {
 });
 
 describe('mergeAlerts', () => {
-  const alert = (id: number, time: number, rule = 'producer-growth'): AlertDto => ({
+  const alert = (id: number, time: number, rule: AlertRule = 'producer-growth'): AlertDto => ({
     id,
     time_unix_secs: time,
     rule,

@@ -9,10 +9,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::SystemTime;
 
 use anyhow::Context as _;
-use cachewatch::api::autoreclaim::{self, Trigger};
+use cachewatch::api::autoreclaim;
 use cachewatch::api::autoreclaim::{plan_rule, run_rule, RunContext};
 use cachewatch::api::history::AutoRun;
 use cachewatch::api::reclaim::probe_under;
+use cachewatch::dto::Trigger;
 use serde::Serialize;
 
 use super::super::format::{bytes, escape};

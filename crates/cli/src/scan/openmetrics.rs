@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use cachewatch::api::metrics::{self as textfile, ProducerFigures, RootFigures, ScanFigures};
 
-use super::ScanReport;
 use crate::Outcome;
+use cachewatch::dto::ScanReportDto;
 
 /// `--openmetrics` and `--output`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -30,7 +30,7 @@ pub struct TextfileArgs {
 ///
 /// # Errors
 /// The file cannot be written, or stdout is closed.
-pub fn emit(args: &TextfileArgs, report: &ScanReport) -> anyhow::Result<Outcome> {
+pub fn emit(args: &TextfileArgs, report: &ScanReportDto) -> anyhow::Result<Outcome> {
     let text = textfile::render(&figures(report));
     match args.output.as_deref().filter(|p| !is_stdout(p)) {
         Some(path) => cachewatch::api::safe_file::write_atomically(path, &text)?,
@@ -56,7 +56,7 @@ fn is_stdout(p: &std::path::Path) -> bool {
 }
 
 /// The stderr line for a scan that could not read every path (the figures leave those out).
-fn problem_line(report: &ScanReport) -> Option<String> {
+fn problem_line(report: &ScanReportDto) -> Option<String> {
     let first = report.errors.first()?;
     let more = report.errors.len() - 1;
     Some(format!(
@@ -73,13 +73,13 @@ fn problem_line(report: &ScanReport) -> Option<String> {
 }
 
 /// The figures of the metrics from the scan report.
-fn figures(report: &ScanReport) -> ScanFigures {
+fn figures(report: &ScanReportDto) -> ScanFigures {
     ScanFigures {
         roots: report
             .roots
             .iter()
             .map(|r| RootFigures {
-                kind: r.kind.clone(),
+                kind: r.kind.to_string(),
                 path: r.path.clone(),
                 allocated_bytes: r.allocated_bytes,
             })
@@ -99,18 +99,18 @@ fn figures(report: &ScanReport) -> ScanFigures {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::ErrorJson;
+    use cachewatch::dto::ScanErrorDto;
 
     /// `scan --openmetrics` with an unreadable dir exited 3 and printed nothing on stderr.
     #[test]
     fn unreadable_paths_are_named_on_stderr() {
-        let err = |p: &str| ErrorJson {
+        let err = |p: &str| ScanErrorDto {
             path: p.into(),
             path_bytes: None,
             kind: cachewatch::api::scan::IssueKind::PermissionDenied,
             message: "Permission denied (os error 13)".into(),
         };
-        let mut report = ScanReport {
+        let mut report = ScanReportDto {
             roots: Vec::new(),
             producers: Vec::new(),
             unattributed_groups: Vec::new(),

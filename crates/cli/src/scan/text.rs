@@ -7,14 +7,16 @@ use std::time::SystemTime;
 use cachewatch::api::units::unix_secs;
 
 use super::super::format::{bytes, Align, Table};
-use super::{RootJson, ScanReport, UnattributedGroupJson};
+use cachewatch::dto::{RootDto, ScanReportDto, UnattributedGroupDto};
+
+use super::enum_word;
 
 /// Containers listed under the `container-temp` heading, largest first.
 const TOP_CONTAINERS: usize = 10;
 
 /// The `container-temp` roots under one heading: the largest containers' temp dirs by bundle id.
-fn write_containers(containers: &[&RootJson], out: &mut dyn Write) -> std::io::Result<()> {
-    let mut sorted: Vec<&&RootJson> = containers.iter().filter(|c| c.items > 0).collect();
+fn write_containers(containers: &[&RootDto], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut sorted: Vec<&&RootDto> = containers.iter().filter(|c| c.items > 0).collect();
     if sorted.is_empty() {
         return Ok(());
     }
@@ -40,7 +42,7 @@ fn write_containers(containers: &[&RootJson], out: &mut dyn Write) -> std::io::R
 }
 
 /// The UNKNOWN PRODUCERS table: one row per group of unattributed entries.
-fn write_groups(groups: &[UnattributedGroupJson], out: &mut dyn Write) -> std::io::Result<()> {
+fn write_groups(groups: &[UnattributedGroupDto], out: &mut dyn Write) -> std::io::Result<()> {
     let now = unix_secs(SystemTime::now());
     let mut t = Table::new(&[
         ("UNKNOWN PRODUCERS", Align::Left),
@@ -58,7 +60,7 @@ fn write_groups(groups: &[UnattributedGroupJson], out: &mut dyn Write) -> std::i
         };
         t.row(vec![
             super::super::format::escape(&g.shape).into_owned(),
-            g.root_kind.clone(),
+            g.root_kind.to_string(),
             g.items.to_string(),
             bytes(g.allocated_bytes),
             g.newest_mtime.map_or_else(
@@ -92,7 +94,7 @@ fn evidence_text(e: &cachewatch::dto::EvidenceDto) -> String {
     )
 }
 
-pub(super) fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Result<()> {
+pub(super) fn print_human(r: &ScanReportDto, out: &mut dyn Write) -> std::io::Result<()> {
     let mut roots = Table::new(&[
         ("ROOT", Align::Left),
         ("ALLOCATED", Align::Right),
@@ -101,11 +103,11 @@ pub(super) fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Resul
         ("UNREADABLE", Align::Right),
         ("PATH", Align::Left),
     ]);
-    let (containers, plain): (Vec<&RootJson>, Vec<&RootJson>) =
+    let (containers, plain): (Vec<&RootDto>, Vec<&RootDto>) =
         r.roots.iter().partition(|root| root.bundle.is_some());
     for root in &plain {
         roots.row(vec![
-            root.kind.clone(),
+            root.kind.to_string(),
             bytes(root.allocated_bytes),
             bytes(root.apparent_bytes),
             root.items.to_string(),
@@ -114,13 +116,13 @@ pub(super) fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Resul
         ]);
     }
     if let Some(first) = containers.first() {
-        let sum = |f: fn(&RootJson) -> u64| containers.iter().map(|c| f(c)).sum::<u64>();
+        let sum = |f: fn(&RootDto) -> u64| containers.iter().map(|c| f(c)).sum::<u64>();
         let dir = Path::new(&first.path)
             .ancestors()
             .nth(3)
             .unwrap_or(Path::new(""));
         roots.row(vec![
-            first.kind.clone(),
+            first.kind.to_string(),
             bytes(sum(|c| c.allocated_bytes)),
             bytes(sum(|c| c.apparent_bytes)),
             sum(|c| c.items).to_string(),
@@ -146,8 +148,8 @@ pub(super) fn print_human(r: &ScanReport, out: &mut dyn Write) -> std::io::Resul
         for p in &r.producers {
             producers.row(vec![
                 p.id.clone(),
-                p.kind.clone(),
-                p.reclaim.clone(),
+                enum_word(&p.kind),
+                enum_word(&p.reclaim),
                 p.items.to_string(),
                 bytes(p.allocated_bytes),
                 bytes(p.apparent_bytes),

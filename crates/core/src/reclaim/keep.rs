@@ -146,26 +146,140 @@ impl KeepReason {
     /// The kebab-case code of the reason, as serde's `reason` tag writes it (`too-young`,
     /// `owner-alive`, `in-use`, ...): the key kept items are counted and grouped by.
     pub fn code(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    /// The reason without its details: what kept items are counted and grouped by.
+    pub fn kind(&self) -> KeepCode {
         match self {
-            KeepReason::TooYoung { .. } => "too-young",
-            KeepReason::OwnerAlive { .. } => "owner-alive",
-            KeepReason::InUse { .. } => "in-use",
-            KeepReason::AppRunning { .. } => "app-running",
-            KeepReason::Never => "never",
-            KeepReason::Manual => "manual",
-            KeepReason::Structure => "structure",
-            KeepReason::Changed { .. } => "changed",
-            KeepReason::UnknownProducer => "unknown-producer",
-            KeepReason::HoldsRoot { .. } => "holds-root",
-            KeepReason::HoldsMount { .. } => "holds-mount",
-            KeepReason::HoldsProtected { .. } => "holds-protected",
-            KeepReason::NewestCloneOfRunningApp { .. } => "newest-clone-of-running-app",
-            KeepReason::NewestVersion { .. } => "newest-version",
-            KeepReason::StagedUpdate { .. } => "staged-update",
-            KeepReason::Unreadable { .. } => "unreadable",
-            KeepReason::NotDeletable { .. } => "not-deletable",
-            KeepReason::NotChecked { .. } => "not-checked",
+            KeepReason::TooYoung { .. } => KeepCode::TooYoung,
+            KeepReason::OwnerAlive { .. } => KeepCode::OwnerAlive,
+            KeepReason::InUse { .. } => KeepCode::InUse,
+            KeepReason::AppRunning { .. } => KeepCode::AppRunning,
+            KeepReason::Never => KeepCode::Never,
+            KeepReason::Manual => KeepCode::Manual,
+            KeepReason::Structure => KeepCode::Structure,
+            KeepReason::Changed { .. } => KeepCode::Changed,
+            KeepReason::UnknownProducer => KeepCode::UnknownProducer,
+            KeepReason::HoldsRoot { .. } => KeepCode::HoldsRoot,
+            KeepReason::HoldsMount { .. } => KeepCode::HoldsMount,
+            KeepReason::HoldsProtected { .. } => KeepCode::HoldsProtected,
+            KeepReason::NewestCloneOfRunningApp { .. } => KeepCode::NewestCloneOfRunningApp,
+            KeepReason::NewestVersion { .. } => KeepCode::NewestVersion,
+            KeepReason::StagedUpdate { .. } => KeepCode::StagedUpdate,
+            KeepReason::Unreadable { .. } => KeepCode::Unreadable,
+            KeepReason::NotDeletable { .. } => KeepCode::NotDeletable,
+            KeepReason::NotChecked { .. } => KeepCode::NotChecked,
         }
+    }
+}
+
+/// The kind of a [`KeepReason`], without its details: its `reason` word (`too-young`, ...).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeepCode {
+    /// [`KeepReason::TooYoung`].
+    TooYoung,
+    /// [`KeepReason::OwnerAlive`].
+    OwnerAlive,
+    /// [`KeepReason::InUse`].
+    InUse,
+    /// [`KeepReason::AppRunning`].
+    AppRunning,
+    /// [`KeepReason::Never`].
+    Never,
+    /// [`KeepReason::Manual`].
+    Manual,
+    /// [`KeepReason::Structure`].
+    Structure,
+    /// [`KeepReason::Changed`].
+    Changed,
+    /// [`KeepReason::UnknownProducer`].
+    UnknownProducer,
+    /// [`KeepReason::HoldsRoot`].
+    HoldsRoot,
+    /// [`KeepReason::HoldsMount`].
+    HoldsMount,
+    /// [`KeepReason::HoldsProtected`].
+    HoldsProtected,
+    /// [`KeepReason::NewestCloneOfRunningApp`].
+    NewestCloneOfRunningApp,
+    /// [`KeepReason::NewestVersion`].
+    NewestVersion,
+    /// [`KeepReason::StagedUpdate`].
+    StagedUpdate,
+    /// [`KeepReason::Unreadable`].
+    Unreadable,
+    /// [`KeepReason::NotDeletable`].
+    NotDeletable,
+    /// [`KeepReason::NotChecked`].
+    NotChecked,
+}
+
+impl KeepCode {
+    /// Every code.
+    pub const ALL: [KeepCode; 18] = [
+        KeepCode::TooYoung,
+        KeepCode::OwnerAlive,
+        KeepCode::InUse,
+        KeepCode::AppRunning,
+        KeepCode::Never,
+        KeepCode::Manual,
+        KeepCode::Structure,
+        KeepCode::Changed,
+        KeepCode::UnknownProducer,
+        KeepCode::HoldsRoot,
+        KeepCode::HoldsMount,
+        KeepCode::HoldsProtected,
+        KeepCode::NewestCloneOfRunningApp,
+        KeepCode::NewestVersion,
+        KeepCode::StagedUpdate,
+        KeepCode::Unreadable,
+        KeepCode::NotDeletable,
+        KeepCode::NotChecked,
+    ];
+
+    /// The kebab-case word serde writes, as [`KeepReason`]'s `reason` tag.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeepCode::TooYoung => "too-young",
+            KeepCode::OwnerAlive => "owner-alive",
+            KeepCode::InUse => "in-use",
+            KeepCode::AppRunning => "app-running",
+            KeepCode::Never => "never",
+            KeepCode::Manual => "manual",
+            KeepCode::Structure => "structure",
+            KeepCode::Changed => "changed",
+            KeepCode::UnknownProducer => "unknown-producer",
+            KeepCode::HoldsRoot => "holds-root",
+            KeepCode::HoldsMount => "holds-mount",
+            KeepCode::HoldsProtected => "holds-protected",
+            KeepCode::NewestCloneOfRunningApp => "newest-clone-of-running-app",
+            KeepCode::NewestVersion => "newest-version",
+            KeepCode::StagedUpdate => "staged-update",
+            KeepCode::Unreadable => "unreadable",
+            KeepCode::NotDeletable => "not-deletable",
+            KeepCode::NotChecked => "not-checked",
+        }
+    }
+
+    /// The code written `s` (as [`KeepCode::as_str`]); `None` for an unknown word.
+    pub fn parse(s: &str) -> Option<KeepCode> {
+        KeepCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for KeepCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Lets a code be compared with its word (`k.reason == "too-young"`).
+impl PartialEq<&str> for KeepCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
     }
 }
 
@@ -451,7 +565,7 @@ impl OwnerVerdict {
 mod code_tests {
     use std::path::PathBuf;
 
-    use super::KeepReason;
+    use super::{KeepCode, KeepReason};
 
     /// One reason of every variant.
     fn every_reason() -> Vec<KeepReason> {
@@ -478,6 +592,10 @@ mod code_tests {
             KeepReason::NewestVersion {
                 version: "1".into(),
             },
+            KeepReason::StagedUpdate {
+                staged: None,
+                installed: None,
+            },
             KeepReason::Unreadable { path: p() },
             KeepReason::NotDeletable { path: p() },
             KeepReason::NotChecked {
@@ -492,6 +610,15 @@ mod code_tests {
         for r in every_reason() {
             let json = serde_json::to_value(&r).expect("a reason serializes");
             assert_eq!(json["reason"].as_str(), Some(r.code()), "{r:?}");
+            // The kind alone serializes to the same word (a kept group's `reason`).
+            let kind = serde_json::to_value(r.kind()).expect("a code serializes");
+            assert_eq!(kind, json["reason"], "{r:?}");
+        }
+        let mut kinds: Vec<KeepCode> = every_reason().iter().map(KeepReason::kind).collect();
+        kinds.dedup();
+        assert_eq!(kinds, KeepCode::ALL, "one reason of every kind, in order");
+        for c in KeepCode::ALL {
+            assert_eq!(KeepCode::parse(c.as_str()), Some(c));
         }
     }
 }

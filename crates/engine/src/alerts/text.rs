@@ -39,7 +39,7 @@ impl AlertDto {
     /// ([`suggestion_in`]) read from `message`: every alert is made here, so they always agree.
     pub fn new(
         time_unix_secs: u64,
-        rule: impl Into<String>,
+        rule: crate::dto::AlertRule,
         producer: Option<String>,
         title: impl Into<String>,
         message: impl Into<String>,
@@ -48,7 +48,7 @@ impl AlertDto {
         AlertDto {
             id: 0,
             time_unix_secs,
-            rule: rule.into(),
+            rule,
             producer,
             title: title.into(),
             app_message: for_app(&message),
@@ -122,7 +122,13 @@ mod tests {
         let end = format!("X grew 1.0 GiB.{}", reclaim_sentence(&s));
         assert_eq!(suggestion_in(&end), Some(s));
         assert_eq!(suggestion_in("Free space is low."), None);
-        let a = AlertDto::new(5, "producer-growth", Some("p".into()), "t", m.clone());
+        let a = AlertDto::new(
+            5,
+            crate::dto::AlertRule::ProducerGrowth,
+            Some("p".into()),
+            "t",
+            m.clone(),
+        );
         assert_eq!(a.app_message, for_app(&m));
         assert_eq!(
             a.suggested_reclaim.map(|s| s.older_than_secs),

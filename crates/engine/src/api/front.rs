@@ -71,7 +71,7 @@ pub mod outside {
 /// The rules of `[[auto_reclaim]]`, run by hand.
 pub mod autoreclaim {
     pub use crate::autoreclaim::run::{plan_rule, run_rule, RunContext};
-    pub use crate::autoreclaim::{kept_by_code, Trigger, BATCH_SIZE};
+    pub use crate::autoreclaim::{kept_by_code, BATCH_SIZE};
 }
 
 /// Crash reports of the producers.

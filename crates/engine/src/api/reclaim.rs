@@ -22,7 +22,7 @@ pub use crate::audit::{
     BatchProgress, NextBatch,
 };
 pub use crate::reclaim::{
-    path_text, AuditRecord, BatchOutcome, DeletedItem, KeepReason, KeptItem, PlannedItem,
+    path_text, AuditRecord, BatchOutcome, DeletedItem, KeepCode, KeepReason, KeptItem, PlannedItem,
     ReclaimErrorEntry, Spool, StreamedPlan, DEFAULT_BATCH_SIZE,
 };
 

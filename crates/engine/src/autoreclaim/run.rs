@@ -21,7 +21,7 @@ use crate::roots::Root;
 use crate::scan::ScanProgress;
 
 use super::text::{count_reasons, kept_by_code};
-use super::{AutoRule, AutoRun, ProducerFreed, Trigger};
+use super::{AutoRule, AutoRun, ProducerFreed, RunStatus, Trigger};
 
 /// What a run needs besides its rule and inventory.
 pub struct RunContext<'a> {
@@ -128,7 +128,7 @@ pub fn run_streamed(
         Ok(plan) => plan,
         Err(e) => {
             out.run = begin(rule, trigger, started, 0, BTreeMap::new());
-            out.run.status = "failed".into();
+            out.run.status = RunStatus::Failed;
             out.run.errors = 1;
             out.run.first_error = Some(format!(
                 "the plan could not be written to its temp file in {}: {e}",
@@ -181,8 +181,8 @@ fn begin(
 ) -> AutoRun {
     AutoRun {
         rule: rule.name.clone(),
-        trigger: trigger.as_str().to_owned(),
-        status: "done".into(),
+        trigger,
+        status: RunStatus::Done,
         producers: rule.producers.clone(),
         older_than_secs: rule.older_than.as_secs(),
         started_unix_secs: crate::units::unix_secs(started),
@@ -218,7 +218,7 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
             let attempted =
                 run.deleted_items + (r.kept.len() + r.already_gone.len() + r.errors.len()) as u64;
             if attempted < run.planned_items && r.errors.is_empty() {
-                run.status = "paused".into();
+                run.status = RunStatus::Paused;
             }
             for (code, n) in count_reasons(r.kept.iter().map(|k| &k.reason)) {
                 *run.kept.entry(code).or_insert(0) += n;
@@ -231,11 +231,11 @@ fn settle(run: &mut AutoRun, audited: Result<AuditedReport, AuditNotWritten>) {
                 .next()
                 .map(|e| format!("{}: {}", e.path.display(), e.message));
             if run.deleted_items == 0 && !r.errors.is_empty() && r.kept.is_empty() {
-                run.status = "failed".into();
+                run.status = RunStatus::Failed;
             }
         }
         Err(e) => {
-            run.status = "failed".into();
+            run.status = RunStatus::Failed;
             run.errors = 1;
             run.first_error = Some(e.to_string());
         }

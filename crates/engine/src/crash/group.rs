@@ -12,7 +12,7 @@ use crate::dto::AlertDto;
 use crate::units::unix_secs;
 
 /// The alert rule name of a crash loop.
-pub const CRASH_LOOP_RULE: &str = "crash-loop";
+pub const CRASH_LOOP_RULE: crate::dto::AlertRule = crate::dto::AlertRule::CrashLoop;
 
 /// Crash-loop settings (the crash part of `[alerts]`).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

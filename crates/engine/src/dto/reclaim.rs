@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::reclaim::{DeletedItem, KeptItem, PlannedItem, ReclaimErrorEntry};
+use crate::reclaim::{DeletedItem, KeepCode, KeptItem, PlannedItem, ReclaimErrorEntry};
 
 /// Planned items a preview lists (the largest).
 pub const PREVIEW_ITEMS: usize = 100;
@@ -39,11 +39,7 @@ pub struct PreviewProducer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeptGroupDto {
     /// The reason word (`too-young`, `owner-alive`, ...).
-    #[cfg_attr(
-        feature = "ts",
-        ts(type = "import('./KeepReason').KeepReason['reason']")
-    )]
-    pub reason: String,
+    pub reason: KeepCode,
     /// Items kept for it (a count).
     pub items: u64,
     /// The first few of them (at most [`KEPT_EXAMPLES`]), in plan order.

@@ -3,7 +3,7 @@
 use rusqlite::params;
 
 use super::{from_sql_u64, to_sql_u64, History, HistoryError};
-use crate::dto::AlertDto;
+use crate::dto::{AlertDto, AlertRule};
 
 impl History {
     /// Appends `alert` (its `id` is ignored) and returns the new row id.
@@ -20,7 +20,7 @@ impl History {
             .and_then(|mut st| {
                 st.execute(params![
                     to_sql_u64(alert.time_unix_secs),
-                    alert.rule,
+                    alert.rule.as_str(),
                     alert.producer,
                     alert.title,
                     alert.message,
@@ -42,21 +42,27 @@ impl History {
                  ORDER BY time_unix_secs DESC, id DESC LIMIT ?1",
             )
             .map_err(self.err("prepare reading alerts"))?;
+        // A row of a rule this build does not know (written by a newer one) is left out.
         let rows = stmt
             .query_map([i64::try_from(n).unwrap_or(i64::MAX)], |r| {
-                Ok(AlertDto {
+                let Some(rule) = AlertRule::parse(&r.get::<_, String>(2)?) else {
+                    return Ok(None);
+                };
+                Ok(Some(AlertDto {
                     id: r.get(0)?,
                     ..AlertDto::new(
                         from_sql_u64(r.get(1)?),
-                        r.get::<_, String>(2)?,
+                        rule,
                         r.get(3)?,
                         r.get::<_, String>(4)?,
                         r.get::<_, String>(5)?,
                     )
-                })
+                }))
             })
             .map_err(self.err("read alerts"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(self.err("read alerts"))
+        let rows: Vec<Option<AlertDto>> = rows
+            .collect::<Result<_, _>>()
+            .map_err(self.err("read alerts"))?;
+        Ok(rows.into_iter().flatten().collect())
     }
 }

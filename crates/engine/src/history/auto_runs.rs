@@ -9,6 +9,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::{to_sql_u64, unix_secs, History, HistoryError};
+use crate::dto::{RunStatus, Trigger};
 
 /// What a run deleted of one producer.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -27,10 +28,10 @@ pub struct AutoRun {
     /// The rule's name (`name`, else its producer ids joined with `+`).
     pub rule: String,
     /// What started it: `interval`, `items`, `bytes`, `free-space` or `manual`.
-    pub trigger: String,
+    pub trigger: Trigger,
     /// `done`, `paused` (stopped between batches by a pause or a shutdown) or `failed`
     /// (nothing or not everything could be attempted: no audit rows, a root busy).
-    pub status: String,
+    pub status: RunStatus,
     /// The producer ids of the rule.
     pub producers: Vec<String>,
     /// The rule's age threshold, seconds (a producer's `min_age_secs` may raise it).
@@ -78,8 +79,8 @@ impl History {
                     to_sql_u64(run.started_unix_secs),
                     to_sql_u64(run.finished_unix_secs),
                     run.rule,
-                    run.trigger,
-                    run.status,
+                    run.trigger.as_str(),
+                    run.status.as_str(),
                     to_sql_u64(run.deleted_items),
                     to_sql_u64(run.freed_bytes),
                     to_sql_u64(run.errors),

@@ -67,7 +67,9 @@ pub struct AuditRow {
 pub fn group_runs(rows: &[AuditRow], autos: &[AutoRun]) -> Vec<ReclaimRun> {
     let mut out: Vec<ReclaimRun> = autos
         .iter()
-        .filter(|a| a.deleted_items > 0 || a.errors > 0 || a.status == "failed")
+        .filter(|a| {
+            a.deleted_items > 0 || a.errors > 0 || a.status == crate::dto::RunStatus::Failed
+        })
         .map(from_auto)
         .collect();
     let mut group: Vec<&AuditRow> = Vec::new();
@@ -243,7 +245,7 @@ mod tests {
     fn an_auto_run_stands_for_its_audit_rows_and_empty_runs_are_left_out() {
         let auto = AutoRun {
             rule: "metal-daily".into(),
-            status: "done".into(),
+            status: crate::dto::RunStatus::Done,
             started_unix_secs: 2000,
             finished_unix_secs: 2005,
             deleted_items: 1,
@@ -260,7 +262,7 @@ mod tests {
         };
         let idle = AutoRun {
             rule: "metal-daily".into(),
-            status: "done".into(),
+            status: crate::dto::RunStatus::Done,
             started_unix_secs: 3000,
             finished_unix_secs: 3000,
             ..AutoRun::default()

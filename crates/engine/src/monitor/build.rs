@@ -125,10 +125,17 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         roots.push(RootDto {
             kind: st.root.kind,
             path: st.root.path.to_string_lossy().into_owned(),
+            path_bytes: crate::dto::path_bytes(&st.root.path),
+            canonical: st.root.canonical.to_string_lossy().into_owned(),
+            canonical_bytes: crate::dto::path_bytes(&st.root.canonical),
+            bundle: st.root.container_bundle(),
             state: st.status,
             allocated_bytes: st.total.allocated_bytes,
             apparent_bytes: st.total.apparent_bytes,
             items: st.item_count() as u64,
+            files: st.total.files,
+            dirs: st.total.dirs,
+            vanished: 0,
             free_bytes: space.as_ref().map(|s| s.free_bytes),
             purgeable_bytes: space.as_ref().map(|s| s.purgeable_bytes),
             volume_bytes: space.as_ref().map(|s| s.total_bytes),
@@ -241,6 +248,7 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
         .into_iter()
         .map(|(_, path, st, m)| UnattributedDto {
             path: path.to_string_lossy().into_owned(),
+            path_bytes: crate::dto::path_bytes(&path),
             root_kind: st.root.kind,
             allocated_bytes: m.allocated_bytes,
             apparent_bytes: m.apparent_bytes,
@@ -296,6 +304,7 @@ fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
         label: g.group.label(),
         root_kind: g.root_kind,
         root: g.root.to_string_lossy().into_owned(),
+        root_bytes: crate::dto::path_bytes(&g.root),
         items: g.group.items,
         allocated_bytes: g.group.measure.allocated_bytes,
         apparent_bytes: g.group.measure.apparent_bytes,

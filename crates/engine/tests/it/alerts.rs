@@ -270,7 +270,7 @@ fn total_limit_is_off_by_default_and_fires_when_set() {
 fn crash_loop_alerts_pass_through_and_do_not_take_a_cooldown_here() {
     let crash = AlertDto::new(
         START,
-        "crash-loop",
+        cachewatch::dto::AlertRule::CrashLoop,
         None,
         "KataGo keeps crashing",
         "katago crashed 6 times in the last 10m",

@@ -318,22 +318,25 @@ fn regrowth_after_reclaim_counts_from_the_first_sample_after_the_last_deletion()
 
 #[test]
 fn last_samples_and_alerts_survive_a_restart() {
-    use cachewatch::dto::AlertDto;
+    use cachewatch::dto::{AlertDto, AlertRule};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("h.db");
-    let alert =
-        |secs: u64, rule: &str| AlertDto::new(secs, rule, Some("katago-coreml".into()), "t", "m");
+    let alert = |secs: u64, rule: AlertRule| {
+        AlertDto::new(secs, rule, Some("katago-coreml".into()), "t", "m")
+    };
     {
         let mut h = History::open(&path).expect("open");
         three_hours_of_katago(&mut h);
         h.record_samples(t(START + 60), &[sample(Series::Total, 7, 1)])
             .expect("r");
         assert_eq!(
-            h.record_alert(&alert(START, "producer-growth")).expect("a"),
+            h.record_alert(&alert(START, AlertRule::ProducerGrowth))
+                .expect("a"),
             1
         );
         assert_eq!(
-            h.record_alert(&alert(START + 10, "free-disk")).expect("a"),
+            h.record_alert(&alert(START + 10, AlertRule::FreeDisk))
+                .expect("a"),
             2
         );
     }
@@ -351,11 +354,11 @@ fn last_samples_and_alerts_survive_a_restart() {
         vec![
             AlertDto {
                 id: 2,
-                ..alert(START + 10, "free-disk")
+                ..alert(START + 10, AlertRule::FreeDisk)
             },
             AlertDto {
                 id: 1,
-                ..alert(START, "producer-growth")
+                ..alert(START, AlertRule::ProducerGrowth)
             }
         ]
     );

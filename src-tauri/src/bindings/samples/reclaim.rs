@@ -32,7 +32,7 @@ pub(super) fn preview() -> ReclaimPreview {
         kept: every_keep_reason()
             .into_iter()
             .map(|r| KeptGroupDto {
-                reason: r.code().to_owned(),
+                reason: r.kind(),
                 items: 1,
                 examples: vec![kept(r)],
             })

@@ -103,7 +103,7 @@ async fn alerts_sent_to_the_server_are_counted_per_rule() {
     let (srv, alerts) = server().await;
     let alert = AlertDto {
         id: 1,
-        ..AlertDto::new(0, "free-disk", None, "t", "m")
+        ..AlertDto::new(0, crate::dto::AlertRule::FreeDisk, None, "t", "m")
     };
     alerts.send(alert.clone()).unwrap();
     alerts.send(alert).unwrap();

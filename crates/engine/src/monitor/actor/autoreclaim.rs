@@ -269,7 +269,7 @@ impl AutoReclaim {
             .map(|text| {
                 AlertDto::new(
                     crate::units::unix_secs(now),
-                    "auto-reclaim",
+                    crate::dto::AlertRule::AutoReclaim,
                     run.producers.first().cloned(),
                     format!("Auto-reclaim: {}", run.rule),
                     text,

@@ -17,7 +17,8 @@ use crate::catalogue::Catalogue;
 use crate::dto::{KeptGroupDto, PreviewProducer, ReclaimPreview, KEPT_EXAMPLES, PREVIEW_ITEMS};
 use crate::process::ProcessProbe;
 use crate::reclaim::{
-    Decision, KeptItem, PlanPass, PlanSink, PlanSummary, PlannedItem, Policy, StreamedPlan,
+    Decision, KeepCode, KeptItem, PlanPass, PlanSink, PlanSummary, PlannedItem, Policy,
+    StreamedPlan,
 };
 use crate::watch::live::RootState;
 
@@ -154,7 +155,7 @@ impl Ord for BySize {
 #[derive(Default)]
 pub(crate) struct PreviewBuilder {
     largest: BinaryHeap<Reverse<BySize>>,
-    examples: BTreeMap<String, Vec<KeptItem>>,
+    examples: BTreeMap<KeepCode, Vec<KeptItem>>,
 }
 
 impl PreviewBuilder {
@@ -181,10 +182,7 @@ impl PreviewBuilder {
 
     /// Takes a kept item (one the plan counted).
     pub fn kept(&mut self, item: &KeptItem) {
-        let list = self
-            .examples
-            .entry(item.reason.code().to_owned())
-            .or_default();
+        let list = self.examples.entry(item.reason.kind()).or_default();
         if list.len() < KEPT_EXAMPLES && list.iter().all(|k| k.path != item.path) {
             list.push(item.clone());
         }
@@ -206,9 +204,9 @@ impl PreviewBuilder {
         // An item met twice (a root given twice) is planned once: list it once.
         let mut seen = std::collections::HashSet::new();
         largest.retain(|i| seen.insert((i.dev, i.ino)));
-        let mut by_reason: BTreeMap<String, u64> = BTreeMap::new();
-        for ((_, reason), group) in &summary.kept {
-            *by_reason.entry(reason.clone()).or_default() += group.items;
+        let mut by_reason: BTreeMap<KeepCode, u64> = BTreeMap::new();
+        for group in summary.kept.values() {
+            *by_reason.entry(group.example.kind()).or_default() += group.items;
         }
         let mut examples = self.examples;
         let mut kept: Vec<KeptGroupDto> = by_reason
@@ -219,7 +217,11 @@ impl PreviewBuilder {
                 items,
             })
             .collect();
-        kept.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.reason.cmp(&b.reason)));
+        kept.sort_by(|a, b| {
+            b.items
+                .cmp(&a.items)
+                .then_with(|| a.reason.as_str().cmp(b.reason.as_str()))
+        });
         ReclaimPreview {
             id,
             created_unix_secs,

@@ -22,7 +22,8 @@ pub(super) const LOCKED_RETRY: Duration = Duration::from_secs(60);
 pub(super) const MAX_RETRY: Duration = Duration::from_secs(15 * 60);
 
 /// The rule of the alert fired when the history database becomes unavailable.
-pub const HISTORY_UNAVAILABLE_RULE: &str = "history-unavailable";
+pub const HISTORY_UNAVAILABLE_RULE: crate::dto::AlertRule =
+    crate::dto::AlertRule::HistoryUnavailable;
 
 impl Recorder {
     /// The history database, for a reclaim that writes its audit rows first (`None` when running
