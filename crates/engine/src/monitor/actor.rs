@@ -104,7 +104,7 @@ impl Actor {
             auto_tx,
             auto_rx: Some(auto_rx),
             procs,
-            provenance: Provenance::new(),
+            provenance: Provenance::new(&opts),
             roots,
             root_alerted: vec![None; n],
             watchers: (0..n).map(|_| None).collect(),

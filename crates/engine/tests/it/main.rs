@@ -20,6 +20,7 @@ mod monitor;
 mod monitor_estimate;
 mod monitor_figures;
 mod monitor_group_history;
+mod monitor_held;
 mod monitor_nested_groups;
 mod monitor_preview;
 mod monitor_provenance;

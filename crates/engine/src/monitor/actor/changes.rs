@@ -142,7 +142,8 @@ impl Actor {
             } => {
                 if !claimed {
                     // An unattributed entry appeared or changed: see who runs now.
-                    self.provenance.want();
+                    let root = &self.roots[i].root.canonical;
+                    self.provenance.want_under(root, &item);
                 }
                 if !claimed && discover && max_depth > 1 {
                     if let Some(rel) = self.roots[i].root.relative(path) {
