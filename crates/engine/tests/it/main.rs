@@ -23,6 +23,7 @@ mod monitor_group_history;
 mod monitor_held;
 mod monitor_nested_groups;
 mod monitor_preview;
+mod monitor_process_samples;
 mod monitor_provenance;
 mod monitor_shapes;
 mod nested_roots;
