@@ -120,7 +120,7 @@ pub fn look(dirs: &[(PathBuf, PathBuf)], seen: &[SeenProcess], now: SystemTime) 
             let info = probe.process(f.pid);
             let start = info.as_ref().map(|p| p.start_time);
             let same_process = |p: &&SeenProcess| {
-                p.pid == f.pid && start.is_none_or(|t| whole_secs(t) == whole_secs(p.start))
+                p.pid == f.pid && start.map_or(true, |t| whole_secs(t) == whole_secs(p.start))
             };
             let exe = seen.iter().find(same_process).and_then(|p| p.exe.clone());
             let s = Sighting {
@@ -280,7 +280,7 @@ mod tests {
             last_seen: None,
             alive: true,
         }];
-        add_sighted(&mut ev, &[live.clone()], &[&s], 5, &history);
+        add_sighted(&mut ev, std::slice::from_ref(&live), &[&s], 5, &history);
         assert_eq!((ev.len(), ev[0].agree, ev[0].alive), (1, 2, true));
         // The live holder seen before is not counted twice.
         let again = Sighting { pid: 9, ..s };
