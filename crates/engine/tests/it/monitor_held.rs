@@ -2,18 +2,21 @@
 //! renamed copy of `sh` makes a new member of a group of unattributed entries and holds a file
 //! in it open for 2 s, then exits, all between two refreshes of the figures. The growth has the
 //! monitor look at who holds the new member while it grows, so the group names the copy as its
-//! holder, and still names it (exited, with when it was last seen) after it is gone.
+//! holder, and still names it (exited, with when it was last seen) after it is gone; the history
+//! database keeps it with the group's other writers.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use cachewatch::dto::{EvidenceDto, EvidenceKindDto};
 use cachewatch::dto::{MonitorState, UnattributedGroupDto};
+use cachewatch::history::{key_from_hex, History};
 use cachewatch::monitor::{self, MonitorHandle, MonitorOptions};
 use cachewatch::snapshot::Snapshot;
+use cachewatch_core::provenance::EvidenceKind;
 use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::leakwriter::{self, unix_now};
 
@@ -74,6 +77,10 @@ async fn a_process_holding_a_new_member_for_two_seconds_is_named_after_it_exits(
         Arc::new(Catalogue::builtin()),
     );
     opts.debounce = Duration::from_millis(50);
+    let data = tempfile::tempdir().unwrap();
+    let db = data.path().join("cachewatch.db");
+    opts.db_path = Some(db.clone());
+    opts.sample_interval = Duration::from_secs(1);
     let m = monitor::spawn(opts).unwrap();
     m.subscribe()
         .wait_for(|s| s.state != MonitorState::Scanning)
@@ -119,6 +126,36 @@ async fn a_process_holding_a_new_member_for_two_seconds_is_named_after_it_exits(
     assert!(
         (launched..=exited).contains(&seen),
         "last seen at {seen}, alive from {launched} to {exited}"
+    );
+
+    // Stored like the group's other writers.
+    let key = key_from_hex(&group(&s).unwrap().history_key).unwrap();
+    let mut stored = None;
+    for _ in 0..120 {
+        stored = History::open_read_only(&db)
+            .ok()
+            .and_then(|h| h.group_writers().ok())
+            .and_then(|ws| {
+                ws.into_iter()
+                    .find(|w| w.key == key && w.kind == EvidenceKind::Held && w.name == HOLDER)
+            });
+        if stored.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let w = stored.expect("the holder is not in the history database");
+    assert_eq!(w.exe, Some(std::fs::canonicalize(&exe).unwrap()));
+    assert_eq!(w.agree, 1);
+    let stored_seen = w
+        .last_seen
+        .unwrap()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        (launched..=exited).contains(&stored_seen),
+        "stored as last seen at {stored_seen}, alive from {launched} to {exited}"
     );
     m.shutdown().await;
 }
