@@ -6,7 +6,7 @@ use std::io::Write;
 use anyhow::{bail, Context as _};
 use cachewatch::api::catalogue::{ReclaimMode, Rule};
 use cachewatch::api::groups::{self, GroupSource};
-use cachewatch::api::history::{History, StoredWriter};
+use cachewatch::api::history::StoredWriter;
 use cachewatch::api::rules::Evidence;
 use cachewatch::api::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::api::shapes;
@@ -146,19 +146,13 @@ fn stored_writers(ctx: &Context) -> Vec<StoredWriter> {
     let Ok(path) = ctx.db_path() else {
         return Vec::new();
     };
-    if !path.exists() {
-        return Vec::new();
-    }
-    match History::open_read_only(&path).and_then(|h| h.group_writers()) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!(
-                "warning: the history at {} cannot be read ({e}): writers the monitor saw before are left out",
-                path.display()
-            );
-            Vec::new()
-        }
-    }
+    cachewatch::api::rules::stored_writers(&path).unwrap_or_else(|e| {
+        eprintln!(
+            "warning: the history at {} cannot be read ({e}): writers the monitor saw before are left out",
+            path.display()
+        );
+        Vec::new()
+    })
 }
 
 impl Found {

@@ -2,7 +2,8 @@
 //! the monitor does: a group whose writer the monitor saw start right before each member was
 //! born (`created-at-launch`), and which has exited since, gets a rule owned by that program,
 //! though nothing holding the members runs now. Without the database the same group gets no
-//! owner; a database that cannot be read is said on stderr and the suggestion still comes.
+//! owner; a database that cannot be read is said on stderr and the suggestion still comes. The
+//! `report` draft names the same writer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -21,13 +22,15 @@ use serde_json::Value;
 const WRITER: &str = "katagoexited";
 const MEMBERS: u64 = 24;
 
-fn suggest(dir: &Path, data: &Path, root: &Path) -> (Value, String) {
+/// Runs `cachewatch ARGS --json` over `root` with the data dir `data`: its JSON and stderr.
+fn run_json(dir: &Path, data: &Path, root: &Path, args: &[&str]) -> (Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cachewatch"))
         .arg("--config")
         .arg(dir.join("config.toml"))
         .arg("--data-dir")
         .arg(data)
-        .args(["rules", "suggest", "--json"])
+        .args(args)
+        .arg("--json")
         .arg("--root")
         .arg(format!("temp={}", root.display()))
         .env_remove("RUST_LOG")
@@ -37,6 +40,11 @@ fn suggest(dir: &Path, data: &Path, root: &Path) -> (Value, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
     let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (v, stderr)
+}
+
+fn suggest(dir: &Path, data: &Path, root: &Path) -> (Value, String) {
+    let (v, stderr) = run_json(dir, data, root, &["rules", "suggest"]);
     let s = v
         .as_array()
         .unwrap()
@@ -122,6 +130,15 @@ fn a_writer_the_history_remembers_owns_the_suggested_rule() {
         s["rule"]["owner"]["processes"],
         serde_json::json!([WRITER]),
         "{s:#}"
+    );
+
+    let shape = s["shape"].as_str().unwrap().to_owned();
+    let (r, _) = run_json(dir.path(), &data, &root, &["report", &shape]);
+    assert_eq!(r["writer"]["name"], WRITER, "{r:#}");
+    assert_eq!(
+        r["writer"]["exe"],
+        format!("/opt/{WRITER}/bin/{WRITER}").as_str(),
+        "{r:#}"
     );
 
     // A history that cannot be read: said, and the suggestion comes without it.

@@ -188,6 +188,20 @@ pub fn writers_now(groups: &[UnattributedGroup]) -> Vec<GroupWriters> {
     writers_remembered(groups, &[])
 }
 
+/// The writers the history database at `db` remembers for every group, for
+/// [`writers_remembered`]: none when there is no database yet.
+///
+/// # Errors
+/// The database cannot be read (locked, damaged, a schema this cachewatch does not read).
+pub fn stored_writers(
+    db: &Path,
+) -> Result<Vec<crate::history::StoredWriter>, crate::history::HistoryError> {
+    if !db.exists() {
+        return Ok(Vec::new());
+    }
+    crate::history::History::open_read_only(db)?.group_writers()
+}
+
 /// [`writers_now`], with the writers the history database remembers (`stored`, any groups'; each
 /// group takes those of its key, [`crate::history::group_key`]) that the sample does not name,
 /// added as the monitor's figures add them ([`provenance::add_remembered`]): a writer the monitor
