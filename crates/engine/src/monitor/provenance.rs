@@ -10,7 +10,7 @@
 
 pub mod held;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -35,8 +35,8 @@ pub const SAMPLE_GAP: Duration = Duration::from_secs(1);
 /// were looked at.
 pub const MEMBERS_LOOKED_AT: usize = 4096;
 
-/// Changed entries the holders are looked for under, at most, between two samples: past that,
-/// under their roots whole.
+/// Changed entries of one root the holders are looked for under, at most, between two samples:
+/// past that, under the root whole.
 const CHANGED_CAP: usize = 256;
 
 /// What the samples saw: the processes, and those seen holding a changed entry.
@@ -58,9 +58,9 @@ pub(super) struct Provenance {
     wanted: bool,
     /// The next sample is the second of a burst.
     second: bool,
-    /// `(root, entry)`: the unattributed entries changed since the last sample (the root itself
-    /// for every entry of a root past [`CHANGED_CAP`]).
-    changed: BTreeSet<(PathBuf, PathBuf)>,
+    /// By root (canonical path): the unattributed entries changed since the last sample; `None`
+    /// for the root whole, past [`CHANGED_CAP`] entries.
+    changed: BTreeMap<PathBuf, Option<BTreeSet<PathBuf>>>,
     /// Samples taken (shared with [`super::MonitorOptions::process_samples`]).
     count: Arc<AtomicU64>,
 }
@@ -81,7 +81,7 @@ impl Provenance {
             last: None,
             wanted: false,
             second: false,
-            changed: BTreeSet::new(),
+            changed: BTreeMap::new(),
             count: opts.process_samples.clone(),
         }
     }
@@ -96,17 +96,39 @@ impl Provenance {
     /// for then.
     pub(super) fn want_under(&mut self, root: &Path, item: &Path) {
         self.wanted = true;
-        let whole = (root.to_path_buf(), root.to_path_buf());
-        if self.changed.contains(&whole) {
-            return;
+        // No allocation for an entry already listed: a burst touches the same ones again.
+        let entries = match self.changed.get_mut(root) {
+            Some(e) => e,
+            None => self
+                .changed
+                .entry(root.to_path_buf())
+                .or_insert_with(|| Some(BTreeSet::new())),
+        };
+        let full = match &mut *entries {
+            Some(items) if items.len() >= CHANGED_CAP => true,
+            Some(items) => {
+                if !items.contains(item) {
+                    items.insert(item.to_path_buf());
+                }
+                false
+            }
+            None => false,
+        };
+        if full {
+            *entries = None;
         }
-        if self.changed.len() >= CHANGED_CAP {
-            self.changed.retain(|(r, _)| r != root);
-            self.changed.insert(whole);
-            return;
-        }
-        self.changed
-            .insert((root.to_path_buf(), item.to_path_buf()));
+    }
+
+    /// `(root, dir)`: where to look for holders, the entries changed since the last sample
+    /// (the root itself past [`CHANGED_CAP`] of them); none are left listed.
+    fn take_changed(&mut self) -> Vec<(PathBuf, PathBuf)> {
+        std::mem::take(&mut self.changed)
+            .into_iter()
+            .flat_map(|(root, items)| match items {
+                Some(items) => items.into_iter().map(|i| (root.clone(), i)).collect(),
+                None => vec![(root.clone(), root)],
+            })
+            .collect()
     }
 
     /// The history, for a job on the blocking pool.
@@ -139,7 +161,7 @@ impl Provenance {
         }
         self.count.fetch_add(1, Ordering::Relaxed);
         let history = self.history.clone();
-        let dirs: Vec<(PathBuf, PathBuf)> = std::mem::take(&mut self.changed).into_iter().collect();
+        let dirs = self.take_changed();
         let res = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             // Process start times are the OS's wall clock: the sample is stamped with it too.
@@ -311,5 +333,32 @@ pub fn evidence_dto(e: &Evidence) -> EvidenceDto {
         orphans: e.orphans.map(|o| o as u64),
         alive: e.alive,
         last_seen_unix_secs: e.last_seen.map(crate::units::unix_secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_entries_are_looked_under_one_by_one_up_to_the_cap_then_the_root_whole() {
+        let opts = super::super::MonitorOptions::new(
+            Vec::new(),
+            Arc::new(crate::catalogue::Catalogue::builtin()),
+        );
+        let mut p = Provenance::new(&opts);
+        let (a, b) = (Path::new("/a"), Path::new("/b"));
+        p.want_under(a, Path::new("/a/x"));
+        p.want_under(a, Path::new("/a/x"));
+        p.want_under(b, Path::new("/b/y"));
+        assert!(p.deadline().is_some(), "a sample is wanted");
+        let pair = |r: &str, d: &str| (PathBuf::from(r), PathBuf::from(d));
+        assert_eq!(p.take_changed(), [pair("/a", "/a/x"), pair("/b", "/b/y")]);
+        assert!(p.take_changed().is_empty(), "taken");
+        for i in 0..=CHANGED_CAP {
+            p.want_under(a, &a.join(format!("e{i}")));
+        }
+        p.want_under(b, Path::new("/b/z"));
+        assert_eq!(p.take_changed(), [pair("/a", "/a"), pair("/b", "/b/z")]);
     }
 }
