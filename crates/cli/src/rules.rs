@@ -6,6 +6,7 @@ use std::io::Write;
 use anyhow::{bail, Context as _};
 use cachewatch::api::catalogue::{ReclaimMode, Rule};
 use cachewatch::api::groups::{self, GroupSource};
+use cachewatch::api::history::StoredWriter;
 use cachewatch::api::rules::Evidence;
 use cachewatch::api::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
 use cachewatch::api::shapes;
@@ -116,7 +117,12 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
         scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f));
     }
     let groups = tally.unattributed_groups();
-    let writers = cachewatch::api::rules::writers_now(&groups);
+    let stored = if groups.is_empty() {
+        Vec::new()
+    } else {
+        stored_writers(ctx)
+    };
+    let writers = cachewatch::api::rules::writers_remembered(&groups, &stored);
     Ok(groups
         .into_iter()
         .zip(writers)
@@ -131,6 +137,22 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
             evidence: w.evidence,
         })
         .collect())
+}
+
+/// The writers the history database remembers (the monitor saw them write the groups, maybe
+/// before they exited): none when there is no database yet; one that cannot be read is said on
+/// stderr and left out, the suggestion then rests on what runs now.
+fn stored_writers(ctx: &Context) -> Vec<StoredWriter> {
+    let Ok(path) = ctx.db_path() else {
+        return Vec::new();
+    };
+    cachewatch::api::rules::stored_writers(&path).unwrap_or_else(|e| {
+        eprintln!(
+            "warning: the history at {} cannot be read ({e}): writers the monitor saw before are left out",
+            path.display()
+        );
+        Vec::new()
+    })
 }
 
 impl Found {

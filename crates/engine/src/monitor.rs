@@ -103,6 +103,10 @@ pub struct MonitorOptions {
     /// Shape labels of the groups of unattributed entries the snapshot leaves out (config
     /// `[groups] ignore`, [`crate::shapes::Shape::label`]); default none.
     pub ignored_shapes: Vec<String>,
+    /// Counts the monitor's samples of the process table for the writers of unattributed
+    /// entries (a test's or a benchmark's reading; the monitor only adds to it).
+    #[doc(hidden)]
+    pub process_samples: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl MonitorOptions {
@@ -124,6 +128,7 @@ impl MonitorOptions {
             notices: Vec::new(),
             plan_chunk: figures::CHUNK,
             ignored_shapes: Vec::new(),
+            process_samples: Arc::default(),
         }
     }
 

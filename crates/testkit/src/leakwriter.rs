@@ -64,3 +64,22 @@ pub fn launch(exe: &Path, root: &Path) -> Launch {
     let stdin = child.stdin.take();
     Launch { child, stdin }
 }
+
+/// What [`hold`] runs: `$1` the member dir to make, holding a file open in it until stdin closes
+/// (fd 3 stays open while `read`, a builtin, waits: no child process shares it).
+const HOLD_SCRIPT: &str = r#"mkdir "$1" && exec 3>"$1/f" && echo held >&3; read x; exit 0"#;
+
+/// Launches `exe` (a copy of `sh`, from [`install`] or renamed otherwise) making the dir
+/// `member` and holding a file inside it open until [`Launch::finish`].
+pub fn hold(exe: &Path, member: &Path) -> Launch {
+    let mut child = Command::new(exe)
+        .arg("-c")
+        .arg(HOLD_SCRIPT)
+        .arg(exe.file_name().unwrap_or_default())
+        .arg(member)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    Launch { child, stdin }
+}

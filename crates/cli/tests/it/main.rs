@@ -28,6 +28,7 @@ mod reclaim_rules_cli;
 mod reclaim_summary_cli;
 mod report_cli;
 mod rule_owner_cli;
+mod rule_owner_stored_cli;
 mod shapes_cli;
 mod status_outside_cli;
 mod watch_cli;

@@ -8,7 +8,9 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::history::{AutoRun, Growth, History, ProducerFreed, ReclaimRun, Series};
+pub use crate::history::{
+    AutoRun, Growth, History, ProducerFreed, ReclaimRun, Series, StoredWriter,
+};
 use crate::units::unix_secs as unix_secs_u64;
 
 use super::ApiError;

@@ -247,7 +247,14 @@ pub fn report_draft(
         }
     };
     let (_, births) = super::rules::members_of(&g.root, &g.group);
-    let evidence = super::rules::writers_now(std::slice::from_ref(g))
+    // The writers the monitor remembers name the group as in the window; a history that
+    // cannot be read leaves them out, the draft does not fail.
+    let stored = session
+        .db_path()
+        .ok()
+        .and_then(|db| super::rules::stored_writers(&db).ok())
+        .unwrap_or_default();
+    let evidence = super::rules::writers_remembered(std::slice::from_ref(g), &stored)
         .pop()
         .map(|w| w.evidence)
         .unwrap_or_default();

@@ -169,13 +169,15 @@ pub fn add<T, E: From<ApiError>>(
     }
 }
 
-/// Who writes a group, from one sample of the process table taken now.
+/// Who writes a group, from one sample of the process table taken now (and, from
+/// [`writers_remembered`], what the history database remembers).
 #[derive(Debug, Clone, Default)]
 pub struct GroupWriters {
     /// The first process seen holding a file inside a member (its executable name).
     pub held: Option<String>,
     /// The evidence naming the writer, strongest first ([`provenance::group_evidence`]), without
-    /// "created at launch": one sample cannot tell a launch from a busy program.
+    /// "created at launch" from the sample (one cannot tell a launch from a busy program), with
+    /// the remembered writers the sample does not name.
     pub evidence: Vec<Evidence>,
 }
 
@@ -183,6 +185,32 @@ pub struct GroupWriters {
 /// sample of the process table, one listing of each group's root (taken only when there is a
 /// group).
 pub fn writers_now(groups: &[UnattributedGroup]) -> Vec<GroupWriters> {
+    writers_remembered(groups, &[])
+}
+
+/// The writers the history database at `db` remembers for every group, for
+/// [`writers_remembered`]: none when there is no database yet.
+///
+/// # Errors
+/// The database cannot be read (locked, damaged, a schema this cachewatch does not read).
+pub fn stored_writers(
+    db: &Path,
+) -> Result<Vec<crate::history::StoredWriter>, crate::history::HistoryError> {
+    if !db.exists() {
+        return Ok(Vec::new());
+    }
+    crate::history::History::open_read_only(db)?.group_writers()
+}
+
+/// [`writers_now`], with the writers the history database remembers (`stored`, any groups'; each
+/// group takes those of its key, [`crate::history::group_key`]) that the sample does not name,
+/// added as the monitor's figures add them ([`provenance::add_remembered`]): a writer the monitor
+/// saw launch or hold the members, exited since, still names the group's writer and a rule's
+/// owner, as in the monitor.
+pub fn writers_remembered(
+    groups: &[UnattributedGroup],
+    stored: &[crate::history::StoredWriter],
+) -> Vec<GroupWriters> {
     if groups.is_empty() {
         return Vec::new();
     }
@@ -198,10 +226,15 @@ pub fn writers_now(groups: &[UnattributedGroup]) -> Vec<GroupWriters> {
                 .next()
                 .unwrap_or_default();
             let (members, _) = members_of(&g.root, &g.group);
-            let evidence = provenance::group_evidence(&members, g.group.items, &held, &history)
-                .into_iter()
-                .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
-                .collect();
+            let mut evidence: Vec<Evidence> =
+                provenance::group_evidence(&members, g.group.items, &held, &history)
+                    .into_iter()
+                    .filter(|e| e.kind != EvidenceKind::CreatedAtLaunch)
+                    .collect();
+            let key = crate::history::group_key(&g.root, g.group.within.as_deref(), &g.group.key);
+            let mine: Vec<crate::history::StoredWriter> =
+                stored.iter().filter(|w| w.key == key).cloned().collect();
+            provenance::add_remembered(&mut evidence, &mine, &history);
             GroupWriters {
                 held: held.into_iter().map(|w| w.name).find(|n| !n.is_empty()),
                 evidence,

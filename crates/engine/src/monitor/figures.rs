@@ -297,18 +297,20 @@ impl Figures {
         out
     }
 
-    /// Names the writers of the groups from the members' names and births against `history`
-    /// (and the holders already found): one pass over each root's unattributed items, at most
+    /// Names the writers of the groups from the members' names and births against the
+    /// processes `seen` (and the holders already found, and those seen holding a member when it
+    /// changed): one pass over each root's unattributed items, at most
     /// [`super::provenance::MEMBERS_LOOKED_AT`] members a group (the dir of a group one level down
-    /// is listed). The writers `stored` in the
-    /// history database (by group key) that the evidence no longer shows are added back, alive
-    /// when `history`'s latest sample saw a process of that name. Blocking (CPU only).
+    /// is listed), one `lstat` per sighting of a holder under the root. The writers `stored` in
+    /// the history database (by group key) that the evidence no longer shows are added back,
+    /// alive when the latest sample saw a process of that name. Blocking.
     pub fn add_evidence(
         &mut self,
         roots: &[RootState],
-        history: &cachewatch_core::provenance::ProcessHistory,
+        seen: &super::provenance::Seen,
         stored: &super::recorder::StoredWriters,
     ) {
+        let history = &seen.history;
         for st in roots {
             let mine: Vec<usize> = (0..self.groups.len())
                 .filter(|&i| self.groups[i].root == st.root.canonical)
@@ -322,6 +324,19 @@ impl Figures {
                 let g = &self.groups[i];
                 let mut evidence =
                     super::provenance::group_evidence(&members, g.group.items, &g.writers, history);
+                let sighted: Vec<_> = seen
+                    .held
+                    .sightings()
+                    .iter()
+                    .filter(|s| s.in_group(&g.root, &g.group))
+                    .collect();
+                super::provenance::held::add_sighted(
+                    &mut evidence,
+                    &g.writers,
+                    &sighted,
+                    g.group.items,
+                    history,
+                );
                 let remembered = stored.get(&g.key).map(Vec::as_slice).unwrap_or_default();
                 super::provenance::add_remembered(&mut evidence, remembered, history);
                 let confirmed =

@@ -2,8 +2,17 @@
 //! ([`ProcessHistory`], bounded at [`HISTORY_CAP`] processes), fed by a sample of the process
 //! table when an event touches an unattributed entry (at most one sample per [`SAMPLE_GAP`], on
 //! the blocking pool; none while nothing changes, so no timer runs at rest), and the evidence
-//! each group's members give against it ([`group_evidence`]).
+//! each group's members give against it ([`group_evidence`]). With each sample, the processes
+//! holding a file inside the entries changed since the sample before are looked for and kept
+//! ([`held`]): a writer that holds a member for a moment between two refreshes of the figures is
+//! named all the same. A burst of changes gets a second sample [`SAMPLE_GAP`] after the first,
+//! for a writer that opens its files just after the first event.
 
+pub mod held;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -26,28 +35,54 @@ pub const SAMPLE_GAP: Duration = Duration::from_secs(1);
 /// were looked at.
 pub const MEMBERS_LOOKED_AT: usize = 4096;
 
+/// Changed entries of one root the holders are looked for under, at most, between two samples:
+/// past that, under the root whole.
+const CHANGED_CAP: usize = 256;
+
+/// What the samples saw: the processes, and those seen holding a changed entry.
+#[derive(Debug)]
+pub struct Seen {
+    /// The processes seen.
+    pub history: ProcessHistory,
+    /// The processes seen holding something inside a changed entry.
+    pub held: held::Held,
+}
+
 /// The history and when it is next sampled. The history sits behind a mutex only to be read and
 /// fed on the blocking pool: the actor awaits each such job, so the lock is never contended.
 pub(super) struct Provenance {
-    history: Arc<Mutex<ProcessHistory>>,
+    history: Arc<Mutex<Seen>>,
     /// When the last sample was taken.
     last: Option<Instant>,
     /// An unattributed entry changed since the last sample.
     wanted: bool,
+    /// The next sample is the second of a burst.
+    second: bool,
+    /// By root (canonical path): the unattributed entries changed since the last sample; `None`
+    /// for the root whole, past [`CHANGED_CAP`] entries.
+    changed: BTreeMap<PathBuf, Option<BTreeSet<PathBuf>>>,
+    /// Samples taken (shared with [`super::MonitorOptions::process_samples`]).
+    count: Arc<AtomicU64>,
 }
 
 /// The history, even when a job panicked while holding it (its records stay consistent: a
 /// panic mid-`observe` at worst leaves a sample half-recorded).
-pub(crate) fn lock(h: &Mutex<ProcessHistory>) -> MutexGuard<'_, ProcessHistory> {
+pub(crate) fn lock(h: &Mutex<Seen>) -> MutexGuard<'_, Seen> {
     h.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Provenance {
-    pub(super) fn new() -> Provenance {
+    pub(super) fn new(opts: &super::MonitorOptions) -> Provenance {
         Provenance {
-            history: Arc::new(Mutex::new(ProcessHistory::new(HISTORY_CAP))),
+            history: Arc::new(Mutex::new(Seen {
+                history: ProcessHistory::new(HISTORY_CAP),
+                held: held::Held::default(),
+            })),
             last: None,
             wanted: false,
+            second: false,
+            changed: BTreeMap::new(),
+            count: opts.process_samples.clone(),
         }
     }
 
@@ -56,8 +91,48 @@ impl Provenance {
         self.wanted = true;
     }
 
+    /// The unattributed entry `item` of the root `root` (canonical path) appeared, grew or
+    /// changed: the process table is sampled soon, and who holds something inside it is looked
+    /// for then.
+    pub(super) fn want_under(&mut self, root: &Path, item: &Path) {
+        self.wanted = true;
+        // No allocation for an entry already listed: a burst touches the same ones again.
+        let entries = match self.changed.get_mut(root) {
+            Some(e) => e,
+            None => self
+                .changed
+                .entry(root.to_path_buf())
+                .or_insert_with(|| Some(BTreeSet::new())),
+        };
+        let full = match &mut *entries {
+            Some(items) if items.len() >= CHANGED_CAP => true,
+            Some(items) => {
+                if !items.contains(item) {
+                    items.insert(item.to_path_buf());
+                }
+                false
+            }
+            None => false,
+        };
+        if full {
+            *entries = None;
+        }
+    }
+
+    /// `(root, dir)`: where to look for holders, the entries changed since the last sample
+    /// (the root itself past [`CHANGED_CAP`] of them); none are left listed.
+    fn take_changed(&mut self) -> Vec<(PathBuf, PathBuf)> {
+        std::mem::take(&mut self.changed)
+            .into_iter()
+            .flat_map(|(root, items)| match items {
+                Some(items) => items.into_iter().map(|i| (root.clone(), i)).collect(),
+                None => vec![(root.clone(), root)],
+            })
+            .collect()
+    }
+
     /// The history, for a job on the blocking pool.
-    pub(super) fn history(&self) -> Arc<Mutex<ProcessHistory>> {
+    pub(super) fn history(&self) -> Arc<Mutex<Seen>> {
         self.history.clone()
     }
 
@@ -78,18 +153,32 @@ impl Provenance {
             return false;
         }
         self.wanted = false;
+        // The first sample of a burst may come before its writer opened anything: a second one
+        // a gap later sees who holds the new entries then.
+        self.second = !self.second;
+        if self.second {
+            self.wanted = true;
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
         let history = self.history.clone();
+        let dirs = self.take_changed();
         let res = tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            let seen = provenance::sample_processes();
-            let n = seen.len();
             // Process start times are the OS's wall clock: the sample is stamped with it too.
+            let now = SystemTime::now();
+            let seen = provenance::sample_processes();
+            let sighted = held::look(&dirs, &seen, now);
+            let n = seen.len();
             let mut h = lock(&history);
-            h.observe(SystemTime::now(), seen);
+            h.history.observe(now, seen);
+            for s in sighted {
+                h.held.record(s);
+            }
             tracing::debug!(
                 processes = n,
-                held = h.len(),
-                heap_bytes = h.heap_bytes(),
+                held = h.history.len(),
+                holders = h.held.sightings().len(),
+                heap_bytes = h.history.heap_bytes(),
                 ms = started.elapsed().as_millis() as u64,
                 "sampled the process table for the writers of unattributed entries"
             );
@@ -244,5 +333,32 @@ pub fn evidence_dto(e: &Evidence) -> EvidenceDto {
         orphans: e.orphans.map(|o| o as u64),
         alive: e.alive,
         last_seen_unix_secs: e.last_seen.map(crate::units::unix_secs),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_entries_are_looked_under_one_by_one_up_to_the_cap_then_the_root_whole() {
+        let opts = super::super::MonitorOptions::new(
+            Vec::new(),
+            Arc::new(crate::catalogue::Catalogue::builtin()),
+        );
+        let mut p = Provenance::new(&opts);
+        let (a, b) = (Path::new("/a"), Path::new("/b"));
+        p.want_under(a, Path::new("/a/x"));
+        p.want_under(a, Path::new("/a/x"));
+        p.want_under(b, Path::new("/b/y"));
+        assert!(p.deadline().is_some(), "a sample is wanted");
+        let pair = |r: &str, d: &str| (PathBuf::from(r), PathBuf::from(d));
+        assert_eq!(p.take_changed(), [pair("/a", "/a/x"), pair("/b", "/b/y")]);
+        assert!(p.take_changed().is_empty(), "taken");
+        for i in 0..=CHANGED_CAP {
+            p.want_under(a, &a.join(format!("e{i}")));
+        }
+        p.want_under(b, Path::new("/b/z"));
+        assert_eq!(p.take_changed(), [pair("/a", "/a"), pair("/b", "/b/z")]);
     }
 }

@@ -44,7 +44,7 @@ impl Records {
         Records {
             recorder,
             procs,
-            provenance: Provenance::new(),
+            provenance: Provenance::new(opts),
             alert_tx,
         }
     }

@@ -248,7 +248,8 @@ impl Watching {
             } => {
                 if !claimed {
                     // An unattributed entry appeared or changed: see who runs now.
-                    out.records.provenance.want();
+                    let root = &self.roots[i].root.canonical;
+                    out.records.provenance.want_under(root, &item);
                 }
                 if !claimed && discover && max_depth > 1 {
                     if let Some(rel) = self.roots[i].root.relative(path) {
