@@ -49,7 +49,13 @@ pub(crate) fn key_and_numbers(
             i += lit;
             continue;
         }
-        if (i == 0 || CLASS[b[i - 1] as usize] == 0) && is_uuid_at(b, i) {
+        // A UUID: 36 bytes from here with a `-` after the first 8 (checked first: most runs
+        // are no UUID).
+        if b.get(i + 8) == Some(&b'-')
+            && b.len() - i >= 36
+            && (i == 0 || CLASS[b[i - 1] as usize] == 0)
+            && is_uuid_at(b, i)
+        {
             out.extend_from_slice(&[MARK, b'u', 36]);
             i += 36;
             continue;
@@ -263,9 +269,16 @@ fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
 /// Writes the placeholder of an all-digit run (at `at` in the name): a time or a hash of its
 /// own length, else a number run of any length (its range goes to `nums`; the grouper decides
 /// whether it stays literal: see [`group`]).
+#[inline]
 fn digits_part(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
-    let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
+    // The run is all ASCII digits (10 or 13 of them here: no overflow of a u64).
+    let value = || {
+        Some(
+            run.iter()
+                .fold(0u64, |v, &c| v * 10 + u64::from(c.wrapping_sub(b'0'))),
+        )
+    };
     match n {
         10 if value().is_some_and(|v| TS_SECS.contains(&v)) => placeholder(out, b't', n),
         13 if value().is_some_and(|v| TS_SECS.contains(&(v / 1000))) => placeholder(out, b't', n),
