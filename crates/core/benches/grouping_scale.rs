@@ -14,6 +14,10 @@
 //! Then the same entries one level down, all inside one top-level dir `out/`: a scan with a
 //! tally, with and without grouping the children of unattributed top-level dirs
 //! ([`scan_root_each_found`]), the difference being what grouping one level down costs.
+//!
+//! `GROUPING_ONE=setup|without|with|nested` with `GROUPING_TREE=/dir` runs one scan of that tree
+//! (built there on the first call) and exits: for counting instructions under
+//! `valgrind --tool=callgrind`, where the wall clock of a shared machine says little.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -229,8 +233,67 @@ fn scan_nested(root: &Root, catalogue: &Catalogue, nested: bool) -> (Duration, i
     (wall, peak, largest)
 }
 
+/// One scan in this process, for an instruction count (`valgrind --tool=callgrind`): `mode` is
+/// `setup` (the tree and the catalogue, no scan), `without` (a scan handing items to a counter),
+/// `with` (a scan handing them to a tally, as `scan` does) or `nested` (the tally and the
+/// groups one and two levels down). The tree is `GROUPING_TREE` (built there when empty), so
+/// the building is not counted: run once per mode and subtract `setup`.
+fn one(mode: &str, entries: usize) {
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("GROUPING_TREE").expect("GROUPING_TREE: the tree's dir"),
+    );
+    std::fs::create_dir_all(&dir).expect("the tree's dir");
+    if std::fs::read_dir(&dir)
+        .expect("the tree's dir")
+        .next()
+        .is_none()
+    {
+        println!(
+            "built {} entries in {}",
+            build(&dir, entries),
+            dir.display()
+        );
+        return;
+    }
+    let root = Root::new(RootKind::Temp, &dir).expect("the tree is a root");
+    let catalogue = Catalogue::builtin();
+    let progress = ScanProgress::new();
+    let started = Instant::now();
+    let mut tally = Tally::new(10);
+    let mut seen = 0u64;
+    match mode {
+        "setup" => {}
+        "without" => {
+            scan_root_each(&root, &catalogue, &progress, |_| seen += 1);
+        }
+        "with" => {
+            scan_root_each(&root, &catalogue, &progress, |item| {
+                seen += 1;
+                tally.add(&root, &item);
+            });
+        }
+        "nested" => {
+            scan_root_each_found(&root, &catalogue, &progress, |f| {
+                seen += 1;
+                tally.add_found(&root, &f);
+            });
+        }
+        other => panic!("GROUPING_ONE={other:?}: say setup, without, with or nested"),
+    }
+    let groups = tally.unattributed_groups();
+    println!(
+        "{mode}: {seen} items, {} groups, {:?}",
+        groups.len(),
+        started.elapsed()
+    );
+}
+
 fn main() {
     let entries = env("GROUPING_ENTRIES", 100_000);
+    if let Ok(mode) = std::env::var("GROUPING_ONE") {
+        one(&mode, entries);
+        return;
+    }
     let runs = env("GROUPING_RUNS", 3).max(1);
     let parent = std::env::var_os("GROUPING_DIR").map_or_else(std::env::temp_dir, Into::into);
     let tree = tempfile::Builder::new()

@@ -47,12 +47,12 @@ pub use group::{
 };
 pub use key::shape_key;
 use key::{key_and_numbers, merge_lits, MARK};
-pub use nested::Nested;
+pub use nested::{Nested, NESTED_MAX_SUBDIRS};
 pub use rule::{
     check_rule, check_rule_in, owner_from, rule_for, suggested_id, RuleCheck, RuleError,
     RuleOptions, MIN_AGE_FLOOR_SECS,
 };
-pub use shape_group::ShapeGroup;
+pub use shape_group::{rest_of, ShapeGroup};
 pub use writers::{writers, Writer, MAX_OPEN_FILES};
 
 /// One run of a shape.

@@ -18,6 +18,7 @@ mod history_cli;
 mod hostile_walks;
 mod metal_cli;
 mod metrics_prometheus;
+mod nested2_cli;
 mod nested_cli;
 mod non_utf8_json_cli;
 mod not_deletable_cli;

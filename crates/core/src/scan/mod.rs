@@ -336,9 +336,10 @@ pub struct EntryMeasure {
     pub issues: Vec<ScanIssue>,
     /// Entries that vanished while it was measured.
     pub vanished: u64,
-    /// When the entry is an unattributed top-level dir whose children form a group (one level
-    /// down, [`crate::shapes::Nested`]): that group, as a full scan finds it.
-    pub nested: Option<crate::shapes::ShapeGroup>,
+    /// When the entry is an unattributed top-level dir: the groups its children and its
+    /// subdirs' children form (one and two levels down, [`crate::shapes::Nested`]), as a full
+    /// scan finds them; empty when none.
+    pub nested: Vec<crate::shapes::ShapeGroup>,
 }
 
 /// [`measure_item_with`], also returning the own entries of the dirs the measure counted
@@ -395,9 +396,9 @@ pub fn measure_entry_with<C: Classify + ?Sized>(
     let found = std::sync::Mutex::new(Vec::new());
     let sink = |item: Item| found.lock().unwrap_or_else(|p| p.into_inner()).push(item);
     let progress = ScanProgress::new();
-    let nested = std::sync::Mutex::new(None);
+    let nested = std::sync::Mutex::new(Vec::new());
     let nested_sink = |_: &std::ffi::OsStr, g: crate::shapes::ShapeGroup| {
-        *nested.lock().unwrap_or_else(|p| p.into_inner()) = Some(g);
+        nested.lock().unwrap_or_else(|p| p.into_inner()).push(g);
     };
     let walker = Walker::new(
         root.kind,

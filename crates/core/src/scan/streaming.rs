@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::{Mutex, TryLockError};
 
 use super::shard::Merged;
 use super::stat::{stat_path, Stat};
@@ -17,6 +17,10 @@ use crate::shapes::ShapeGroup;
 
 /// Items a walk thread holds before handing them to the visitor at once.
 const VISIT_BATCH: usize = 64;
+
+/// Items a walk thread holds at most while the visitor is busy with another thread's batch; past
+/// them it waits for the visitor.
+const VISIT_BACKLOG: usize = 8 * VISIT_BATCH;
 
 /// The scan of one root without its items: what [`scan_root_each`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,9 +156,17 @@ where
     };
     // The visitor and the number of items handed to it, under one lock, taken once per
     // `VISIT_BATCH` items a walk thread finished (so 700k items do not contend 700k times).
+    // A walk thread that finds the visitor busy with another thread's batch (a tally grouping
+    // names) walks on and hands its items over later, rather than idling on the lock; only past
+    // `VISIT_BACKLOG` held items does it wait.
     let visit = Mutex::new((visit, 0u64));
-    let hand_over = |items: &mut Vec<Item>| {
-        let mut v = visit.lock().unwrap_or_else(|p| p.into_inner());
+    let hand_over = |items: &mut Vec<Item>, wait: bool| {
+        let mut v = match visit.try_lock() {
+            Ok(v) => v,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) if !wait => return,
+            Err(TryLockError::WouldBlock) => visit.lock().unwrap_or_else(|p| p.into_inner()),
+        };
         for item in items.drain(..) {
             v.1 += 1;
             (v.0)(Found::Item(item));
@@ -165,7 +177,7 @@ where
         pending.with(|items| {
             items.push(item);
             if items.len() >= VISIT_BATCH {
-                hand_over(items);
+                hand_over(items, items.len() >= VISIT_BACKLOG);
             }
         });
     };
@@ -204,7 +216,7 @@ where
     } else {
         Acc::default()
     };
-    pending.each(|items| hand_over(items));
+    pending.each(|items| hand_over(items, true));
     summary.vanished = walker.vanished.load(Ordering::Relaxed);
     summary.non_utf8_names = walker.non_utf8_names.load(Ordering::Relaxed);
     summary.other_device = walker.other_device.load(Ordering::Relaxed);

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::inventory::{Item, Measure, ProducerTotals};
 use crate::roots::{Root, RootKind};
@@ -130,7 +130,7 @@ impl Tally {
             super::Found::Item(item) => self.add(root, item),
             super::Found::Nested(g) => {
                 let Some(within) = &g.within else { return };
-                if root.is_nested_root(&root.canonical.join(within)) {
+                if root.in_nested(Path::new(within)) {
                     return;
                 }
                 let held = self
@@ -163,7 +163,7 @@ impl Tally {
                 }
             },
         };
-        if let Some(name) = item.path.file_name() {
+        if let Some(name) = top_name(&root.canonical, &item.path) {
             let dir = !item.is_symlink && item.measure.dirs > 0;
             self.shapes[at].2.add(name, dir, &item.measure);
         }
@@ -248,8 +248,8 @@ impl Tally {
                 .nested
                 .iter()
                 .filter(|(r, _, n)| {
-                    let within = n.within.as_deref().unwrap_or_default();
-                    r == root && !groups[at..].iter().any(|t| t.group.contains(within, true))
+                    let top = n.top_dir().unwrap_or_default();
+                    r == root && !groups[at..].iter().any(|t| t.group.contains(top, true))
                 })
                 .map(|(_, _, group)| UnattributedGroup {
                     root: root.clone(),
@@ -261,12 +261,16 @@ impl Tally {
             groups.extend(nested);
             for lone in done.lone {
                 let mut measure = lone.measure;
-                let inside = groups[first_nested..]
-                    .iter_mut()
-                    .find(|n| n.group.within.as_deref() == Some(lone.name.as_os_str()));
-                if let Some(n) = inside {
-                    measure = measure.less(&n.group.measure);
-                    if measure.files == 0 && measure.dirs <= 1 {
+                // The groups in this dir and in its subdirs: the dir lists only the rest.
+                let inside: Vec<usize> = (first_nested..groups.len())
+                    .filter(|&i| groups[i].group.top_dir() == Some(lone.name.as_os_str()))
+                    .collect();
+                if let Some(&first) = inside.first() {
+                    let held: Vec<&ShapeGroup> = inside.iter().map(|&i| &groups[i].group).collect();
+                    let (rest, bare) = crate::shapes::rest_of(&measure, &held);
+                    measure = rest;
+                    if bare {
+                        let n = &mut groups[first];
                         n.group.measure.allocated_bytes += measure.allocated_bytes;
                         n.group.measure.apparent_bytes += measure.apparent_bytes;
                         n.group.measure.freeable_bytes += measure.freeable_bytes;
@@ -291,5 +295,21 @@ impl Tally {
         let mut lone: Vec<Unattributed> = largest.into_iter().map(|w| w.0).collect();
         lone.sort_by(Unattributed::report_order);
         (groups, lone)
+    }
+}
+
+/// The name of the top-level entry `p` of the root `root` (as [`Path::file_name`] gives it): the
+/// bytes after the root's and a `/` when they hold no other `/` (a slice and a `memchr`: parsing
+/// the path's components cost the grouping as much again per item); else `file_name`.
+fn top_name<'p>(root: &Path, p: &'p Path) -> Option<&'p std::ffi::OsStr> {
+    use std::os::unix::ffi::OsStrExt;
+    let (b, r) = (p.as_os_str().as_bytes(), root.as_os_str().as_bytes());
+    match b.strip_prefix(r).and_then(|rest| rest.strip_prefix(b"/")) {
+        Some(name)
+            if !name.is_empty() && !name.contains(&b'/') && name != b"." && name != b".." =>
+        {
+            Some(std::ffi::OsStr::from_bytes(name))
+        }
+        _ => p.file_name(),
     }
 }

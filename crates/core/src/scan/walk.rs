@@ -339,9 +339,21 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
     ) {
         let mut acc = head.own;
         let mut unclaimed_inside = false;
-        // An unattributed top-level dir: its children grouped by shape as they are summed.
-        let kids = (depth == 1 && claim.is_none() && head.is_dir && self.nested_groups.is_some())
-            .then(|| Mutex::new(Nested::new()));
+        // An unattributed top-level dir: its children grouped by shape as they are summed (not
+        // one that is, or holds, another root: what lies there is that root's).
+        let kids = (depth == 1
+            && claim.is_none()
+            && head.is_dir
+            && self.nested_groups.is_some()
+            && !self.nested.iter().any(|n| {
+                let top = Path::new(at.name());
+                n.starts_with(if at.is_start() {
+                    top.file_name().map_or(top, Path::new)
+                } else {
+                    top
+                })
+            }))
+        .then(|| Mutex::new(Nested::new()));
         if head.is_dir {
             let marked = kids.as_ref().map(|k| at.with_kids(k));
             let inside = self.children(open, marked.as_ref().unwrap_or(at), rel, depth);
@@ -372,7 +384,7 @@ impl<'a, C: Classify + ?Sized> Walker<'a, C> {
                     (&structure, name, kids, self.nested_groups)
                 {
                     let kids = kids.into_inner().unwrap_or_else(|p| p.into_inner());
-                    if let Some(g) = kids.finish(name) {
+                    for g in kids.finish_all(name) {
                         sink(name, g);
                     }
                 }

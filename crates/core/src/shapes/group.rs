@@ -72,6 +72,20 @@ struct Acc {
     partial: bool,
     /// What the members hold in each number run of the key, in order.
     nums: Vec<NumStat>,
+    /// [`prefix8`] of the last example.
+    last_head: u64,
+}
+
+/// The first 8 bytes of `b` as a big-endian number (missing bytes as 0): two names whose values
+/// differ are ordered as the values are.
+fn prefix8(b: &[u8]) -> u64 {
+    match b.first_chunk::<8>() {
+        Some(w) => u64::from_be_bytes(*w),
+        None => b
+            .iter()
+            .enumerate()
+            .fold(0, |v, (i, &c)| v | u64::from(c) << (56 - 8 * i)),
+    }
 }
 
 /// The values one number run of a shape took: a run that took one value in every member stays
@@ -137,10 +151,19 @@ impl Acc {
                 c.truncate(k);
             }
         }
-        if self.examples.len() < EXAMPLES || self.examples.last().is_some_and(|l| name < l) {
+        // Most names come after the last example: told by their first 8 bytes, no `memcmp`.
+        let head = prefix8(bytes);
+        let before_last = match self.examples.last() {
+            _ if self.examples.len() < EXAMPLES => true,
+            Some(_) if head != self.last_head => head < self.last_head,
+            Some(l) => name < l.as_os_str(),
+            None => true,
+        };
+        if before_last {
             let at = self.examples.partition_point(|e| e.as_os_str() < name);
             self.examples.insert(at, name.to_os_string());
             self.examples.truncate(EXAMPLES);
+            self.last_head = self.examples.last().map_or(0, |l| prefix8(l.as_bytes()));
         }
         self.longest = self.longest.max(bytes.len());
         if self.is_group() {

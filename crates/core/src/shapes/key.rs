@@ -30,27 +30,76 @@ pub(crate) fn key_and_numbers(
 ) {
     nums.clear();
     out.clear();
+    // A key is at most a byte longer than its name but for placeholders (3 bytes each, for a
+    // run of at least one byte): one reserve, so the pushes below never grow it but rarely.
+    out.reserve(b.len() + 8);
     out.push(if dir { KEY_DIR } else { KEY_FILE });
     let mut i = 0;
     while i < b.len() {
-        if !b[i].is_ascii_alphanumeric() {
-            out.push(b[i]);
-            i += 1;
+        // The bytes up to the next alphanumeric run, as they are.
+        let lit = b[i..]
+            .iter()
+            .take_while(|&&c| CLASS[c as usize] == 0)
+            .count();
+        if lit > 0 {
+            // Mostly one separator: pushed, not a `memcpy` call.
+            for &c in &b[i..i + lit] {
+                out.push(c);
+            }
+            i += lit;
             continue;
         }
-        if (i == 0 || !b[i - 1].is_ascii_alphanumeric()) && is_uuid_at(b, i) {
+        // A UUID: 36 bytes from here with a `-` after the first 8 (checked first: most runs
+        // are no UUID).
+        if b.get(i + 8) == Some(&b'-')
+            && b.len() - i >= 36
+            && (i == 0 || CLASS[b[i - 1] as usize] == 0)
+            && is_uuid_at(b, i)
+        {
             out.extend_from_slice(&[MARK, b'u', 36]);
             i += 36;
             continue;
         }
-        let end = i + b[i..]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .count();
-        classify(&b[i..end], out, i, nums);
+        // The run, counted as it is found (one lookup per byte).
+        let mut counts = Counts::default();
+        let mut end = i;
+        while let Some(&c) = b.get(end) {
+            let k = CLASS[c as usize];
+            if k == 0 {
+                break;
+            }
+            counts.add(k);
+            end += 1;
+        }
+        classify(&b[i..end], &counts, out, i, nums);
         i = end;
     }
 }
+
+/// Byte classes, one table lookup per byte: a decimal digit, a lowercase or uppercase ASCII
+/// letter, and a hex digit of either; 0 for any other byte.
+const DIGIT: u8 = 1;
+const LOWER: u8 = 2;
+const UPPER: u8 = 4;
+const HEXL: u8 = 8;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = if b.is_ascii_digit() {
+            DIGIT | HEXL
+        } else if b.is_ascii_lowercase() {
+            LOWER | if b <= b'f' { HEXL } else { 0 }
+        } else if b.is_ascii_uppercase() {
+            UPPER | if b <= b'F' { HEXL } else { 0 }
+        } else {
+            0
+        };
+        c += 1;
+    }
+    t
+};
 
 impl Shape {
     /// The shape a key of [`shape_key`] encodes.
@@ -104,6 +153,9 @@ fn is_uuid_at(b: &[u8], i: usize) -> bool {
     let Some(s) = b.get(i..i + 36) else {
         return false;
     };
+    if s[8] != b'-' {
+        return false;
+    }
     if b.get(i + 36).is_some_and(u8::is_ascii_alphanumeric) {
         return false;
     }
@@ -116,22 +168,51 @@ fn is_uuid_at(b: &[u8], i: usize) -> bool {
 /// Epoch seconds of 2001-09-09 .. 2099-12-31 have 10 digits; milliseconds 13.
 const TS_SECS: std::ops::RangeInclusive<u64> = 1_000_000_000..=4_102_444_800;
 
-/// Writes one alphanumeric run (at `at` in the name) into a shape key: its placeholder(s), or the
-/// run itself; the ranges of its number runs go to `nums`.
-fn classify(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
+/// What an alphanumeric run holds: how many digits, the classes any byte has (`any`) and those
+/// every byte has (`all`: [`HEXL`] set when all are hex digits).
+struct Counts {
+    digits: usize,
+    any: u8,
+    all: u8,
+}
+
+impl Default for Counts {
+    fn default() -> Counts {
+        Counts {
+            digits: 0,
+            any: 0,
+            all: u8::MAX,
+        }
+    }
+}
+
+impl Counts {
+    fn add(&mut self, k: u8) {
+        self.digits += usize::from(k & DIGIT);
+        self.any |= k;
+        self.all &= k;
+    }
+}
+
+/// Writes one alphanumeric run (at `at` in the name; `counts` what it holds) into a shape key:
+/// its placeholder(s), or the run itself; the ranges of its number runs go to `nums`.
+fn classify(
+    run: &[u8],
+    counts: &Counts,
+    out: &mut Vec<u8>,
+    at: usize,
+    nums: &mut Vec<(usize, usize)>,
+) {
     let n = run.len();
-    let digits = run.iter().filter(|c| c.is_ascii_digit()).count();
+    let digits = counts.digits;
+    // Whether any byte is a lowercase / uppercase letter, and whether all are hex digits.
+    let (lower, upper) = (counts.any & LOWER != 0, counts.any & UPPER != 0);
+    let hex = counts.all & HEXL != 0;
     if digits == n {
         digits_part(run, out, at, nums);
         return;
     }
-    let lower = run.iter().filter(|c| c.is_ascii_lowercase()).count();
-    let upper = run.iter().filter(|c| c.is_ascii_uppercase()).count();
-    if n >= 8
-        && (digits > 0 || n >= 12)
-        && (lower == 0 || upper == 0)
-        && run.iter().all(u8::is_ascii_hexdigit)
-    {
+    if n >= 8 && (digits > 0 || n >= 12) && !(lower && upper) && hex {
         placeholder(out, b'h', n);
         return;
     }
@@ -139,7 +220,7 @@ fn classify(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usi
     let letters = n - digits;
     if digits > 0
         && run[..letters].iter().all(u8::is_ascii_alphabetic)
-        && (lower == 0 || upper == 0 || word_like(&run[..letters]))
+        && (!(lower && upper) || word_like(&run[..letters]))
     {
         out.extend_from_slice(&run[..letters]);
         digits_part(&run[letters..], out, at + letters, nums);
@@ -163,7 +244,7 @@ fn classify(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usi
         return;
     }
     // Letters and digits mixed (two letters at least: `31T23` of an ISO time is no random run).
-    if n >= 5 && ((digits > 0 && letters >= 2) || (lower > 0 && upper > 0 && !word_like(run))) {
+    if n >= 5 && ((digits > 0 && letters >= 2) || (lower && upper && !word_like(run))) {
         placeholder(out, b'r', n);
         return;
     }
@@ -188,9 +269,16 @@ fn placeholder(out: &mut Vec<u8>, kind: u8, n: usize) {
 /// Writes the placeholder of an all-digit run (at `at` in the name): a time or a hash of its
 /// own length, else a number run of any length (its range goes to `nums`; the grouper decides
 /// whether it stays literal: see [`group`]).
+#[inline]
 fn digits_part(run: &[u8], out: &mut Vec<u8>, at: usize, nums: &mut Vec<(usize, usize)>) {
     let n = run.len();
-    let value = || std::str::from_utf8(run).ok()?.parse::<u64>().ok();
+    // The run is all ASCII digits (10 or 13 of them here: no overflow of a u64).
+    let value = || {
+        Some(
+            run.iter()
+                .fold(0u64, |v, &c| v * 10 + u64::from(c.wrapping_sub(b'0'))),
+        )
+    };
     match n {
         // Seconds and milliseconds alike: `<ts>` matches both, so names that differ only there
         // are one template (one group, one history key).

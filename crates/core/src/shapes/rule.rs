@@ -166,12 +166,31 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
     if !group.shape.is_text() {
         return Err(RuleError::NotText { shape });
     }
-    // One level down: `<dir>/<glob>`, the dir's name escaped; the catalogue's globs are of fixed
-    // depth with `*` never crossing a `/`, so this claims the dir's children of the shape only
-    // (the regex is matched on the last component, the member's name).
+    // One or two levels down: `<dir>/<glob>` (`<top>/<subdir>/<glob>`), each name escaped; the
+    // catalogue's globs are of fixed depth with `*` never crossing a `/`, so this claims that
+    // dir's children of the shape only (the regex is matched on the last component, the
+    // member's name).
     let mut glob = String::new();
     if let Some(w) = within {
         super::glob_escape(w, &mut glob);
+        // A plain first component would make that top-level dir an implicit structure dir of
+        // the rule (the catalogue attributes such a dir, with whatever else it holds, to the
+        // rule): its first character is written as a class, so the rule claims its members
+        // only and the rest of the dir stays unattributed.
+        if !glob
+            .split('/')
+            .next()
+            .is_some_and(|f| f.contains(['*', '?', '[', ']', '{', '}', '\\']))
+        {
+            if let Some(c) = w.chars().next() {
+                let class = if c == '^' {
+                    "\\^".to_owned()
+                } else {
+                    format!("[{c}]")
+                };
+                glob.replace_range(..c.len_utf8(), &class);
+            }
+        }
         glob.push('/');
     }
     glob.push_str(&group.shape.glob());
@@ -240,7 +259,7 @@ pub fn rule_for(kind: RootKind, group: &ShapeGroup, opts: &RuleOptions) -> Resul
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuleCheck {
     /// Entries the rule would claim that are not members of the group (top-level names; for a
-    /// group one level down, `<dir>/<name>`).
+    /// group one or two levels down, `<dir>/<name>`).
     pub wrongly_claimed: Vec<OsString>,
     /// Members the rule would not claim.
     pub missed: Vec<OsString>,
@@ -257,8 +276,8 @@ impl RuleCheck {
 
 /// Lists the top-level entries of `root` (canonical path, a root of `kind`) and checks that the
 /// rule `id` of `catalogue` (which holds it) claims exactly the members of `group`. For a group
-/// one level down ([`ShapeGroup::within`]) the entries of that dir are checked too (as
-/// `<dir>/<name>`). At most `GROUP_MIN_ITEMS` names of each list are kept.
+/// one or two levels down ([`ShapeGroup::within`]) the entries of each dir down to the group's
+/// are checked too (as `<dir>/<name>`). At most `GROUP_MIN_ITEMS` names of each list are kept.
 ///
 /// What another producer holds is judged by `before`, the catalogue without the rule, as the
 /// scan judges it (`contains` read on disk): an entry that `before` claims, or that holds an
@@ -336,9 +355,21 @@ impl Judge<'_> {
             nested: Vec::new(),
         };
         let keep = GROUP_MIN_ITEMS as usize;
-        let within = self.group.within.as_deref();
-        let levels = std::iter::once((root.to_path_buf(), None, within.is_none()))
-            .chain(within.map(|w| (root.join(w), Some(w), true)));
+        // The top level, then each dir down to the group's: `<top>` and `<top>/<subdir>` for a
+        // group two levels down (members in the last only).
+        let within = self.group.within.as_deref().map(Path::new);
+        let mut levels: Vec<(std::path::PathBuf, Option<&Path>, bool)> =
+            vec![(root.to_path_buf(), None, within.is_none())];
+        if let Some(w) = within {
+            let mut downs: Vec<&Path> = w
+                .ancestors()
+                .filter(|a| !a.as_os_str().is_empty())
+                .collect();
+            downs.reverse();
+            for d in downs {
+                levels.push((root.join(d), Some(d), d == w));
+            }
+        }
         for (dir_path, prefix, has_members) in levels {
             let entries = match std::fs::read_dir(&dir_path) {
                 // The group's dir missing in another root: nothing there.

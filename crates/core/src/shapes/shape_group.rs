@@ -27,8 +27,9 @@ pub struct ShapeGroup {
     pub newest_mtime: Option<SystemTime>,
     /// Up to three member names, first in byte order.
     pub examples: Vec<OsString>,
-    /// The top-level dir the members lie in (one path component), for a group found one level
-    /// down ([`super::Nested`]); `None` for a group of top-level entries.
+    /// The dir the members lie in, relative to the root: a top-level dir (one path component)
+    /// for a group found one level down, `<top>/<subdir>` (two components) for one found two
+    /// levels down ([`super::Nested`]); `None` for a group of top-level entries.
     pub within: Option<OsString>,
 }
 
@@ -38,6 +39,14 @@ impl ShapeGroup {
     /// word), decided byte for byte, never on a rendering of the name.
     pub fn contains(&self, name: &OsStr, dir: bool) -> bool {
         self.shape.matches(name.as_bytes(), dir)
+    }
+
+    /// The top-level dir the members lie in or under (the first component of
+    /// [`ShapeGroup::within`]); `None` for a group of top-level entries.
+    pub fn top_dir(&self) -> Option<&OsStr> {
+        let w = self.within.as_deref()?.as_bytes();
+        let end = w.iter().position(|&b| b == b'/').unwrap_or(w.len());
+        Some(OsStr::from_bytes(&w[..end]))
     }
 
     /// The group as shown (`scan`'s and the snapshot's `shape`) and as `rules add` takes it: its
@@ -114,4 +123,23 @@ impl ShapeGroup {
             self.examples.truncate(EXAMPLES);
         }
     }
+}
+
+/// What is left of the unattributed top-level dir measured `m` once `groups`, the groups found
+/// in it or in its subdirs ([`ShapeGroup::top_dir`] is that dir), are taken out, and whether the
+/// rest is only the dirs that hold them (the top-level dir and each subdir a group lies in, no
+/// file): shown through the groups then, not listed.
+pub fn rest_of(m: &Measure, groups: &[&ShapeGroup]) -> (Measure, bool) {
+    let mut rest = *m;
+    let mut holders: Vec<&OsStr> = Vec::new();
+    for g in groups {
+        rest = rest.less(&g.measure);
+        if let Some(w) = g.within.as_deref().filter(|w| w.as_bytes().contains(&b'/')) {
+            if !holders.contains(&w) {
+                holders.push(w);
+            }
+        }
+    }
+    let bare = rest.files == 0 && rest.dirs <= 1 + holders.len() as u64;
+    (rest, bare)
 }

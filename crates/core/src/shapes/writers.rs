@@ -4,7 +4,7 @@
 //!
 //! Cost: one range walk over the snapshot's open files under the root (at most
 //! [`MAX_OPEN_FILES`] looked at), and one `lstat` per distinct top-level entry they lie in (per
-//! entry of the dir, for a group one level down); the members themselves are never listed.
+//! entry of the dir, for a group one or two levels down); the members themselves are never listed.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -40,23 +40,33 @@ pub fn writers(
     if groups.is_empty() || per_group == 0 {
         return out;
     }
-    // pid per top-level entry (per entry of a group's dir for a group one level down), lowest
-    // pids first.
+    // pid per top-level entry (per entry of a group's dir for a group one or two levels down:
+    // the dir, relative to the root, and the member's name), lowest pids first.
     let mut by_entry: BTreeMap<(OsString, Option<OsString>), Vec<u32>> = BTreeMap::new();
     for f in probe.open_files_under(root, MAX_OPEN_FILES) {
         let Ok(rel) = f.path.strip_prefix(root) else {
             continue;
         };
-        let mut parts = rel.components();
-        let Some(Component::Normal(name)) = parts.next() else {
+        let Some(Component::Normal(name)) = rel.components().next() else {
             continue;
         };
-        let below = groups.iter().any(|g| g.within.as_deref() == Some(name));
-        let child = match parts.next() {
-            Some(Component::Normal(c)) if below => Some(c.to_os_string()),
-            _ => None,
+        // The deepest group dir the file lies under, and its entry there.
+        let below = groups
+            .iter()
+            .filter_map(|g| g.within.as_deref())
+            .filter_map(|w| {
+                let mut rest = rel.strip_prefix(w).ok()?.components();
+                match rest.next() {
+                    Some(Component::Normal(c)) => Some((w, c)),
+                    _ => None,
+                }
+            })
+            .max_by_key(|(w, _)| w.len());
+        let key = match below {
+            Some((w, c)) => (w.to_os_string(), Some(c.to_os_string())),
+            None => (name.to_os_string(), None),
         };
-        let pids = by_entry.entry((name.to_os_string(), child)).or_default();
+        let pids = by_entry.entry(key).or_default();
         if !pids.contains(&f.pid) {
             pids.push(f.pid);
         }

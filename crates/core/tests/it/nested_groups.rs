@@ -363,3 +363,61 @@ fn the_grouping_of_a_dir_of_100k_random_children_stays_within_its_budget() {
     assert!(names > 1000, "{names}");
     assert!(nested.finish(OsStr::new("d")).is_none());
 }
+
+/// Run dirs that each hold many frames of one template: the run dirs are the group (one level
+/// down), and no run dir shows a group of its frames as well (two levels down): those bytes are
+/// in the first group already. Nested groups of the subdirs of a dir that is no group are kept.
+#[test]
+fn a_subdir_that_is_a_member_of_a_group_shows_no_group_of_its_own() {
+    let (_tmp, dir) = tempdir();
+    ordinary(&dir);
+    let out = dir.join("tool-out");
+    let runs = iso_dirs(&out, 24, 9);
+    for (i, r) in runs.iter().enumerate() {
+        for f in 0..21 {
+            tree::write_file(&r.join(format!("frame-{:04}.png", f * 3 + 1)), 300 + i + f);
+        }
+    }
+    // Beside it, a dir of a few project dirs, one holding frames: a group two levels down.
+    let frames: Vec<PathBuf> = (0..23)
+        .map(|f| {
+            let p = dir
+                .join("studio/clip/")
+                .join(format!("frame-{:04}.png", f * 5 + 2));
+            tree::write_file(&p, 1000 + f * 77);
+            p
+        })
+        .collect();
+    tree::write_file(&dir.join("studio/readme.md"), 500);
+    let (tally, _) = scan(&dir);
+    let groups = tally.unattributed_groups();
+    assert_eq!(groups.len(), 2, "{groups:#?}");
+    let runs_g = groups
+        .iter()
+        .find(|g| g.group.within.as_deref() == Some(OsStr::new("tool-out")))
+        .expect("the run dirs' group");
+    assert_eq!(runs_g.group.items, 24);
+    assert_eq!(runs_g.group.measure.allocated_bytes, du::allocated(&[&out]));
+    let clip = groups
+        .iter()
+        .find(|g| g.group.within.as_deref() == Some(OsStr::new("studio/clip")))
+        .expect("the frames' group two levels down");
+    assert_eq!(clip.group.items, 23);
+    assert_eq!(clip.group.top_dir(), Some(OsStr::new("studio")));
+    assert_eq!(clip.group.measure.allocated_bytes, du::allocated(&frames));
+    assert!(
+        clip.group.label().starts_with("studio/clip/frame-"),
+        "{}",
+        clip.group.label()
+    );
+    let studio = tally
+        .unattributed()
+        .into_iter()
+        .find(|u| u.path == dir.join("studio"))
+        .expect("studio's rest");
+    assert_eq!(
+        studio.measure.allocated_bytes,
+        du::allocated(&[dir.join("studio")]) - du::allocated(&frames)
+    );
+    assert_adds_up(&tally, &dir);
+}

@@ -180,13 +180,16 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                 continue;
             }
             if let Some(mut m) = st.measure_at(rel) {
-                // A dir whose children form a group one level down: the group shows them, the
-                // dir only the rest (nothing but its own entry left: not listed), as `scan`.
-                if let Some(g) = st.nested_group(rel.as_os_str()) {
-                    m = m.less(&g.measure);
-                    if m.files == 0 && m.dirs <= 1 {
+                // A dir whose children (or its subdirs' children) form groups: the groups show
+                // them, the dir only the rest (nothing but the dirs holding them left: not
+                // listed), as `scan`.
+                let held = st.nested_groups(rel.as_os_str());
+                if !held.is_empty() {
+                    let (rest, bare) = crate::shapes::rest_of(&m, &held);
+                    if bare {
                         continue;
                     }
+                    m = rest;
                 }
                 unattributed.push((m.allocated_bytes, st.root.canonical.join(rel), st, m));
             }

@@ -15,7 +15,7 @@ use crate::watch::live::DirEntryStat;
 /// What [`measure_batch`] found for one path: the item (`None`: gone, or not an item), for a
 /// top-level dir the own entries its measure counted (see [`measure_batch`]), and the group its
 /// children form, if any ([`crate::scan::EntryMeasure::nested`]).
-pub(super) type Measured = (PathBuf, Option<Item>, Vec<Counted>, Option<ShapeGroup>);
+pub(super) type Measured = (PathBuf, Option<Item>, Vec<Counted>, Vec<ShapeGroup>);
 
 /// An own entry a measure counted: the dir (relative to the root), its `lstat` as counted, and
 /// whether it becomes a baseline even when the state holds no such dir yet (the top-level dir,
@@ -66,7 +66,7 @@ pub(super) fn measure_batch(
                     .collect();
                 out.push((path.clone(), m.item, own, m.nested));
             }
-            Ok(None) => out.push((path.clone(), None, Vec::new(), None)),
+            Ok(None) => out.push((path.clone(), None, Vec::new(), Vec::new())),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot measure item; keeping its last figures");
             }

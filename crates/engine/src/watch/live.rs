@@ -73,9 +73,10 @@ pub struct RootState {
     producers: BTreeMap<Arc<str>, Group>,
     /// The unattributed top-level entries: totals and largest ones.
     unattributed: Group,
-    /// The group the children of an unattributed top-level dir form (one level down, as the
-    /// scan finds it: [`crate::shapes::Nested`]), by that dir's name; set by the scan and by each
-    /// re-measure of the dir. At most [`crate::shapes::MAX_SHAPES`].
+    /// The groups the children of an unattributed top-level dir and of its subdirs form (one and
+    /// two levels down, as the scan finds them: [`crate::shapes::Nested`]), by the dir they lie
+    /// in (relative to the root); set by the scan and by each re-measure of the top-level dir.
+    /// At most [`crate::shapes::MAX_SHAPES`].
     nested: BTreeMap<std::ffi::OsString, crate::shapes::ShapeGroup>,
     /// Totals of the root: the root dir's own entry plus every item, updated by deltas.
     pub total: Measure,

@@ -160,3 +160,114 @@ async fn a_group_one_level_down_is_in_the_snapshot_and_grows_without_a_rescan() 
     drop(writer);
     m.shutdown().await;
 }
+
+/// The `i`-th log dir of a project, `logs-<ISO time>`, with a file or two.
+fn log(project: &Path, i: usize) -> PathBuf {
+    let d = project.join(format!(
+        "logs-2026-{:02}-{:02}T{:02}-{:02}-{:02}",
+        1 + i % 12,
+        1 + i % 28,
+        i % 24,
+        (i * 7) % 60,
+        (i * 13) % 60
+    ));
+    tree::write_file(&d.join("server.log"), 2000 + i * 1301);
+    d
+}
+
+fn group_in<'s>(s: &'s Snapshot, prefix: &str) -> Option<&'s UnattributedGroupDto> {
+    s.unattributed_groups
+        .iter()
+        .find(|g| g.shape.starts_with(prefix))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn groups_two_levels_down_are_in_the_snapshot_follow_a_remeasure_and_make_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("root");
+    let tool = root.join("tool");
+    let mut a: Vec<PathBuf> = (0..25).map(|i| log(&tool.join("proj-a"), i)).collect();
+    let b: Vec<PathBuf> = (0..22)
+        .map(|i| log(&tool.join("proj-b"), 100 + i))
+        .collect();
+    tree::write_file(&tool.join("tool.db"), 9_999);
+    let mut opts = MonitorOptions::new(
+        vec![Root::new(RootKind::Temp, &root).unwrap()],
+        Arc::new(Catalogue::builtin()),
+    );
+    opts.debounce = Duration::from_millis(50);
+    let m = monitor::spawn(opts).unwrap();
+    let s = wait_for(&m, "two groups inside tool", |s| {
+        s.state != MonitorState::Scanning
+            && group_in(s, "tool/proj-a/logs-").is_some()
+            && group_in(s, "tool/proj-b/logs-").is_some()
+    })
+    .await;
+    assert_eq!(
+        s.unattributed_groups.len(),
+        2,
+        "{:?}",
+        s.unattributed_groups
+    );
+    let ga = group_in(&s, "tool/proj-a/logs-").unwrap();
+    let gb = group_in(&s, "tool/proj-b/logs-").unwrap();
+    assert_eq!((ga.items, gb.items), (25, 22));
+    assert_eq!(ga.allocated_bytes, du::allocated(&a));
+    assert_eq!(gb.allocated_bytes, du::allocated(&b));
+    // `tool` lists only what the groups leave of it: no byte counted twice.
+    let rest = du::allocated(&[&tool]) - du::allocated(&a) - du::allocated(&b);
+    let t = s
+        .unattributed
+        .iter()
+        .find(|u| u.path.ends_with("tool"))
+        .expect("tool's rest");
+    assert_eq!(t.allocated_bytes, rest);
+
+    // Five more logs in proj-a: `tool` is re-measured, the group follows without a rescan.
+    a.extend((25..30).map(|i| log(&tool.join("proj-a"), i)));
+    m.flush().await.unwrap();
+    let s = wait_for(&m, "30 members in proj-a", |s| {
+        group_in(s, "tool/proj-a/logs-").is_some_and(|g| g.items == 30)
+    })
+    .await;
+    let ga = group_in(&s, "tool/proj-a/logs-").unwrap().clone();
+    assert_eq!(ga.allocated_bytes, du::allocated(&a));
+    assert_eq!(group_in(&s, "tool/proj-b/logs-").unwrap().items, 22);
+    assert_eq!(s.roots[0].rescans, 0);
+
+    // A rule from the proj-a group claims exactly its 30 members.
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let p = groups::preview_group_rule(&m, Some(&config), &ga.root, &ga.label)
+        .await
+        .unwrap();
+    assert_eq!(p.refused, None, "{p:?}");
+    assert!(p.is_exact(), "{p:?}");
+    assert_eq!(p.claimed, 30);
+    let rule = p.rule.clone().unwrap();
+    assert!(
+        rule.glob.starts_with("[t]ool/proj\\-a/logs\\-"),
+        "{}",
+        rule.glob
+    );
+    let added = groups::add_group_rule(
+        &m,
+        Some(&config),
+        &ga.root,
+        &ga.label,
+        &rule.id,
+        &rule.regex,
+    )
+    .await
+    .unwrap();
+    assert_eq!(added.claimed, 30);
+    let s = wait_for(&m, "the producer", |s| {
+        s.producers.iter().any(|p| p.id == rule.id && p.items == 30)
+    })
+    .await;
+    let prod = s.producers.iter().find(|p| p.id == rule.id).unwrap();
+    assert_eq!(prod.allocated_bytes, du::allocated(&a));
+    assert!(group_in(&s, "tool/proj-a/").is_none());
+    assert_eq!(group_in(&s, "tool/proj-b/logs-").unwrap().items, 22);
+    m.shutdown().await;
+}

@@ -240,12 +240,30 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
         let open = parent.fd.map_or(Open::Path, |fd| Open::At(fd, cname));
         match std::mem::replace(&mut sub.next, Next::Plain) {
             Next::Plain => {
-                let inner = self.children(open, &at, sub.rel.as_deref(), depth);
+                // A subdir of a top-level dir whose children are grouped: its own children are
+                // grouped too (two levels down), within the top-level dir's bounds.
+                let own = parent
+                    .at
+                    .kids
+                    .and_then(|k| lock_kids(k).nest())
+                    .map(Mutex::new);
+                let marked = own.as_ref().map(|k| at.with_kids(k));
+                let inner = self.children(
+                    open,
+                    marked.as_ref().unwrap_or(&at),
+                    sub.rel.as_deref(),
+                    depth,
+                );
                 if let Some(kids) = parent.at.kids {
                     let m = sub.head.own.merge(inner).into_measure(sub.head.birth);
-                    kids.lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .add(name, true, &m);
+                    let below = own
+                        .map(|k| k.into_inner().unwrap_or_else(|p| p.into_inner()))
+                        .and_then(|k| k.finish(name));
+                    let mut kids = lock_kids(kids);
+                    kids.add(name, true, &m);
+                    if let Some(g) = below {
+                        kids.add_below(g);
+                    }
                 }
                 inner
             }
@@ -255,4 +273,10 @@ impl<C: Classify + ?Sized> Walker<'_, C> {
             }
         }
     }
+}
+
+/// The grouper of a dir's children, a poisoned lock taken as is (a panic elsewhere leaves the
+/// counts it had).
+fn lock_kids(k: &Mutex<Nested>) -> std::sync::MutexGuard<'_, Nested> {
+    k.lock().unwrap_or_else(|p| p.into_inner())
 }

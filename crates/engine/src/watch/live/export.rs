@@ -87,7 +87,10 @@ impl RootState {
         }
         let mut done = g.finish();
         let top = done.groups.len();
-        for (within, group) in &self.nested {
+        for group in self.nested.values() {
+            let Some(within) = group.top_dir() else {
+                continue;
+            };
             let holder = self.item_at(Path::new(within));
             let unattributed_dir = holder
                 .is_some_and(|it| it.producer.is_none() && !it.is_symlink && it.measure.dirs > 0);
@@ -105,9 +108,10 @@ impl RootState {
         done
     }
 
-    /// Keeps `group` (one level down: its [`crate::shapes::ShapeGroup::within`] names the
-    /// top-level dir) as what that dir's children form now, in place of the last one; a group
-    /// without `within` is ignored. Past [`crate::shapes::MAX_SHAPES`] dirs, a new one is not kept.
+    /// Keeps `group` (one or two levels down: its [`crate::shapes::ShapeGroup::within`] names
+    /// the dir it lies in) as what that dir's children form now, in place of the last one; a
+    /// group without `within` is ignored. Past [`crate::shapes::MAX_SHAPES`] dirs, a new one is
+    /// not kept.
     pub fn set_nested(&mut self, group: crate::shapes::ShapeGroup) {
         let Some(within) = group.within.clone() else {
             return;
@@ -117,14 +121,30 @@ impl RootState {
         }
     }
 
-    /// The group one level down inside the top-level dir `within`, if one is kept.
-    pub fn nested_group(&self, within: &std::ffi::OsStr) -> Option<&crate::shapes::ShapeGroup> {
-        self.nested.get(within)
+    /// The groups kept in the top-level dir `top` and in its subdirs (one and two levels down).
+    pub fn nested_groups(&self, top: &std::ffi::OsStr) -> Vec<&crate::shapes::ShapeGroup> {
+        self.nested
+            .values()
+            .filter(|g| g.top_dir() == Some(top))
+            .collect()
     }
 
-    /// Forgets the group one level down of the top-level dir `within` (its children form none
+    /// Keeps `groups` as all that the top-level dir `top` and its subdirs hold now (what its
+    /// last measure found), forgetting the groups kept there before.
+    pub fn replace_nested(
+        &mut self,
+        top: &std::ffi::OsStr,
+        groups: Vec<crate::shapes::ShapeGroup>,
+    ) {
+        self.forget_nested(top);
+        for g in groups {
+            self.set_nested(g);
+        }
+    }
+
+    /// Forgets the groups in the top-level dir `top` and in its subdirs (its children form none
     /// any more, or it is gone).
-    pub fn forget_nested(&mut self, within: &std::ffi::OsStr) {
-        self.nested.remove(within);
+    pub fn forget_nested(&mut self, top: &std::ffi::OsStr) {
+        self.nested.retain(|_, g| g.top_dir() != Some(top));
     }
 }

@@ -54,7 +54,7 @@ fn load_scan<R: Send>(
                     let inside_root = g
                         .within
                         .as_ref()
-                        .is_some_and(|w| st.root.is_nested_root(&st.root.canonical.join(w)));
+                        .is_some_and(|w| st.root.in_nested(w.as_ref()));
                     if !inside_root {
                         st.set_nested(g);
                     }
@@ -224,10 +224,7 @@ impl Watching {
                 if let (Some(std::path::Component::Normal(top)), None) =
                     (parts.next(), parts.next())
                 {
-                    match nested {
-                        Some(g) => st.set_nested(g),
-                        None => st.forget_nested(top),
-                    }
+                    st.replace_nested(top, nested);
                 }
             }
             let is_dir = item
