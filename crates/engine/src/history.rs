@@ -11,7 +11,10 @@
 //! - `group_samples`: `(group key, unix secs) -> label, allocated bytes, items` of each group of
 //!   unattributed entries ([`GroupSample`], key from [`group_key`]), bounded as `samples` are.
 //! - `group_writers`: `(group key, evidence kind, name) -> exe, app, agreement, first and last
-//!   seen alive` ([`StoredWriter`]): a writer stays named after it exited and the monitor restarted.
+//!   seen alive, and for a pid in the name which digit run is the pid` ([`StoredWriter`]): a
+//!   writer stays named after it exited and the monitor restarted, and a rule made from the group
+//!   still gets its owner from it (schema 4 added the digit run; a read-only open reads a schema-3
+//!   file, whose writers have none).
 //!
 //! Times are stored as Unix seconds, sizes as bytes. The file is opened in WAL mode with a short busy
 //! timeout, so a locked or corrupt database is reported quickly with its path, and never deleted.
@@ -42,7 +45,7 @@ pub use growth::{disk_full_eta, recent_window, steady_eta, Growth, MIN_ETA_SPAN}
 pub use reclaims::{ATTEMPT, INTERRUPTED};
 pub use runs::{group_runs, AuditRow, ReclaimRun, RUN_GAP_SECS};
 pub use samples::{Sample, Series};
-pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use schema::{APPLICATION_ID, READABLE_SINCE, SCHEMA_VERSION};
 
 /// How long a statement waits for another process's lock before failing with
 /// [`HistoryError::Locked`].
@@ -57,6 +60,9 @@ pub struct History {
     file_id: Option<(u64, u64)>,
     /// Set when the file was found deleted or replaced and recreated; see `take_notice`.
     notice: Option<HistoryError>,
+    /// The schema version of the file: [`SCHEMA_VERSION`] once migrated; a read-only open may
+    /// read an older one (from [`schema::READABLE_SINCE`]).
+    schema: i64,
 }
 
 impl History {
@@ -124,6 +130,7 @@ impl History {
             path: path.to_path_buf(),
             file_id: None,
             notice: None,
+            schema: SCHEMA_VERSION,
         };
         // The first statement that reads the file: a file that is not a database fails here, and
         // another program's database is refused before anything (even WAL mode) is written to it.
@@ -155,7 +162,7 @@ impl History {
             schema::migrate(&mut history)?;
             history.file_id = id;
         } else {
-            schema::check_readable(&history)?;
+            history.schema = schema::check_readable(&history)?;
         }
         Ok(history)
     }

@@ -120,6 +120,7 @@ fn a_writer_the_history_remembers_owns_the_suggested_rule() {
                 total: MEMBERS,
                 first_seen: an_hour_ago,
                 last_seen: Some(an_hour_ago),
+                pid_run: None,
             }],
         )
         .unwrap();

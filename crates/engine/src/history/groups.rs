@@ -99,6 +99,10 @@ pub struct StoredWriter {
     pub first_seen: SystemTime,
     /// When a writer it names was last seen alive, where known.
     pub last_seen: Option<SystemTime>,
+    /// For [`EvidenceKind::PidInName`]: which run of ASCII digits in the members' names is the
+    /// pid (0 = the first), as [`cachewatch_core::provenance::Evidence::pid_run`]; `None` for
+    /// other kinds and for writers stored before it was kept.
+    pub pid_run: Option<usize>,
 }
 
 /// The stored name of an evidence kind.
@@ -161,13 +165,14 @@ impl History {
         for w in writers {
             tx.prepare_cached(
                 "INSERT INTO group_writers (group_key, kind, name, exe_raw, app, app_version, \
-                 agree, total, first_seen_unix_secs, last_seen_unix_secs) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+                 agree, total, first_seen_unix_secs, last_seen_unix_secs, pid_run) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
                  ON CONFLICT (group_key, kind, name) DO UPDATE SET \
                  exe_raw = COALESCE(excluded.exe_raw, exe_raw), \
                  app = COALESCE(excluded.app, app), \
                  app_version = COALESCE(excluded.app_version, app_version), \
                  agree = excluded.agree, total = excluded.total, \
+                 pid_run = COALESCE(excluded.pid_run, pid_run), \
                  first_seen_unix_secs = MIN(first_seen_unix_secs, excluded.first_seen_unix_secs), \
                  last_seen_unix_secs = CASE \
                    WHEN excluded.last_seen_unix_secs IS NULL THEN last_seen_unix_secs \
@@ -186,6 +191,7 @@ impl History {
                     to_sql_u64(w.total),
                     unix_secs(w.first_seen).min(at),
                     w.last_seen.map(unix_secs),
+                    w.pid_run.and_then(|k| i64::try_from(k).ok()),
                 ])
             })
             .map_err(err("record a group's writer"))?;
@@ -198,19 +204,26 @@ impl History {
     /// # Errors
     /// [`HistoryError`] naming this database.
     pub fn group_writers(&self) -> Result<Vec<StoredWriter>, HistoryError> {
+        // A database opened read-only at an older schema has no `pid_run` yet: it reads as unknown.
+        let sql = if self.schema >= super::schema::PID_RUN_SINCE {
+            "SELECT group_key, kind, name, exe_raw, app, app_version, agree, total, \
+             first_seen_unix_secs, last_seen_unix_secs, pid_run FROM group_writers \
+             ORDER BY group_key, kind, name"
+        } else {
+            "SELECT group_key, kind, name, exe_raw, app, app_version, agree, total, \
+             first_seen_unix_secs, last_seen_unix_secs, NULL FROM group_writers \
+             ORDER BY group_key, kind, name"
+        };
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT group_key, kind, name, exe_raw, app, app_version, agree, total, \
-                 first_seen_unix_secs, last_seen_unix_secs FROM group_writers \
-                 ORDER BY group_key, kind, name",
-            )
+            .prepare_cached(sql)
             .map_err(self.err("prepare reading group writers"))?;
         let rows = stmt
             .query_map([], |r| {
                 let kind: String = r.get(1)?;
                 let exe: Option<Vec<u8>> = r.get(3)?;
                 let last: Option<i64> = r.get(9)?;
+                let pid_run: Option<i64> = r.get(10)?;
                 let w = StoredWriter {
                     key: r.get(0)?,
                     kind: EvidenceKind::InPath,
@@ -222,6 +235,8 @@ impl History {
                     total: from_sql_u64(r.get(7)?),
                     first_seen: from_unix_secs(r.get(8)?),
                     last_seen: last.map(from_unix_secs),
+                    // Only a pid-in-name writer has one; a negative value (not ours) is unknown.
+                    pid_run: pid_run.and_then(|k| usize::try_from(k).ok()),
                 };
                 // A kind this build does not know (a newer one wrote it) is left out.
                 Ok(kind_from_text(&kind).map(|kind| StoredWriter { kind, ..w }))

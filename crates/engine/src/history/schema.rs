@@ -15,7 +15,7 @@ pub const APPLICATION_ID: i32 = 0x4357_4442;
 
 /// The tables each schema version has (index: version - 1), for databases written before the
 /// application id was set.
-const TABLES: [&[&str]; 3] = [
+const TABLES: [&[&str]; 4] = [
     &["alerts", "reclaims", "samples", "series"],
     &[
         "alerts",
@@ -33,13 +33,30 @@ const TABLES: [&[&str]; 3] = [
         "samples",
         "series",
     ],
+    // Version 4 adds a column, no table.
+    &[
+        "alerts",
+        "auto_reclaim_runs",
+        "group_samples",
+        "group_writers",
+        "reclaims",
+        "samples",
+        "series",
+    ],
 ];
 
 /// The schema version this build writes: the number of entries in `MIGRATIONS`.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
+
+/// The oldest schema version a read-only open reads as it is (it cannot migrate): version 4 only
+/// added `group_writers.pid_run`, which reads of a version 3 database take as unknown (NULL).
+pub const READABLE_SINCE: i64 = 3;
+
+/// The first schema version with `group_writers.pid_run`.
+pub(super) const PID_RUN_SINCE: i64 = 4;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`. Append only; never edit a shipped one.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     r#"
 CREATE TABLE series (
     id INTEGER PRIMARY KEY,
@@ -119,6 +136,11 @@ CREATE TABLE group_writers (
     PRIMARY KEY (group_key, kind, name)
 ) WITHOUT ROWID;
 "#,
+    r#"
+-- For kind 'pid-in-name': which run of ASCII digits in the members' names is the pid (0 = the
+-- first); NULL for other kinds and for rows written before this column.
+ALTER TABLE group_writers ADD COLUMN pid_run INTEGER;
+"#,
 ];
 
 fn user_version(history: &History) -> Result<i64, HistoryError> {
@@ -169,11 +191,13 @@ pub(super) fn migrate(history: &mut History) -> Result<(), HistoryError> {
     }
 }
 
-/// Checks a read-only database is at [`SCHEMA_VERSION`].
-pub(super) fn check_readable(history: &History) -> Result<(), HistoryError> {
+/// Checks a read-only database is at a version this build reads ([`READABLE_SINCE`] to
+/// [`SCHEMA_VERSION`]) and returns that version.
+pub(super) fn check_readable(history: &History) -> Result<i64, HistoryError> {
     let found = user_version(history)?;
     match found.cmp(&SCHEMA_VERSION) {
-        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Equal => Ok(found),
+        std::cmp::Ordering::Less if found >= READABLE_SINCE => Ok(found),
         std::cmp::Ordering::Greater => Err(HistoryError::TooNew {
             path: history.path.clone(),
             found,
@@ -185,7 +209,7 @@ pub(super) fn check_readable(history: &History) -> Result<(), HistoryError> {
         std::cmp::Ordering::Less => Err(HistoryError::TooOld {
             path: history.path.clone(),
             found,
-            known: SCHEMA_VERSION,
+            known: READABLE_SINCE,
         }),
     }
 }

@@ -258,7 +258,8 @@ pub fn group_evidence(
 
 /// Adds to `evidence` (strongest first, kept so) the writers the history database remembers for
 /// the group (`stored`) that it does not name already: a writer that exited, maybe before the
-/// monitor started, stays named with when it was last seen alive. One is alive when `history`'s
+/// monitor started, stays named with when it was last seen alive (and a pid in the name with
+/// which digit run of the names is the pid, for a rule's owner). One is alive when `history`'s
 /// latest sample saw a process of its name. A bundle id in the paths is no process and is found
 /// again from the paths, so it is not added.
 pub fn add_remembered(
@@ -276,6 +277,7 @@ pub fn add_remembered(
             if !e.alive {
                 e.last_seen = e.last_seen.max(w.last_seen);
             }
+            e.pid_run = e.pid_run.or(w.pid_run);
             continue;
         }
         // The same executable when its path is known (another program of the same name, or
@@ -292,7 +294,9 @@ pub fn add_remembered(
             app: w.app.clone(),
             agree: usize::try_from(w.agree).unwrap_or(usize::MAX),
             total: usize::try_from(w.total).unwrap_or(usize::MAX),
-            pid_run: None,
+            // Which digit run is the pid, as the evidence found it when the births could still be
+            // matched to live processes: a rule made now still gets `owner.pid_in_name`.
+            pid_run: w.pid_run.filter(|_| w.kind == EvidenceKind::PidInName),
             orphans: None,
             last_seen: w.last_seen,
             alive,

@@ -521,6 +521,20 @@ fn an_empty_database_file_read_only_says_empty_not_schema_version_0() {
 }
 
 /// The tables and views of the database at `path`, sorted (read with SQLite directly).
+/// The column names of `table` in the database at `path`, in order.
+fn columns_of(path: &std::path::Path, table: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("raw");
+    let mut stmt = conn
+        .prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+        .expect("prepare");
+    let out = stmt
+        .query_map([table], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<Vec<String>, _>>()
+        .expect("columns");
+    out
+}
+
 fn tables_of(path: &std::path::Path) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("raw open");
     let mut stmt = conn
@@ -574,15 +588,20 @@ fn another_programs_database_is_refused_and_left_as_it_was() {
     ));
 }
 
-/// Databases written before the application id was set (schema 1 and 2, id 0) still open, and
-/// one of this schema (3) with the id cleared; the older ones are migrated (getting the groups'
-/// tables); all are marked ours.
+/// Databases written before the application id was set (schema 1 to 3, id 0) still open, and
+/// one of this schema (4) with the id cleared; the older ones are migrated (getting the groups'
+/// tables, and the writers' digit run); all are marked ours. Read-only, those this build reads
+/// as they are (3 and 4) open.
 #[test]
 fn older_cachewatch_databases_without_the_application_id_still_open() {
     let dir = tempfile::tempdir().expect("tempdir");
     let groups = "DROP TABLE group_samples; DROP TABLE group_writers;";
     for (version, drop_sql) in [
-        (3, String::new()),
+        (4, String::new()),
+        (
+            3,
+            "ALTER TABLE group_writers DROP COLUMN pid_run;".to_owned(),
+        ),
         (2, groups.to_owned()),
         (1, format!("{groups} DROP TABLE auto_reclaim_runs;")),
     ] {
@@ -595,7 +614,7 @@ fn older_cachewatch_databases_without_the_application_id_still_open() {
             ))
             .expect("make it look older");
         }
-        if version == SCHEMA_VERSION {
+        if version >= cachewatch::history::READABLE_SINCE {
             drop(History::open_read_only(&path).expect("read-only opens as it is"));
         }
         drop(History::open(&path).expect("an older cachewatch database opens"));
@@ -614,6 +633,10 @@ fn older_cachewatch_databases_without_the_application_id_still_open() {
         for t in ["auto_reclaim_runs", "group_samples", "group_writers"] {
             assert!(tables.contains(&t.to_owned()), "v{version}: {tables:?}");
         }
+        assert!(
+            columns_of(&path, "group_writers").contains(&"pid_run".to_owned()),
+            "v{version}"
+        );
     }
 }
 
@@ -663,6 +686,7 @@ fn a_schema_2_database_keeps_its_samples_and_gets_the_group_tables() {
         total: 4,
         first_seen: t0,
         last_seen: Some(t0 + Duration::from_secs(5)),
+        pid_run: Some(1),
     };
     let s = GroupSample {
         key: key.clone(),
@@ -719,6 +743,7 @@ fn group_samples_compact_like_series_and_expired_groups_lose_their_writers() {
         total: 40,
         first_seen: t(START),
         last_seen: Some(t(START + 60)),
+        pid_run: None,
     };
     h.record_groups(t(START + 60), &[], std::slice::from_ref(&w))
         .expect("writer");
@@ -743,4 +768,194 @@ fn group_samples_compact_like_series_and_expired_groups_lose_their_writers() {
     h.compact(t(START + 410 * 86_400)).expect("expire");
     assert!(h.group_series(&key, t(0)).expect("rows").is_empty());
     assert!(h.group_writers().expect("writers").is_empty());
+}
+
+/// A pid-in-name writer keeps which digit run of the names is the pid (a rule made from the group
+/// after a restart takes `owner.pid_in_name` from it); a later sighting without one keeps it, one
+/// with another run replaces it. A schema-3 database (no such column) keeps every sample and
+/// writer: read-only it opens as it is (runs unknown), and opened for writing it is migrated to
+/// 4, its rows kept.
+#[test]
+fn a_pid_in_name_writer_keeps_its_digit_run_and_a_schema_3_database_migrates_with_its_rows() {
+    use cachewatch::history::{GroupSample, StoredWriter};
+    use cachewatch_core::provenance::EvidenceKind;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("h.db");
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    let key = b"/r\0dwrk_\0d\0_\0d\0".to_vec();
+    let pid = StoredWriter {
+        key: key.clone(),
+        kind: EvidenceKind::PidInName,
+        name: "leakwriter".into(),
+        exe: Some("/opt/leak/bin/leakwriter".into()),
+        app: None,
+        app_version: None,
+        agree: 5,
+        total: 6,
+        first_seen: t0,
+        last_seen: Some(t0 + Duration::from_secs(5)),
+        pid_run: Some(1),
+    };
+    let launch = StoredWriter {
+        kind: EvidenceKind::CreatedAtLaunch,
+        name: "katago".into(),
+        exe: None,
+        pid_run: None,
+        ..pid.clone()
+    };
+    let sample = GroupSample {
+        key: key.clone(),
+        label: "wrk_<digits2>_<digits5>/".into(),
+        allocated_bytes: 8192,
+        items: 6,
+    };
+    {
+        let mut h = History::open(&path).expect("create");
+        h.record_groups(
+            t0,
+            std::slice::from_ref(&sample),
+            &[pid.clone(), launch.clone()],
+        )
+        .expect("groups");
+        // Ordered by kind's text: created-at-launch, then pid-in-name.
+        assert_eq!(
+            h.group_writers().expect("writers"),
+            vec![launch.clone(), pid.clone()]
+        );
+        // Seen again without a run (remembered from a row that had none): the run stays.
+        let again = StoredWriter {
+            pid_run: None,
+            agree: 6,
+            ..pid.clone()
+        };
+        h.record_groups(t0 + Duration::from_secs(60), &[], &[again])
+            .expect("again");
+        let got = h.group_writers().expect("writers");
+        assert_eq!(got[1].pid_run, Some(1));
+        assert_eq!(got[1].agree, 6);
+        // Found in another run now: that one is kept.
+        let moved = StoredWriter {
+            pid_run: Some(0),
+            ..pid.clone()
+        };
+        h.record_groups(t0 + Duration::from_secs(120), &[], &[moved])
+            .expect("moved");
+    }
+    // Reopened: as stored.
+    let got = History::open(&path)
+        .expect("reopen")
+        .group_writers()
+        .expect("writers");
+    assert_eq!(
+        got,
+        vec![
+            launch.clone(),
+            StoredWriter {
+                pid_run: Some(0),
+                ..pid.clone()
+            }
+        ]
+    );
+
+    // The same rows as a schema-3 database holds them: no `pid_run` column.
+    {
+        let conn = rusqlite::Connection::open(&path).expect("raw");
+        conn.execute_batch(
+            "ALTER TABLE group_writers DROP COLUMN pid_run; PRAGMA user_version = 3;",
+        )
+        .expect("make it schema 3");
+    }
+    assert!(!columns_of(&path, "group_writers").contains(&"pid_run".to_owned()));
+    let unknown = StoredWriter {
+        pid_run: None,
+        ..pid.clone()
+    };
+    {
+        let h = History::open_read_only(&path).expect("a schema-3 database reads as it is");
+        assert_eq!(
+            h.group_writers().expect("writers"),
+            vec![launch.clone(), unknown.clone()]
+        );
+        assert_eq!(
+            h.group_series(&key, UNIX_EPOCH).expect("series"),
+            vec![(t0, 8192, 6)]
+        );
+    }
+    assert_eq!(
+        columns_of(&path, "group_writers").len(),
+        10,
+        "read-only adds nothing"
+    );
+    let mut h = History::open(&path).expect("migrates");
+    let v: i64 = rusqlite::Connection::open(&path)
+        .expect("raw")
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(v, SCHEMA_VERSION);
+    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(
+        h.group_writers().expect("writers"),
+        vec![launch.clone(), unknown]
+    );
+    assert_eq!(
+        h.group_series(&key, UNIX_EPOCH).expect("series"),
+        vec![(t0, 8192, 6)]
+    );
+    // The monitor names the pid run again: stored.
+    h.record_groups(
+        t0 + Duration::from_secs(180),
+        &[],
+        std::slice::from_ref(&pid),
+    )
+    .expect("named again");
+    assert_eq!(h.group_writers().expect("writers"), vec![launch, pid]);
+}
+
+/// A database of a newer schema than this build knows (what an older cachewatch finds after an
+/// upgrade and a downgrade) is refused, for writing and read-only, saying to upgrade, and left as
+/// it was; one older than a read-only open reads says to run the monitor to migrate it.
+#[test]
+fn a_newer_schema_is_refused_and_an_older_one_read_only_says_to_migrate() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("new.db");
+    drop(History::open(&path).expect("create"));
+    let newer = SCHEMA_VERSION + 1;
+    rusqlite::Connection::open(&path)
+        .expect("raw")
+        .execute_batch(&format!("PRAGMA user_version = {newer};"))
+        .expect("make it newer");
+    let before = std::fs::read(&path).expect("read");
+    for e in [
+        History::open(&path).expect_err("newer"),
+        History::open_read_only(&path).expect_err("newer"),
+    ] {
+        assert!(
+            matches!(e, HistoryError::TooNew { found, known, .. } if found == newer && known == SCHEMA_VERSION),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("upgrade cachewatch"), "{e}");
+    }
+    assert_eq!(std::fs::read(&path).expect("read"), before);
+
+    let old = dir.path().join("old.db");
+    drop(History::open(&old).expect("create"));
+    rusqlite::Connection::open(&old)
+        .expect("raw")
+        .execute_batch(
+            "DROP TABLE group_samples; DROP TABLE group_writers; PRAGMA user_version = 2;",
+        )
+        .expect("make it schema 2");
+    let e = History::open_read_only(&old).expect_err("too old");
+    assert!(
+        matches!(
+            e,
+            HistoryError::TooOld {
+                found: 2,
+                known: 3,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("run the monitor once"), "{e}");
 }

@@ -212,6 +212,7 @@ pub(super) fn group_samples_of(
                 first_seen: now,
                 // A live holder has no sighting time of its own: it is seen now.
                 last_seen: e.last_seen.or(e.alive.then_some(now)),
+                pid_run: e.pid_run,
             })
         })
         .collect();
