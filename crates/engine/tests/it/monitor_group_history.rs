@@ -4,7 +4,9 @@
 //! (with no `leakwriter` running, so nothing but the database can name it) the group is still
 //! named after it with when it was last seen alive and is a confirmed leak; members added while
 //! the monitor was down count as growth (from the stored samples) and the
-//! `unknown-producer-growth` alert names the writer; `/metrics` labels the group with it.
+//! `unknown-producer-growth` alert names the writer; `/metrics` labels the group with it. The rule
+//! the window makes from the group keeps `owner.pid_in_name` and its `pid` capture across the
+//! restart: the database keeps which digit run of the names is the pid.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -86,6 +88,20 @@ async fn start(root: &Path, db: &Path) -> MonitorHandle {
     m
 }
 
+/// The name regex of the rule the window makes from the `wrk_` group of `s` (checked against the
+/// config file `config`): it claims every member and is owned by the pid in the name.
+async fn pid_rule(m: &MonitorHandle, config: &Path, s: &Snapshot) -> String {
+    let g = group(s).unwrap();
+    let p = cachewatch::api::groups::preview_group_rule(m, Some(config), &g.root, &g.label)
+        .await
+        .unwrap();
+    assert_eq!((p.members, p.claimed), (g.items, g.items), "{p:?}");
+    let rule = p.rule.unwrap();
+    assert!(rule.toml.contains("pid_in_name = true"), "{}", rule.toml);
+    assert_eq!(rule.regex.matches("(?P<pid>").count(), 1, "{}", rule.regex);
+    rule.regex
+}
+
 /// Reads the database (read-only, beside the monitor) until `ok` holds of what `read` returns.
 async fn poll_db<T: std::fmt::Debug>(
     db: &Path,
@@ -144,6 +160,11 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
     let key = key_from_hex(&group(&s).unwrap().history_key).unwrap();
     let at_shutdown = members(&root);
     assert_eq!(at_shutdown.len(), 24);
+    let conf = tempfile::tempdir().unwrap();
+    let config = conf.path().join("config.toml");
+    std::fs::write(&config, "# mine\n").unwrap();
+    let before = pid_rule(&m, &config, &s).await;
+    assert!(before.starts_with("^wrk_(?P<pid>[0-9]"), "{before}");
 
     // The database holds the writer, not alive since its last sight, and a sample of all 24.
     poll_db(
@@ -184,6 +205,8 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
         Some(std::fs::canonicalize(&exe).unwrap())
     );
     let last_seen = writer.last_seen.unwrap();
+    // The pid is the names' first digit run.
+    assert_eq!(writer.pid_run, Some(0), "{writer:?}");
 
     // While the monitor is down the group grows, by members whose numbers are no pid.
     for i in 0..ADDED {
@@ -231,6 +254,10 @@ async fn a_writer_that_exited_is_named_after_a_restart_and_the_growth_carries_ov
         e.exe.as_deref().map(PathBuf::from),
         Some(std::fs::canonicalize(&exe).unwrap())
     );
+    // No process of the members' pids runs: only the stored digit run gives the rule its owner,
+    // the pid captured from the same run as before the restart.
+    let after = pid_rule(&m, &config, &s).await;
+    assert!(after.starts_with("^wrk_(?P<pid>[0-9]"), "{after}");
 
     // The growth over the window starts at the first stored sample, taken before the restart.
     let first_items = before_restart.first().unwrap().2;
