@@ -167,7 +167,8 @@ pub struct Rule {
     /// Entries that must all exist inside an item (a dir) for the rule to claim it: the content
     /// signature a generic name needs. Each is a relative path of plain names (`index`, or
     /// `model/done` below the item: TF-DF's `tmp*` dirs hold the YDF model in `model/`); every
-    /// dir on the way must be a real dir, never a symlink. Checked against the file system by
+    /// dir on the way must be a real dir, never a symlink, and an entry written with a trailing
+    /// `/` (`objects/`) must be a real dir itself (without it, any kind of entry counts). Checked against the file system by
     /// the scan (a few `fstatat` calls per candidate, as it lists the candidate's parent) and by
     /// [`Catalogue::item_of_in`]; the path-only [`Catalogue::classify`] and
     /// [`Catalogue::item_of`] never let such a rule claim anything. Empty when absent.
@@ -437,11 +438,15 @@ impl Catalogue {
         let base = &root.canonical;
         self.item_of_with(root.kind, rel, &|item, entry| {
             let mut at = base.join(item);
+            let (entry, want_dir) = match entry.strip_suffix('/') {
+                Some(d) => (d, true),
+                None => (entry, false),
+            };
             let mut parts = entry.split('/').peekable();
             while let Some(part) = parts.next() {
                 at.push(part);
                 match std::fs::symlink_metadata(&at) {
-                    Ok(md) if parts.peek().is_none() || md.is_dir() => {}
+                    Ok(md) if (parts.peek().is_none() && !want_dir) || md.is_dir() => {}
                     _ => return false,
                 }
             }

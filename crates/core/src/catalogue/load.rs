@@ -299,10 +299,13 @@ pub(crate) fn is_slug(id: &str) -> bool {
 }
 
 /// Every `contains` and `lacks` entry is a relative path of plain names (not empty, no leading
-/// or trailing `/`, no empty, `.` or `..` component); `lacks` only beside `contains`.
+/// `/`, no empty, `.` or `..` component), maybe with one trailing `/` (the entry is a dir);
+/// `lacks` only beside `contains`.
 fn check_contains(l: &Loaded) -> Result<(), CatalogueError> {
-    let plain =
-        |n: &String| !n.is_empty() && n.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    let plain = |n: &String| {
+        let n = n.strip_suffix('/').unwrap_or(n);
+        !n.is_empty() && n.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+    };
     let invalid = |message: String| CatalogueError::Invalid {
         origin: l.origin.clone(),
         line: l.id_line,
@@ -313,7 +316,7 @@ fn check_contains(l: &Loaded) -> Result<(), CatalogueError> {
     if let Some((field, bad)) = entries.chain(absent).find(|(_, n)| !plain(n)) {
         return Err(invalid(format!(
             "producer {:?}: {field} entry {bad:?} is not a relative path of plain names; write \
-             entries inside the item such as \"header.pb\" or \"model/done\"",
+             entries inside the item such as \"header.pb\", \"model/done\" or a dir \"objects/\"",
             l.rule.id
         )));
     }

@@ -255,6 +255,12 @@ fn codex_object_dbs_go_once_no_process_works_in_them_and_a_scratch_clone_never()
     tree::write_file(&tp.join("tmp.Sc4tch01/.git/HEAD"), 23);
     tree::write_file(&tp.join("tmp.Sc4tch01/index"), 10);
     fs::create_dir_all(tp.join("tmp.Sc4tch01/objects")).unwrap();
+    // Look-alikes of other kinds: a search index (an `index` dir) beside an `objects` dir, and
+    // `index` and `objects` both files. Git's index is a file, its object store a dir.
+    tree::write_file(&tp.join("tmp.Lucene0001/index/segments_1"), 4_000);
+    fs::create_dir_all(tp.join("tmp.Lucene0001/objects")).unwrap();
+    tree::write_file(&tp.join("tmp.Flat000001/index"), 10);
+    tree::write_file(&tp.join("tmp.Flat000001/objects"), 10);
     for e in fs::read_dir(&tp).unwrap() {
         tree::set_tree_mtime(&e.unwrap().path(), ago(2 * DAY));
     }
@@ -276,6 +282,18 @@ fn codex_object_dbs_go_once_no_process_works_in_them_and_a_scratch_clone_never()
     assert!(matches!(kept.reason, KeepReason::InUse { .. }), "{kept:?}");
     assert!(p.kept.iter().all(|k| k.path != tp.join("tmp.Sc4tch01")));
     assert_eq!(p.planned_bytes, du::allocated(&[tp.join("tmp.Xk3j9QaB")]));
+    let mut codex: Vec<&Path> = inv.roots[0]
+        .items
+        .iter()
+        .filter(|i| i.producer.as_deref() == Some("codex-tmp-git-objects"))
+        .map(|i| i.path.as_path())
+        .collect();
+    codex.sort();
+    assert_eq!(
+        codex,
+        [tp.join("tmp.Xk3j9QaB"), tp.join("tmp.Yk3j9QaC")],
+        "only the git stores are Codex's"
+    );
 }
 
 #[test]

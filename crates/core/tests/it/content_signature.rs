@@ -300,3 +300,41 @@ examples = ["tmp.Zz9Yy8Xx7W"]
     let err = Catalogue::with_extra(&clash, Path::new("config.toml")).unwrap_err();
     assert!(err.to_string().contains("claimed by both"), "{err}");
 }
+
+/// A `contains` or `lacks` entry may end in one `/` (the entry is a dir); any other path that is
+/// not plain names is refused, naming the entry.
+#[test]
+fn a_signature_entry_may_name_a_dir_and_nothing_but_plain_names() {
+    let rule = |contains: &str| {
+        format!(
+            r#"
+[[producer]]
+id = "local-store"
+name = "Stores"
+root = "temp"
+item = "store.*"
+contains = [{contains}]
+kind = "leak"
+reclaim = "manual"
+min_age_secs = 3600
+"#
+        )
+    };
+    for ok in [
+        r#""objects/""#,
+        r#""index", "objects/pack/""#,
+        r#""model/done""#,
+    ] {
+        Catalogue::with_extra(&rule(ok), Path::new("config.toml"))
+            .unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    for bad in ["/objects", "objects//", "a/../b", "/", "./x"] {
+        let err = Catalogue::with_extra(&rule(&format!("{bad:?}")), Path::new("config.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("{bad:?}")) && err.contains("plain names"),
+            "{bad}: {err}"
+        );
+    }
+}
