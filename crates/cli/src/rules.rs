@@ -5,7 +5,7 @@ use std::io::Write;
 
 use anyhow::{bail, Context as _};
 use cachewatch::api::catalogue::{ReclaimMode, Rule};
-use cachewatch::api::groups::{self, GroupSource};
+use cachewatch::api::groups::{self, escape_controls, GroupSource};
 use cachewatch::api::history::StoredWriter;
 use cachewatch::api::rules::Evidence;
 use cachewatch::api::scan::{scan_root_each_found, ScanProgress, Tally, UnattributedGroup};
@@ -234,29 +234,27 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Success);
     }
     for (f, p) in out {
+        // Every comment line is one line: a name may hold a newline, which would end the comment
+        // and leave the rest of it as TOML.
+        let about = escape_controls(&format!(
+            "{} in {} ({} items, {})",
+            f.group.group.shown(),
+            f.group.root.display(),
+            f.group.group.items,
+            bytes(f.group.group.measure.allocated_bytes),
+        ));
         let rule = match (&p.rule, &p.refused) {
             (Some(rule), _) => rule,
             (None, e) => {
                 let e = e.as_deref().unwrap_or("no rule");
-                writeln!(
-                    stdout,
-                    "# {} in {} ({} items, {}): {e}\n",
-                    f.group.group.shown(),
-                    f.group.root.display(),
-                    f.group.group.items,
-                    bytes(f.group.group.measure.allocated_bytes),
-                )?;
+                writeln!(stdout, "# {about}: {}\n", escape_controls(e))?;
                 continue;
             }
         };
         writeln!(
             stdout,
-            "# {} in {} ({} items, {}): cachewatch rules add '{}' --id {}",
-            f.group.group.shown(),
-            f.group.root.display(),
-            f.group.group.items,
-            bytes(f.group.group.measure.allocated_bytes),
-            f.group.group.shown(),
+            "# {about}: cachewatch rules add '{}' --id {}",
+            groups::one_line_label(&f.group.group),
             rule.id
         )?;
         if !p.is_exact() {
@@ -297,29 +295,19 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
         );
     }
     let found = scan_groups(ctx, &args.roots)?;
-    let matching: Vec<&Found> = found
-        .iter()
-        .filter(|f| {
-            f.group.group.shown() == args.shape
-                || f.group.group.key_shown() == args.shape
-                || f.group.group.label() == args.shape
-        })
-        .collect();
-    let f = match matching.as_slice() {
-        [one] => *one,
-        [] => {
-            let shapes: Vec<String> = found.iter().map(|f| f.group.group.shown()).collect();
+    let f = match groups::pick_group(&found, |f| &f.group, &args.shape)? {
+        Some(f) => f,
+        None => {
+            let shapes: Vec<String> = found
+                .iter()
+                .map(|f| groups::one_line_label(&f.group.group))
+                .collect();
             bail!(
                 "no group of shape {:?} in the roots scanned (groups: {}); `cachewatch scan` lists them",
                 args.shape,
                 if shapes.is_empty() { "none".to_owned() } else { shapes.join(", ") }
             )
         }
-        many => bail!(
-            "shape {:?} is a group in {} roots; pass the one with --root KIND=PATH",
-            args.shape,
-            many.len()
-        ),
     };
     let reclaim = match args.reclaim {
         ReclaimArg::Manual => ReclaimMode::Manual,

@@ -30,6 +30,7 @@ mod reclaim_summary_cli;
 mod report_cli;
 mod rule_owner_cli;
 mod rule_owner_stored_cli;
+mod rules_edges_cli;
 mod shapes_cli;
 mod status_outside_cli;
 mod watch_cli;

@@ -91,6 +91,121 @@ pub fn free_id(catalogue: &Catalogue, group: &ShapeGroup, taken: &[String]) -> S
     id
 }
 
+/// `text` with each control character (a newline, a tab, DEL, the C1 controls) written
+/// `\xNN` (`\u{NNNN}` past 0x7f): on one line, safe in a TOML comment and a terminal.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match u32::from(c) {
+            n if c.is_control() && n < 0x80 => out.push_str(&format!("\\x{n:02x}")),
+            n if c.is_control() => out.push_str(&format!("\\u{{{n:04x}}}")),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The group's label ([`ShapeGroup::label`]) on one line ([`escape_controls`]). A label writes a
+/// backslash `\\`, so an escape added here reads as no other group's label: what the CLI prints
+/// to name a group, and takes back ([`pick_group`]).
+pub fn one_line_label(group: &ShapeGroup) -> String {
+    escape_controls(&group.label())
+}
+
+/// A shape argument that names more than one group.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AmbiguousShape {
+    /// One group in each of several roots.
+    #[error("{shape:?} is a group in {count} roots; pass the one with --root KIND=PATH")]
+    InRoots {
+        /// The argument.
+        shape: String,
+        /// In how many roots.
+        count: usize,
+    },
+    /// Several groups of one root print as the same shape (names of different bytes, e.g. a
+    /// backslash and a byte that is not UTF-8 shown as `\xNN`).
+    #[error(
+        "{shape:?} names {} different groups in the root {root:?} (their names print the same but \
+         differ in bytes); pass one of them by its label: {}",
+        labels.len(),
+        labels.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(", ")
+    )]
+    InOneRoot {
+        /// The argument.
+        shape: String,
+        /// The root.
+        root: PathBuf,
+        /// The groups' labels, on one line ([`one_line_label`]).
+        labels: Vec<String>,
+    },
+}
+
+/// `text` quoted for a POSIX shell: in single quotes, a single quote written `'\''`.
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The one of `items` (each holding the group `group(item)`) that the argument `shape` names:
+/// the group whose label it is ([`ShapeGroup::label`] or [`one_line_label`]), else the group whose
+/// shape, as shown ([`ShapeGroup::shown`], [`ShapeGroup::key_shown`], its key alone), it is. `None` when it
+/// names none.
+///
+/// # Errors
+/// [`AmbiguousShape`] when it names several: in several roots, or several groups of one root.
+pub fn pick_group<'a, T>(
+    items: &'a [T],
+    group: impl Fn(&T) -> &crate::scan::UnattributedGroup,
+    shape: &str,
+) -> Result<Option<&'a T>, AmbiguousShape> {
+    let by_label: Vec<&T> = items
+        .iter()
+        .filter(|t| {
+            let g = &group(t).group;
+            g.label() == shape || one_line_label(g) == shape
+        })
+        .collect();
+    let matching = if by_label.is_empty() {
+        items
+            .iter()
+            .filter(|t| {
+                let g = &group(t).group;
+                g.shown() == shape || g.key_shown() == shape || g.key.to_string() == shape
+            })
+            .collect()
+    } else {
+        by_label
+    };
+    match matching.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(*one)),
+        many => {
+            for (i, t) in many.iter().enumerate() {
+                let root = &group(t).root;
+                if many[..i].iter().any(|o| group(o).root == *root) {
+                    continue;
+                }
+                let labels: Vec<String> = many
+                    .iter()
+                    .filter(|o| group(o).root == *root)
+                    .map(|o| one_line_label(&group(o).group))
+                    .collect();
+                if labels.len() > 1 {
+                    return Err(AmbiguousShape::InOneRoot {
+                        shape: shape.to_owned(),
+                        root: root.clone(),
+                        labels,
+                    });
+                }
+            }
+            Err(AmbiguousShape::InRoots {
+                shape: shape.to_owned(),
+                count: many.len(),
+            })
+        }
+    }
+}
+
 /// What the rule a group would make would claim: the window's "Make a rule…" dialog and
 /// `rules suggest --json`.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -147,14 +147,9 @@ pub enum ReportError {
         /// The templates of the groups found.
         groups: Vec<String>,
     },
-    /// The template names a group in more than one root.
-    #[error("{target:?} is a group in {count} roots; pass the one with --root KIND=PATH")]
-    Ambiguous {
-        /// What was asked for.
-        target: String,
-        /// In how many roots.
-        count: usize,
-    },
+    /// The template names more than one group (in several roots, or of one root).
+    #[error(transparent)]
+    Ambiguous(#[from] super::groups::AmbiguousShape),
     /// The history database cannot be read.
     #[error(transparent)]
     History(#[from] crate::history::HistoryError),
@@ -190,7 +185,7 @@ const DAY_SECS: u64 = 86_400;
 ///
 /// # Errors
 /// [`ReportError::Unknown`] when `target` is neither (listing the groups found);
-/// [`ReportError::Ambiguous`] when the template is a group in several roots; the session's errors
+/// [`ReportError::Ambiguous`] when the template names several groups; the session's errors
 /// (an invalid user rule); [`ReportError::History`] when the history database cannot be read.
 pub fn report_draft(
     session: &Session,
@@ -223,26 +218,12 @@ pub fn report_draft(
         return Ok(producer_draft(&rule, p, growth, os));
     }
     let groups = tally.unattributed_groups();
-    let matching: Vec<&UnattributedGroup> = groups
-        .iter()
-        .filter(|g| {
-            g.group.shown() == target
-                || g.group.label() == target
-                || g.group.key.to_string() == target
-        })
-        .collect();
-    let g = match matching.as_slice() {
-        [one] => *one,
-        [] => {
+    let g = match super::groups::pick_group(&groups, |g| g, target)? {
+        Some(g) => g,
+        None => {
             return Err(ReportError::Unknown {
                 target: target.to_owned(),
                 groups: groups.iter().map(|g| g.group.shown()).collect(),
-            })
-        }
-        many => {
-            return Err(ReportError::Ambiguous {
-                target: target.to_owned(),
-                count: many.len(),
             })
         }
     };

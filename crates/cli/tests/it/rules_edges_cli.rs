@@ -1,0 +1,113 @@
+//! `rules suggest|add|ignore` and `report` on groups whose names are hard to print: a newline in
+//! the names, a leading dash, a quote, names that print the same but differ in bytes (a literal
+//! backslash and a byte that is not UTF-8). What suggest prints must be valid TOML and its
+//! commands valid shell that name the group they were printed for.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cachewatch_testkit::du;
+use serde_json::Value;
+
+/// Runs the binary with `dir`'s config.toml (or `config`) and data dir, and `args`.
+fn cw_with(dir: &Path, config: &Path, args: &[&OsStr]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cachewatch"))
+        .arg("--config")
+        .arg(config)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cw(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    cw_with(dir, &dir.join("config.toml"), &args)
+}
+
+/// A scratch dir with an empty config and an empty `root`; the root's canonical path.
+fn scratch() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(dir.path().join("config.toml"), "# mine\n").unwrap();
+    (dir, root)
+}
+
+/// `n` dirs in `root` named `name(i)` (bytes), each holding one file of 700 bytes; their paths.
+fn make(root: &Path, n: usize, name: impl Fn(usize) -> Vec<u8>) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let p = root.join(OsStr::from_bytes(&name(i)));
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("f"), [7u8; 700]).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn root_arg(root: &Path) -> String {
+    format!("temp={}", root.display())
+}
+
+/// The producer `id` in `scan --json` with `config`.
+fn producer(dir: &Path, config: &Path, root: &Path, id: &str) -> Value {
+    let ra = root_arg(root);
+    let (code, out, err) = cw_with(
+        dir,
+        config,
+        &[
+            OsStr::new("scan"),
+            OsStr::new("--json"),
+            OsStr::new("--root"),
+            OsStr::new(&ra),
+        ],
+    );
+    assert!(code == 0 || code == 3, "exit {code}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["producers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("no producer {id}: {out}"))
+        .clone()
+}
+
+#[test]
+fn suggest_output_with_a_newline_in_the_names_is_a_config_that_loads() {
+    let (dir, root) = scratch();
+    let members = make(&root, 21, |i| {
+        format!("run {}\nx", 1000 + i * 37).into_bytes()
+    });
+    let (code, out, err) = cw(
+        dir.path(),
+        &["rules", "suggest", "--root", &root_arg(&root)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let sugg = dir.path().join("s.toml");
+    std::fs::write(&sugg, &out).unwrap();
+    // Each comment is one line: the raw newline is written \x0a.
+    let comment = out.lines().find(|l| l.starts_with("# run ")).unwrap();
+    assert!(comment.contains("run <digits4>\\x0ax/"), "{out}");
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("id = \""))
+        .unwrap()
+        .trim_end_matches('"')
+        .to_owned();
+    let p = producer(dir.path(), &sugg, &root, &id);
+    assert_eq!(p["items"], members.len() as u64, "{out}");
+    assert_eq!(p["allocated_bytes"], du::allocated(&members));
+}
