@@ -251,11 +251,13 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
                 continue;
             }
         };
+        // Options first and `--` before the shape: a shape may start with `-`. The shape is
+        // shell-quoted: it may hold a quote.
         writeln!(
             stdout,
-            "# {about}: cachewatch rules add '{}' --id {}",
-            groups::one_line_label(&f.group.group),
-            rule.id
+            "# {about}: cachewatch rules add --id {} -- {}",
+            rule.id,
+            groups::shell_quote(&groups::one_line_label(&f.group.group)),
         )?;
         if !p.is_exact() {
             writeln!(

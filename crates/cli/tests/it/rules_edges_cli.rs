@@ -111,3 +111,67 @@ fn suggest_output_with_a_newline_in_the_names_is_a_config_that_loads() {
     assert_eq!(p["items"], members.len() as u64, "{out}");
     assert_eq!(p["allocated_bytes"], du::allocated(&members));
 }
+
+/// The `cachewatch rules add ...` command of suggest's comment on a group, run through `sh` with
+/// the binary, the config and the data dir given first, and the root to scan.
+fn run_printed(dir: &Path, comment: &str, root: &Path) -> (i32, String, String) {
+    let at = comment.find("cachewatch rules add ").expect("a command");
+    let cmd = &comment[at + "cachewatch rules add ".len()..];
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "\"$0\" --config \"$1\" --data-dir \"$2\" rules add --root \"$3\" {cmd}"
+        ))
+        .arg(env!("CARGO_BIN_EXE_cachewatch"))
+        .arg(dir.join("config.toml"))
+        .arg(dir.join("data"))
+        .arg(root_arg(root))
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_printed_command_adds_a_rule_for_a_shape_with_a_leading_dash_and_a_quote() {
+    let (dir, root) = scratch();
+    let members = make(&root, 21, |i| {
+        format!("-it's run {}", 1000 + i * 37).into_bytes()
+    });
+    let (code, out, err) = cw(
+        dir.path(),
+        &["rules", "suggest", "--root", &root_arg(&root)],
+    );
+    assert_eq!(code, 0, "{err}");
+    let comment = out.lines().find(|l| l.starts_with("# -it")).expect(&out);
+    let (code, added, err) = run_printed(dir.path(), comment, &root);
+    assert_eq!(code, 0, "{comment}: {err}");
+    assert!(added.starts_with("Added producer"), "{added}");
+    let id = comment
+        .split("--id ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    let p = producer(dir.path(), &dir.path().join("config.toml"), &root, &id);
+    assert_eq!(p["items"], members.len() as u64);
+    assert_eq!(p["allocated_bytes"], du::allocated(&members));
+
+    // `--` before a shape is taken by report and rules ignore too.
+    let shape = "-it's run <digits4>/";
+    let (code, _, err) = cw(
+        dir.path(),
+        &["report", "--root", &root_arg(&root), "--", "-x"],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("\"-x\" is neither a group"), "{err}");
+    let (code, out, err) = cw(dir.path(), &["rules", "ignore", "--", shape]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("Ignored"), "{out}");
+}
