@@ -172,6 +172,9 @@ impl Found {
 #[derive(Debug, Serialize)]
 struct SuggestionJson {
     shape: String,
+    /// The group's label on one line: what names it to `rules add`, `report`, `rules ignore`
+    /// without doubt (two groups of one root may share a `shape`).
+    label: String,
     root_kind: String,
     root: String,
     items: u64,
@@ -210,6 +213,7 @@ fn suggest(ctx: &Context, args: &SuggestArgs) -> anyhow::Result<Outcome> {
             .into_iter()
             .map(|(f, p)| SuggestionJson {
                 shape: f.group.group.shown(),
+                label: groups::one_line_label(&f.group.group),
                 root_kind: f.group.root_kind.to_string(),
                 root: f.group.root.display().to_string(),
                 items: f.group.group.items,
@@ -311,6 +315,23 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
             )
         }
     };
+    let others: Vec<String> = found
+        .iter()
+        .filter(|o| {
+            o.group.root == f.group.root
+                && o.group.group.label() != f.group.group.label()
+                && (o.group.group.shown() == args.shape || o.group.group.key_shown() == args.shape)
+        })
+        .map(|o| groups::shell_quote(&groups::one_line_label(&o.group.group)))
+        .collect();
+    if !others.is_empty() {
+        eprintln!(
+            "note: {:?} is the label of the group taken; other groups of {} print the same: {} (pass a label to name one)",
+            args.shape,
+            f.group.root.display(),
+            others.join(", ")
+        );
+    }
     let reclaim = match args.reclaim {
         ReclaimArg::Manual => ReclaimMode::Manual,
         ReclaimArg::Auto => ReclaimMode::Auto,

@@ -175,3 +175,147 @@ fn the_printed_command_adds_a_rule_for_a_shape_with_a_leading_dash_and_a_quote()
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("Ignored"), "{out}");
 }
+
+/// Members in `root`: 21 dirs `h\xffz<tail>-N` spelled with a backslash (four characters) and
+/// 21 with the byte 0xff (one byte), for each tail; they print the same shape, not the same label.
+fn look_alikes(root: &Path, tail: &str) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let text = make(root, 21, |i| {
+        format!("h\\xffz{tail}-{}", 1000 + i * 37).into_bytes()
+    });
+    let bytes = make(root, 21, |i| {
+        let mut n = b"h\xffz".to_vec();
+        n.extend_from_slice(format!("{tail}-{}", 2000 + i * 41).as_bytes());
+        n
+    });
+    (text, bytes)
+}
+
+#[test]
+fn groups_that_print_the_same_are_told_apart_by_their_labels() {
+    let (dir, root) = scratch();
+    let (text, bytes) = look_alikes(&root, "");
+    let (text_lt, _) = look_alikes(&root, "<");
+    let ra = root_arg(&root);
+
+    let (code, out, err) = cw(dir.path(), &["rules", "suggest", "--json", "--root", &ra]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let mut seen: Vec<(String, String, u64)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["shape"].as_str().unwrap().to_owned(),
+                s["label"].as_str().unwrap().to_owned(),
+                s["items"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    seen.sort();
+    // By hand: a backslash is `\\` in a label, `<` is `\<`, the byte 0xff is `\xff`.
+    let want = |shape: &str, label: &str| (shape.to_owned(), label.to_owned(), 21u64);
+    let mut expected = vec![
+        want(r"h\xffz-<digits4>/", r"h\\xffz-<digits4>/"),
+        want(r"h\xffz-<digits4>/", r"h\xffz-<digits4>/"),
+        want(r"h\xffz<-<digits4>/", r"h\\xffz\<-<digits4>/"),
+        want(r"h\xffz<-<digits4>/", r"h\xffz\<-<digits4>/"),
+    ];
+    expected.sort();
+    assert_eq!(seen, expected);
+
+    // The command suggest prints names the backslash group: its rule claims exactly it.
+    let (_, out, _) = cw(dir.path(), &["rules", "suggest", "--root", &ra]);
+    let comment = out
+        .lines()
+        .find(|l| l.contains(r"-- 'h\\xffz-<digits4>/'"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let (code, added, err) = run_printed(dir.path(), comment, &root);
+    assert_eq!(code, 0, "{err}");
+    assert!(added.starts_with("Added producer"), "{added}");
+    let id = comment
+        .split("--id ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap();
+    let p = producer(dir.path(), &dir.path().join("config.toml"), &root, id);
+    assert_eq!(p["items"], text.len() as u64);
+    assert_eq!(p["allocated_bytes"], du::allocated(&text));
+
+    // A shape two groups of the one root print as: an error naming both labels, not "2 roots".
+    for cmd in [
+        vec![
+            "rules",
+            "add",
+            "--id",
+            "hx",
+            "--root",
+            &ra,
+            "--",
+            r"h\xffz<-<digits4>/",
+        ],
+        vec!["report", "--root", &ra, "--", r"h\xffz<-<digits4>/"],
+    ] {
+        let (code, _, err) = cw(dir.path(), &cmd);
+        assert_ne!(code, 0, "{cmd:?}");
+        assert!(!err.contains("roots"), "{cmd:?}: {err}");
+        assert!(
+            err.contains("2 different groups in the root"),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            err.contains(r"'h\\xffz\<-<digits4>/'") && err.contains(r"'h\xffz\<-<digits4>/'"),
+            "{err}"
+        );
+    }
+    // Either label names its group.
+    let (code, added, err) = cw(
+        dir.path(),
+        &[
+            "rules",
+            "add",
+            "--id",
+            "hx",
+            "--root",
+            &ra,
+            "--",
+            r"h\\xffz\<-<digits4>/",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(added.starts_with("Added producer"), "{added}");
+    let p = producer(dir.path(), &dir.path().join("config.toml"), &root, "hx");
+    assert_eq!(p["items"], text_lt.len() as u64);
+    assert_eq!(p["allocated_bytes"], du::allocated(&text_lt));
+    // The byte group's label names it: refused (its names are not text), not ambiguous.
+    let (code, _, err) = cw(
+        dir.path(),
+        &[
+            "rules",
+            "add",
+            "--id",
+            "hb",
+            "--root",
+            &ra,
+            "--",
+            r"h\xffz-<digits4>/",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("not UTF-8 text") && !err.contains("roots"),
+        "{err}"
+    );
+    let (code, md, err) = cw(
+        dir.path(),
+        &["report", "--root", &ra, "--", r"h\xffz-<digits4>/"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(md.contains(&format!("| Items | {} |", bytes.len())), "{md}");
+    assert!(
+        md.contains(&format!("({} bytes)", du::allocated(&bytes))),
+        "{md}"
+    );
+}
