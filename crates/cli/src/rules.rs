@@ -39,9 +39,13 @@ pub enum Cmd {
 /// Options of `cachewatch rules ignore|unignore`.
 #[derive(Debug, clap::Args)]
 pub struct ShapeArgs {
-    /// The group's shape label as `scan` prints it, e.g. 'tmp<rand8>/' (a byte that is not
-    /// UTF-8 as \xNN, a backslash as \\)
+    /// The group's label as `rules suggest` prints it, e.g. 'tmp<rand8>/' (a backslash as \\, a
+    /// literal < as \<, a byte that is not UTF-8 or a control character as \xNN); the shape as
+    /// `scan` prints it is taken for the label of the groups it stands for
     pub shape: String,
+    /// Roots to scan (to find the label a shape stands for).
+    #[command(flatten)]
+    pub roots: RootArgs,
 }
 
 /// Options of `cachewatch rules suggest`.
@@ -92,8 +96,8 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     match &args.cmd {
         Cmd::Suggest(a) => suggest(ctx, a),
         Cmd::Add(a) => add(ctx, a),
-        Cmd::Ignore(a) => ignore(ctx, &a.shape, true),
-        Cmd::Unignore(a) => ignore(ctx, &a.shape, false),
+        Cmd::Ignore(a) => ignore(ctx, a, true),
+        Cmd::Unignore(a) => ignore(ctx, a, false),
     }
 }
 
@@ -108,7 +112,12 @@ struct Found {
     others: Vec<std::path::PathBuf>,
 }
 
-fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
+/// The groups of unattributed entries of `roots` (all of them: `[groups] ignore` hides groups
+/// from the monitor, not from here) and the roots scanned.
+fn scan_unattributed(
+    ctx: &Context,
+    roots: &RootArgs,
+) -> anyhow::Result<(Vec<UnattributedGroup>, Vec<cachewatch::api::roots::Root>)> {
     let roots = roots.resolve(ctx)?;
     let catalogue = ctx.catalogue()?;
     let progress = ScanProgress::new();
@@ -116,7 +125,11 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
     for root in &roots {
         scan_root_each_found(root, &catalogue, &progress, |f| tally.add_found(root, &f));
     }
-    let groups = tally.unattributed_groups();
+    Ok((tally.unattributed_groups(), roots))
+}
+
+fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
+    let (groups, roots) = scan_unattributed(ctx, roots)?;
     let stored = if groups.is_empty() {
         Vec::new()
     } else {
@@ -361,23 +374,100 @@ fn add(ctx: &Context, args: &AddArgs) -> anyhow::Result<Outcome> {
 }
 
 /// `rules ignore|unignore SHAPE`: `[groups] ignore` in the config file.
-fn ignore(ctx: &Context, shape: &str, ignored: bool) -> anyhow::Result<Outcome> {
+fn ignore(ctx: &Context, args: &ShapeArgs, ignored: bool) -> anyhow::Result<Outcome> {
     let path = ctx
         .config_path
         .clone()
         .context("no config file to keep the ignored shapes in; pass --config PATH")?;
-    let list = groups::set_shape_ignored(&path, shape, ignored)?;
+    let label = if ignored {
+        label_to_ignore(ctx, args)?
+    } else {
+        label_to_unignore(ctx, &args.shape)
+    };
+    let list = groups::set_shape_ignored(&path, &label, ignored)?;
     let mut out = std::io::stdout().lock();
+    // Labels as they are passed: one line, shell-quoted (a label's backslashes as they are).
+    let quoted = |l: &str| groups::shell_quote(&escape_controls(l));
     writeln!(
         out,
-        "{} {shape:?} in {}; ignored shapes: {}",
+        "{} {} in {}; ignored shapes: {}",
         if ignored { "Ignored" } else { "Showing again" },
+        quoted(&label),
         path.display(),
         if list.is_empty() {
             "none".to_owned()
         } else {
-            format!("{list:?}")
+            list.iter()
+                .map(|l| quoted(l))
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     )?;
     Ok(Outcome::Success)
+}
+
+/// The label `rules ignore SHAPE` keeps: SHAPE when it is a group's label (or its one-line form:
+/// the label itself is kept); else the label of the groups SHAPE is the printed shape of (the
+/// list matches labels: the printed shape of a group whose name holds a backslash would hide
+/// nothing); SHAPE as given when it names no group scanned (it hides such groups when they come).
+///
+/// # Errors
+/// SHAPE is the printed shape of groups of different labels; the roots cannot be scanned.
+fn label_to_ignore(ctx: &Context, args: &ShapeArgs) -> anyhow::Result<String> {
+    let shape = args.shape.as_str();
+    let (found, _) = scan_unattributed(ctx, &args.roots)?;
+    if let Some(g) = found
+        .iter()
+        .find(|g| g.group.label() == shape || groups::one_line_label(&g.group) == shape)
+    {
+        return Ok(g.group.label());
+    }
+    let mut labels: Vec<String> = found
+        .iter()
+        .filter(|g| g.group.shown() == shape || g.group.key_shown() == shape)
+        .map(|g| g.group.label())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    match labels.as_slice() {
+        [] => {
+            eprintln!(
+                "note: no group of the roots scanned has the label {:?}; kept as given, it hides the groups of that label when they appear",
+                escape_controls(shape)
+            );
+            Ok(shape.to_owned())
+        }
+        [one] => {
+            if one != shape {
+                eprintln!(
+                    "note: {:?} is a group's shape as printed; its label {} is what [groups] ignore keeps",
+                    escape_controls(shape),
+                    groups::shell_quote(&escape_controls(one))
+                );
+            }
+            Ok(one.clone())
+        }
+        many => bail!(
+            "{:?} is the printed shape of {} groups of different names: pass the label of the one to hide: {}; nothing written",
+            escape_controls(shape),
+            many.len(),
+            many.iter()
+                .map(|l| groups::shell_quote(&escape_controls(l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The label `rules unignore SHAPE` removes: the listed label whose one-line form SHAPE is, else
+/// SHAPE.
+fn label_to_unignore(ctx: &Context, shape: &str) -> String {
+    ctx.config
+        .config
+        .groups
+        .ignore
+        .iter()
+        .find(|l| escape_controls(l) == shape)
+        .cloned()
+        .unwrap_or_else(|| shape.to_owned())
 }

@@ -319,3 +319,119 @@ fn groups_that_print_the_same_are_told_apart_by_their_labels() {
         "{md}"
     );
 }
+
+/// `[groups] ignore` of the config file in `dir`, read by hand: one array line of TOML strings,
+/// literal ('...', no escapes) or basic ("...", read as JSON reads it).
+fn ignore_list(dir: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("config.toml")).unwrap();
+    let Some(line) = text.lines().find(|l| l.starts_with("ignore = [")) else {
+        return Vec::new();
+    };
+    let mut rest = line.split_once('[').unwrap().1;
+    let mut out = Vec::new();
+    loop {
+        rest = rest.trim_start_matches([' ', ',']);
+        if let Some(r) = rest.strip_prefix('\'') {
+            let end = r.find('\'').unwrap();
+            out.push(r[..end].to_owned());
+            rest = &r[end + 1..];
+        } else if let Some(r) = rest.strip_prefix('"') {
+            let mut end = 0;
+            let b = r.as_bytes();
+            while b[end] != b'"' {
+                end += if b[end] == b'\\' { 2 } else { 1 };
+            }
+            out.push(serde_json::from_str(&format!("\"{}\"", &r[..end])).unwrap());
+            rest = &r[end + 1..];
+        } else {
+            assert!(rest.starts_with(']'), "{line}");
+            return out;
+        }
+    }
+}
+
+/// The labels of the groups `status --json` shows (the monitor's snapshot, `[groups] ignore`
+/// applied).
+fn shown_labels(dir: &Path, root: &Path) -> Vec<String> {
+    let (code, out, err) = cw(dir, &["status", "--json", "--root", &root_arg(root)]);
+    assert!(code == 0 || code == 3, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v["unattributed_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["label"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn ignoring_the_printed_shape_keeps_the_label_that_hides_the_group() {
+    let (dir, root) = scratch();
+    make(&root, 21, |i| {
+        format!("a\\b-{}", 1000 + i * 37).into_bytes()
+    });
+    look_alikes(&root, "<");
+    let ra = root_arg(&root);
+    let before = shown_labels(dir.path(), &root);
+    assert!(
+        before.contains(&r"a\\b-<digits4>/".to_owned()),
+        "{before:?}"
+    );
+
+    // The shape as scan prints it (one backslash): its label (two) is what is kept.
+    let (code, out, err) = cw(
+        dir.path(),
+        &["rules", "ignore", "--root", &ra, "--", r"a\b-<digits4>/"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(r"Ignored 'a\\b-<digits4>/'"), "{out}");
+    assert_eq!(ignore_list(dir.path()), vec![r"a\\b-<digits4>/".to_owned()]);
+    let after = shown_labels(dir.path(), &root);
+    let mut want = before.clone();
+    want.retain(|l| l != r"a\\b-<digits4>/");
+    assert_eq!(after, want);
+
+    // The printed shape of two groups of different names: refused, both labels named, nothing
+    // kept.
+    let config = std::fs::read(dir.path().join("config.toml")).unwrap();
+    let (code, _, err) = cw(
+        dir.path(),
+        &[
+            "rules",
+            "ignore",
+            "--root",
+            &ra,
+            "--",
+            r"h\xffz<-<digits4>/",
+        ],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(r"'h\\xffz\<-<digits4>/'") && err.contains(r"'h\xffz\<-<digits4>/'"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("config.toml")).unwrap(),
+        config
+    );
+    // Either label is kept as given.
+    let (code, _, err) = cw(
+        dir.path(),
+        &[
+            "rules",
+            "ignore",
+            "--root",
+            &ra,
+            "--",
+            r"h\xffz\<-<digits4>/",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        ignore_list(dir.path()),
+        vec![
+            r"a\\b-<digits4>/".to_owned(),
+            r"h\xffz\<-<digits4>/".to_owned()
+        ]
+    );
+}
