@@ -110,12 +110,13 @@ fn reclaim_row(r: &AuditRecord) -> ReclaimRow {
 /// # Errors
 /// No history database (the monitor never ran), or it cannot be read (corrupt, locked, newer).
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
-    let path = ctx.db_path()?;
-    anyhow::ensure!(
-        path.exists(),
-        "no history at {path:?}: run `cachewatch watch` (or the app) to record it, or pass \
-         --data-dir"
-    );
+    let Some(path) = ctx.history_to_read()? else {
+        anyhow::bail!(
+            "no history at {:?}: run `cachewatch watch` (or the app) to record it, or pass \
+             --data-dir",
+            ctx.db_path()?
+        );
+    };
     let h = History::open_read_only(&path).context("read the history")?;
     let now = SystemTime::now();
     let since = now.checked_sub(args.since).unwrap_or(UNIX_EPOCH);

@@ -29,6 +29,11 @@ pub struct Args {
 /// database; a failed write to stdout.
 pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
     let roots = args.roots.resolve(ctx)?;
+    // The draft reads the history for growth and remembered writers, and goes without one that
+    // cannot be read; a data dir or database that is not what it should be is said.
+    if let Err(e) = ctx.history_to_read() {
+        eprintln!("warning: {e}: the draft leaves out the history's growth and writers");
+    }
     let draft = report::report_draft(ctx, &roots, &args.target, std::time::SystemTime::now())?;
     let mut out = std::io::stdout().lock();
     if args.json {

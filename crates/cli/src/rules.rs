@@ -156,8 +156,13 @@ fn scan_groups(ctx: &Context, roots: &RootArgs) -> anyhow::Result<Vec<Found>> {
 /// before they exited): none when there is no database yet; one that cannot be read is said on
 /// stderr and left out, the suggestion then rests on what runs now.
 fn stored_writers(ctx: &Context) -> Vec<StoredWriter> {
-    let Ok(path) = ctx.db_path() else {
-        return Vec::new();
+    let path = match ctx.history_to_read() {
+        Ok(Some(path)) => path,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            eprintln!("warning: {e}: writers the monitor saw before are left out");
+            return Vec::new();
+        }
     };
     cachewatch::api::rules::stored_writers(&path).unwrap_or_else(|e| {
         eprintln!(

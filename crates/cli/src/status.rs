@@ -63,12 +63,14 @@ pub fn run(ctx: &Context, args: &Args) -> anyhow::Result<Outcome> {
 
 /// Fills the producers' growth from the history database, if there is one.
 fn add_growth(ctx: &Context, snap: &mut Snapshot) {
-    let Ok(path) = ctx.db_path() else {
-        return;
+    let path = match ctx.history_to_read() {
+        Ok(Some(path)) => path,
+        Ok(None) => return,
+        Err(e) => {
+            snap.errors.push(format!("no growth figures: {e}"));
+            return;
+        }
     };
-    if !path.exists() {
-        return;
-    }
     let h = match History::open_read_only(&path) {
         Ok(h) => h,
         Err(e) => {

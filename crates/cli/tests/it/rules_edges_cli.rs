@@ -15,11 +15,16 @@ use serde_json::Value;
 
 /// Runs the binary with `dir`'s config.toml (or `config`) and data dir, and `args`.
 fn cw_with(dir: &Path, config: &Path, args: &[&OsStr]) -> (i32, String, String) {
+    cw_data(config, &dir.join("data"), args)
+}
+
+/// Runs the binary with the config `config`, the data dir `data` and `args`.
+fn cw_data(config: &Path, data: &Path, args: &[&OsStr]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_cachewatch"))
         .arg("--config")
         .arg(config)
         .arg("--data-dir")
-        .arg(dir.join("data"))
+        .arg(data)
         .args(args)
         .env_remove("RUST_LOG")
         .output()
@@ -434,4 +439,52 @@ fn ignoring_the_printed_shape_keeps_the_label_that_hides_the_group() {
             r"h\xffz\<-<digits4>/".to_owned()
         ]
     );
+}
+
+#[test]
+fn a_data_dir_that_is_a_file_or_a_database_that_is_a_dir_is_said_where_the_history_is_read() {
+    let (dir, root) = scratch();
+    make(&root, 21, |i| format!("tmpq{}", 1000 + i * 37).into_bytes());
+    let ra = root_arg(&root);
+    let afile = dir.path().join("afile");
+    std::fs::write(&afile, "precious\n").unwrap();
+    let dbdir = dir.path().join("dd");
+    std::fs::create_dir_all(dbdir.join("cachewatch.db")).unwrap();
+    let run = |data: &Path, args: &[&str]| {
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        cw_data(&dir.path().join("config.toml"), data, &args)
+    };
+    let not_dir = format!("--data-dir {afile:?} is not a directory (it is a regular file)");
+    let db = dbdir.join("cachewatch.db");
+    let not_file =
+        format!("cannot read the history database {db:?}: it is a directory, not a regular file");
+    for (data, said) in [(&afile, &not_dir), (&dbdir, &not_file)] {
+        let (code, _, err) = run(data, &["history"]);
+        assert_ne!(code, 0);
+        assert!(err.contains(said.as_str()), "{err}");
+        assert!(
+            !err.contains("refusing to write") && !err.contains("run `cachewatch watch`"),
+            "{err}"
+        );
+        let (code, out, err) = run(data, &["status", "--json", "--root", &ra]);
+        assert!(code == 0 || code == 3, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(
+            v["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e.as_str().unwrap().contains(said.as_str())),
+            "{out}"
+        );
+        let (code, _, err) = run(data, &["rules", "suggest", "--root", &ra]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(said.as_str()), "{err}");
+        let (code, _, err) = run(data, &["report", "--root", &ra, "--", "tmpq<digits4>/"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains(said.as_str()), "{err}");
+    }
+    // Nothing lost: the file and the dir are as they were.
+    assert_eq!(std::fs::read_to_string(&afile).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_dir(&db).unwrap().count(), 0);
 }

@@ -223,7 +223,10 @@ pub fn report_draft(
         None => {
             return Err(ReportError::Unknown {
                 target: target.to_owned(),
-                groups: groups.iter().map(|g| g.group.shown()).collect(),
+                groups: groups
+                    .iter()
+                    .map(|g| super::groups::one_line_label(&g.group))
+                    .collect(),
             })
         }
     };

@@ -122,6 +122,28 @@ pub enum ApiError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The data dir is there but is no directory.
+    #[error(
+        "--data-dir {path:?} is not a directory (it is {kind}): give the directory that holds the \
+         history database cachewatch.db, or a new path; nothing was read or written"
+    )]
+    DataDirNotADir {
+        /// The data dir.
+        path: PathBuf,
+        /// What it is instead (`a regular file`, ...).
+        kind: &'static str,
+    },
+    /// The history database's path is there but is no regular file.
+    #[error(
+        "cannot read the history database {path:?}: it is {kind}, not a regular file; move it \
+         away or give another --data-dir; nothing was read or written"
+    )]
+    HistoryNotAFile {
+        /// The database's path.
+        path: PathBuf,
+        /// What it is instead (`a directory`, ...).
+        kind: &'static str,
+    },
     /// The audit rows could not be written before deleting, so nothing was deleted (rule 7).
     #[error("nothing deleted: the audit rows could not be written to the history database {path:?}: {source}")]
     AuditNotWritten {
@@ -361,6 +383,36 @@ impl Session {
         Ok(self.data_dir()?.join(config::DB_FILE_NAME))
     }
 
+    /// The history database to read: `None` when there is none yet (no data dir, no file
+    /// there). Looked at through links (a data dir that is a link to a dir is one).
+    ///
+    /// # Errors
+    /// As [`Session::data_dir`]; [`ApiError::DataDirNotADir`] when the data dir is something else
+    /// than a directory, [`ApiError::HistoryNotAFile`] when the database is something else than a
+    /// regular file.
+    pub fn history_to_read(&self) -> Result<Option<PathBuf>, ApiError> {
+        let dir = self.data_dir()?;
+        match std::fs::metadata(&dir) {
+            Ok(md) if !md.is_dir() => {
+                return Err(ApiError::DataDirNotADir {
+                    path: dir,
+                    kind: kind_of(&md),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            _ => {}
+        }
+        let db = dir.join(config::DB_FILE_NAME);
+        match std::fs::metadata(&db) {
+            Ok(md) if !md.is_file() => Err(ApiError::HistoryNotAFile {
+                path: db,
+                kind: kind_of(&md),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            _ => Ok(Some(db)),
+        }
+    }
+
     /// The dirs no reclaim may reach besides the home dir (which the engine always adds): the data
     /// dir (the history database) and the config file's dir, made absolute (safety rule 1).
     pub fn protected_paths(&self) -> Vec<PathBuf> {
@@ -415,5 +467,24 @@ impl From<crate::audit::AuditNotWritten> for ApiError {
             path: e.path,
             source: e.source,
         }
+    }
+}
+
+/// What `md` is, as an error says it: `a directory`, `a regular file`, ...
+fn kind_of(md: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = md.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_file() {
+        "a regular file"
+    } else if t.is_fifo() {
+        "a named pipe"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
     }
 }
