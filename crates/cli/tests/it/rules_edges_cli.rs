@@ -488,3 +488,28 @@ fn a_data_dir_that_is_a_file_or_a_database_that_is_a_dir_is_said_where_the_histo
     assert_eq!(std::fs::read_to_string(&afile).unwrap(), "precious\n");
     assert_eq!(std::fs::read_dir(&db).unwrap().count(), 0);
 }
+
+#[test]
+fn report_examples_keep_pipes_outside_the_table_and_backticks_in_one_span() {
+    let (dir, root) = scratch();
+    let members = make(&root, 21, |i| {
+        format!("p|q`r-{}", 1000 + i * 37).into_bytes()
+    });
+    let ra = root_arg(&root);
+    let (code, md, err) = cw(
+        dir.path(),
+        &["report", "--root", &ra, "--", "p|q`r-<digits4>/"],
+    );
+    assert_eq!(code, 0, "{err}");
+    // The first three members in byte order, each one span fenced with two backticks.
+    let mut names: Vec<String> = members
+        .iter()
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    let want: Vec<String> = names[..3].iter().map(|n| format!("``{n}``")).collect();
+    let line = md.lines().find(|l| l.starts_with("Examples: ")).expect(&md);
+    assert_eq!(line, format!("Examples: {}", want.join(", ")));
+    // In the table a pipe is escaped, as a cell needs.
+    assert!(md.contains("| Template | ``p\\|q`r-<digits4>/`` |"), "{md}");
+}

@@ -485,7 +485,10 @@ mod tests {
         assert_eq!(code("tmp<rand8>/"), "`tmp<rand8>/`");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("`x"), "`` `x ``");
-        assert_eq!(code("a|b"), "`a\\|b`");
+        assert_eq!(code("a|b"), "`a|b`");
+        assert_eq!(code(" a "), "`  a  `");
+        assert_eq!(code("  "), "`  `");
+        assert_eq!(markdown::table_cell(&code("a|b")), "`a\\|b`");
     }
 
     #[test]

@@ -22,8 +22,9 @@ fn shown(path: &str) -> String {
 }
 
 /// `text` as a Markdown code span: fenced with one backtick more than its longest run of
-/// backticks (and spaced when it starts or ends with one), so a name holding backticks stays
-/// one span; a `|` is escaped, as a table cell needs.
+/// backticks (and spaced when it starts or ends with one, or starts and ends with a space, which
+/// CommonMark would strip), so a name holding backticks stays one span. A `|` is left as is: a
+/// table cell escapes it ([`table_cell`]), a paragraph must not.
 pub(super) fn code(text: &str) -> String {
     let mut longest = 0;
     let mut run = 0;
@@ -32,12 +33,19 @@ pub(super) fn code(text: &str) -> String {
         longest = longest.max(run);
     }
     let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
+    let spaced = text.starts_with(' ') && text.ends_with(' ') && text.trim() != "";
+    let pad = if text.starts_with('`') || text.ends_with('`') || spaced {
         " "
     } else {
         ""
     };
-    format!("{fence}{pad}{}{pad}{fence}", text.replace('|', "\\|"))
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// `text` as a table cell: each `|` escaped `\|` (in a code span too: a table splits its rows
+/// on pipes before it reads the spans).
+pub(super) fn table_cell(text: &str) -> String {
+    text.replace('|', "\\|")
 }
 
 fn time_text(t: Option<u64>) -> String {
@@ -136,7 +144,7 @@ pub(super) fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> St
         format_bytes(i128::from(d.allocated_bytes))
     ));
     m.push_str("| | |\n| --- | --- |\n");
-    let mut row = |k: &str, v: String| m.push_str(&format!("| {k} | {v} |\n"));
+    let mut row = |k: &str, v: String| m.push_str(&format!("| {k} | {} |\n", table_cell(&v)));
     row("Template", code(&d.template));
     let wheres: Vec<String> = d.roots.iter().map(|r| code(&shown(r))).collect();
     row(
