@@ -173,7 +173,7 @@ fn write_human(
     let root = e
         .root
         .as_ref()
-        .map(|r| format!("{} root {}", r.kind, r.path.display()))
+        .map(|r| format!("{} root {}", r.kind, super::format::path(&r.path)))
         .unwrap_or_default();
     match &e.verdict {
         Verdict::OutsideRoots => writeln!(
@@ -201,7 +201,7 @@ fn write_human(
                 writeln!(
                     out,
                     "{path}: inside item {} of producer {producer} ({name})",
-                    item.display()
+                    super::format::path(item)
                 )?;
             }
             writeln!(out, "  in the {root}")?;
@@ -261,7 +261,7 @@ fn write_human(
                 writeln!(
                     out,
                     "{path}: inside {}, a dir the items of producer {producer} ({name}) live in",
-                    dir.display()
+                    super::format::path(dir)
                 )?;
             }
             writeln!(out, "  in the {root}")?;
@@ -277,7 +277,7 @@ fn write_human(
             writeln!(
                 out,
                 "{path}: no rule claims it; it counts under the unattributed entry {}",
-                top_level.display()
+                super::format::path(top_level)
             )?;
             writeln!(out, "  in the {root}")?;
             for m in near_misses {
@@ -285,7 +285,7 @@ fn write_human(
                     out,
                     "  nearly {}: {} ({})",
                     m.producer,
-                    m.relative.display(),
+                    super::format::path(&m.relative),
                     m.reason
                 )?;
             }

@@ -59,8 +59,9 @@ oldest_unix_secs: number | null,
  */
 newest_unix_secs: number | null, 
 /**
- * Up to three examples (lossy UTF-8): a group's first member names, a producer's first item
- * paths relative to their root (byte order).
+ * Up to three examples: a group's first member names (escaped as a label escapes
+ * literals: a backslash `\\`, a byte that is not UTF-8 `\xNN`), a producer's first item paths
+ * relative to their root (lossy UTF-8) (byte order).
  */
 examples: Array<string>, 
 /**

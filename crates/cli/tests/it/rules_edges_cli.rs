@@ -513,3 +513,65 @@ fn report_examples_keep_pipes_outside_the_table_and_backticks_in_one_span() {
     // In the table a pipe is escaped, as a cell needs.
     assert!(md.contains("| Template | ``p\\|q`r-<digits4>/`` |"), "{md}");
 }
+
+#[test]
+fn examples_and_explain_write_a_byte_that_is_not_utf8_as_the_shape_does() {
+    let (dir, root) = scratch();
+    let (text, bytes) = look_alikes(&root, "");
+    let ra = root_arg(&root);
+    let (code, out, err) = cw(dir.path(), &["scan", "--json", "--root", &ra]);
+    assert!(code == 0 || code == 3, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    // By hand: the first three members in byte order of each group, a backslash doubled, the
+    // byte 0xff as \xff.
+    let first3 = |ms: &[PathBuf], esc: &dyn Fn(&str) -> String| -> Vec<String> {
+        let mut n: Vec<String> = ms
+            .iter()
+            .map(|p| {
+                let b = p.file_name().unwrap().as_bytes();
+                let z = b.iter().position(|&c| c == b'z').unwrap();
+                esc(std::str::from_utf8(&b[z + 1..]).unwrap())
+            })
+            .collect();
+        n.sort();
+        n.truncate(3);
+        n
+    };
+    let want_text = first3(&text, &|rest| format!("h\\\\xffz{rest}"));
+    let want_bytes = first3(&bytes, &|rest| format!("h\\xffz{rest}"));
+    let examples = |label: &str| -> Vec<String> {
+        v["unattributed_groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["label"] == label)
+            .unwrap_or_else(|| panic!("{label}: {out}"))["examples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(examples(r"h\\xffz-<digits4>/"), want_text);
+    assert_eq!(examples(r"h\xffz-<digits4>/"), want_bytes);
+
+    let (code, md, err) = cw(
+        dir.path(),
+        &["report", "--root", &ra, "--", r"h\xffz-<digits4>/"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let spans: Vec<String> = want_bytes.iter().map(|e| format!("`{e}`")).collect();
+    assert!(
+        md.contains(&format!("Examples: {}\n", spans.join(", "))),
+        "{md}"
+    );
+
+    // explain writes the path the same way in both places it names it.
+    let mut args: Vec<&OsStr> = vec![OsStr::new("explain"), OsStr::new("--root"), OsStr::new(&ra)];
+    args.push(bytes[0].as_os_str());
+    let (code, out, err) = cw_with(dir.path(), &dir.path().join("config.toml"), &args);
+    assert_eq!(code, 0, "{err}");
+    let shown = format!("{}/h\\xffz-2000", root.display());
+    assert_eq!(out.matches(&shown).count(), 2, "{out}");
+    assert!(!out.contains('\u{fffd}'), "{out}");
+}

@@ -105,6 +105,16 @@ pub fn escape_controls(text: &str) -> String {
     out
 }
 
+/// A member name as a group's examples show it: escaped as a label escapes literals
+/// ([`shapes::push_escaped`]: a backslash `\\`, a byte that is not UTF-8 `\xNN`), so it reads as
+/// the group's `shape` and `label` do and names the member's bytes.
+pub fn example_shown(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    shapes::push_escaped(&mut out, name.as_bytes());
+    out
+}
+
 /// The group's label ([`ShapeGroup::label`]) on one line ([`escape_controls`]). A label writes a
 /// backslash `\\`, so an escape added here reads as no other group's label: what the CLI prints
 /// to name a group, and takes back ([`pick_group`]).

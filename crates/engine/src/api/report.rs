@@ -115,8 +115,9 @@ pub struct ReportDraft {
     pub oldest_unix_secs: Option<u64>,
     /// The newest member's newest mtime, Unix seconds.
     pub newest_unix_secs: Option<u64>,
-    /// Up to three examples (lossy UTF-8): a group's first member names, a producer's first item
-    /// paths relative to their root (byte order).
+    /// Up to three examples: a group's first member names (escaped as a label escapes
+    /// literals: a backslash `\\`, a byte that is not UTF-8 `\xNN`), a producer's first item paths
+    /// relative to their root (lossy UTF-8) (byte order).
     pub examples: Vec<String>,
     /// The writer, when evidence names one (groups only).
     pub writer: Option<ReportWriter>,
@@ -420,7 +421,7 @@ fn group_draft(
         examples: group
             .examples
             .iter()
-            .map(|e| e.to_string_lossy().into_owned())
+            .map(|e| super::groups::example_shown(e))
             .collect(),
         writer: writer_of(&evidence),
         evidence: evidence.iter().map(evidence_dto).collect(),

@@ -240,7 +240,7 @@ fn groups(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<UnattributedGr
                     .group
                     .examples
                     .iter()
-                    .map(|e| e.to_string_lossy().into_owned())
+                    .map(|e| super::groups::example_shown(e))
                     .collect(),
                 writers: w
                     .into_iter()

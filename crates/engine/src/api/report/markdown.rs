@@ -171,7 +171,11 @@ pub(super) fn markdown(d: &ReportDraft, noun: &str, evidence: &[Evidence]) -> St
         }
     }
     if !d.examples.is_empty() {
-        let ex: Vec<String> = d.examples.iter().map(|e| code(e)).collect();
+        let ex: Vec<String> = d
+            .examples
+            .iter()
+            .map(|e| code(&crate::api::groups::escape_controls(e)))
+            .collect();
         m.push_str(&format!("\nExamples: {}\n", ex.join(", ")));
     }
     m.push_str("\n### What would fix it\n\n");
