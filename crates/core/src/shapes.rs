@@ -316,6 +316,29 @@ pub fn push_escaped(out: &mut String, b: &[u8]) {
     }
 }
 
+/// A name written as [`push_escaped`] writes a literal: it reads as the `shape` and `label` of
+/// its group do and names the name's bytes.
+pub fn name_escaped(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    push_escaped(&mut out, name.as_bytes());
+    out
+}
+
+/// `text` with each control character (a newline, a tab, DEL, the C1 controls) written
+/// `\xNN` (`\u{NNNN}` past 0x7f): on one line, safe in a TOML comment and a terminal.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match u32::from(c) {
+            n if c.is_control() && n < 0x80 => out.push_str(&format!("\\x{n:02x}")),
+            n if c.is_control() => out.push_str(&format!("\\u{{{n:04x}}}")),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 impl Shape {
     /// The byte range of `name` each part of the shape covers, when `name` has the shape (the
     /// first way it matches, lengths tried in the order [`Shape::matches`] tries them).

@@ -62,6 +62,9 @@ impl ProducerInput {
 pub struct GroupInput {
     /// The shape (`tmp<rand8>/`).
     pub shape: String,
+    /// The group's label on one line (what `rules add` takes back, whatever bytes its names
+    /// hold).
+    pub label: String,
     /// The root's path.
     pub root: String,
     /// Allocated bytes of its members now.
@@ -252,8 +255,8 @@ impl Alerter {
             ));
         }
         message.push_str(&format!(
-            " No rule knows this producer; make one: cachewatch rules add '{}' --id ID.",
-            grp.shape
+            " No rule knows this producer; make one: cachewatch rules add --id ID -- '{}'.",
+            grp.label.replace('\'', r"'\''")
         ));
         Some(Alert {
             rule: AlertRule::UnknownProducerGrowth,

@@ -91,28 +91,13 @@ pub fn free_id(catalogue: &Catalogue, group: &ShapeGroup, taken: &[String]) -> S
     id
 }
 
-/// `text` with each control character (a newline, a tab, DEL, the C1 controls) written
-/// `\xNN` (`\u{NNNN}` past 0x7f): on one line, safe in a TOML comment and a terminal.
-pub fn escape_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match u32::from(c) {
-            n if c.is_control() && n < 0x80 => out.push_str(&format!("\\x{n:02x}")),
-            n if c.is_control() => out.push_str(&format!("\\u{{{n:04x}}}")),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use cachewatch_core::shapes::escape_controls;
 
 /// A member name as a group's examples show it: escaped as a label escapes literals
 /// ([`shapes::push_escaped`]: a backslash `\\`, a byte that is not UTF-8 `\xNN`), so it reads as
 /// the group's `shape` and `label` do and names the member's bytes.
 pub fn example_shown(name: &std::ffi::OsStr) -> String {
-    use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    shapes::push_escaped(&mut out, name.as_bytes());
-    out
+    shapes::name_escaped(name)
 }
 
 /// The group's label ([`ShapeGroup::label`]) on one line ([`escape_controls`]). A label writes a

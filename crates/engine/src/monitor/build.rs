@@ -317,7 +317,7 @@ fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
             .group
             .examples
             .iter()
-            .map(|e| e.to_string_lossy().into_owned())
+            .map(|e| cachewatch_core::shapes::name_escaped(e))
             .collect(),
         writers: g
             .writers

@@ -348,6 +348,7 @@ fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
     };
     let group = cachewatch::alerts::GroupInput {
         shape: ".<hex16>-<digits8>.dylib".into(),
+        label: ".<hex16>-<digits8>.dylib".into(),
         root: "/tmp".into(),
         allocated_bytes: 190 * GIB,
         items: 81_653,
@@ -375,7 +376,7 @@ fn an_unknown_producer_growing_fires_with_its_shape_rate_and_writer() {
     );
     assert!(
         a.message
-            .contains("cachewatch rules add '.<hex16>-<digits8>.dylib' --id ID"),
+            .contains("cachewatch rules add --id ID -- '.<hex16>-<digits8>.dylib'"),
         "{}",
         a.message
     );
@@ -402,6 +403,7 @@ fn an_unknown_producer_whose_writers_exited_is_a_confirmed_leak_in_the_alert() {
     let mut alerter = Alerter::new(AlertsConfig::default());
     let group = cachewatch::alerts::GroupInput {
         shape: "wrk_<digits4-7>_<digits1>_<ts>/".into(),
+        label: "wrk_<digits4-7>_<digits1>_<ts>/".into(),
         root: "/tmp".into(),
         allocated_bytes: 3 * GIB,
         items: 6000,

@@ -166,6 +166,7 @@ impl Recorder {
                     });
                 GroupInput {
                     shape: g.group.shown(),
+                    label: cachewatch_core::shapes::escape_controls(&g.group.label()),
                     root: g.root.display().to_string(),
                     allocated_bytes: bytes,
                     items,
