@@ -437,21 +437,30 @@ impl Catalogue {
     pub fn item_of_in(&self, root: &Root, rel: &Path) -> Option<Match<'_>> {
         let base = &root.canonical;
         self.item_of_with(root.kind, rel, &|item, entry| {
-            let mut at = base.join(item);
-            let (entry, want_dir) = match entry.strip_suffix('/') {
-                Some(d) => (d, true),
-                None => (entry, false),
-            };
-            let mut parts = entry.split('/').peekable();
-            while let Some(part) = parts.next() {
-                at.push(part);
-                match std::fs::symlink_metadata(&at) {
-                    Ok(md) if (parts.peek().is_none() && !want_dir) || md.is_dir() => {}
-                    _ => return false,
-                }
-            }
-            true
+            has_on_disk(base, item, entry)
         })
+    }
+
+    /// The rule other than `id` that claims a dir `rel` lies in (`rel`'s parent or above, in a
+    /// root of `kind` at `base`), signatures read on disk as [`Catalogue::item_of_in`] reads
+    /// them: a dir that became another producer's item since a plan (a `tmp.*` dir that now
+    /// holds a git index and objects) takes what lies in it out of the plan.
+    pub fn claimed_above(
+        &self,
+        kind: RootKind,
+        base: &Path,
+        rel: &Path,
+        id: &str,
+    ) -> Option<&Rule> {
+        rel.ancestors()
+            .skip(1)
+            .take_while(|p| !p.as_os_str().is_empty())
+            .find_map(|dir| {
+                let has = |entry: &str| has_on_disk(base, dir, entry);
+                self.claim_with(kind, dir, &has)
+                    .map(|(rule, _)| rule)
+                    .filter(|r| r.id != id)
+            })
     }
 
     /// [`Catalogue::item_of`] where `has(item, name)` says whether the entry `name` exists
@@ -528,6 +537,25 @@ impl Catalogue {
         }
         None
     }
+}
+
+/// True when the `contains`/`lacks` entry `entry` exists inside the item `item` of the root at
+/// `base` (`lstat` of each component, no symlink followed; an entry ending in `/` a real dir).
+fn has_on_disk(base: &Path, item: &Path, entry: &str) -> bool {
+    let mut at = base.join(item);
+    let (entry, want_dir) = match entry.strip_suffix('/') {
+        Some(d) => (d, true),
+        None => (entry, false),
+    };
+    let mut parts = entry.split('/').peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(md) if (parts.peek().is_none() && !want_dir) || md.is_dir() => {}
+            _ => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]

@@ -88,6 +88,15 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
         }
         Err(e) => return Outcome::Failed(e),
     };
+    if let Some(other) = cx
+        .catalogue
+        .claimed_above(rule.root, &item.root, rel, &item.producer)
+    {
+        return changed(format!(
+            "it now lies inside an item of producer {:?}",
+            other.id
+        ));
+    }
     let st = &loc.stat;
     if st.dev != item.dev || st.ino != item.ino {
         return changed(format!(
