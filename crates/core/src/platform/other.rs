@@ -75,11 +75,26 @@ pub(super) fn application_dirs() -> Vec<PathBuf> {
 /// that closed meanwhile is kept, as it was read.
 pub(super) fn open_files(scope: Option<&[PathBuf]>) -> super::OpenFiles {
     let mut out = super::OpenFiles::default();
-    let Ok(proc_dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
     let mut c = Collector::new(scope);
-    for entry in proc_dir.flatten() {
+    let proc_dir = match std::fs::read_dir("/proc") {
+        Ok(d) => d,
+        // Out of fds, say: any process may hold anything in the scope.
+        Err(e) if blinds(&e) => {
+            c.begin(0);
+            c.add_unknown(None);
+            return c.finish();
+        }
+        Err(_) => return out,
+    };
+    for entry in proc_dir {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                c.begin(0);
+                c.add_unknown(None);
+                continue;
+            }
+        };
         let Some(pid) = entry
             .file_name()
             .to_str()
@@ -90,19 +105,38 @@ pub(super) fn open_files(scope: Option<&[PathBuf]>) -> super::OpenFiles {
         c.begin(pid);
         let base = entry.path();
         let mut readable = false;
-        if let Ok(fds) = std::fs::read_dir(base.join("fd")) {
-            readable = true;
-            for fd in fds.flatten() {
-                add_link(&mut c, &fd.path(), false);
+        match std::fs::read_dir(base.join("fd")) {
+            Ok(fds) => {
+                readable = true;
+                for fd in fds {
+                    match fd {
+                        Ok(fd) => add_link(&mut c, &fd.path(), false),
+                        Err(_) => c.add_unknown(None),
+                    }
+                }
             }
+            // Not another user's, not gone: the list was there but not read (no fd to spare).
+            // What the process holds is unknown, so it may hold anything in the scope.
+            Err(e) if blinds(&e) => {
+                readable = true;
+                c.add_unknown(None);
+            }
+            Err(_) => {}
         }
         add_link(&mut c, &base.join("cwd"), true);
-        if let Ok(maps) = std::fs::File::open(base.join("maps")) {
-            readable |= add_maps(
-                &mut c,
-                pid,
-                std::io::BufReader::with_capacity(1 << 16, maps),
-            );
+        match std::fs::File::open(base.join("maps")) {
+            Ok(maps) => {
+                readable |= add_maps(
+                    &mut c,
+                    pid,
+                    std::io::BufReader::with_capacity(1 << 16, maps),
+                );
+            }
+            Err(e) if blinds(&e) => {
+                readable = true;
+                c.add_unknown(None);
+            }
+            Err(_) => {}
         }
         if !readable {
             out.skipped_pids += 1;
@@ -122,6 +156,16 @@ const DELETED: &[u8] = b" (deleted)";
 /// [`DELETED`] appended when the file was unlinked; a live file may have a name ending so too,
 /// so the suffix is dropped only when the open file itself has no link left (`st_nlink` 0, from a
 /// `stat` that follows the link to the open file). A directory counts only as a working dir.
+/// True when reading a process's open files failed for a reason that says nothing of them: not
+/// another user's process (`EACCES`, `EPERM`), not one that exited (`ENOENT`, `ESRCH`), but this
+/// process out of fds or memory, say. The guard then takes the process to hold anything.
+fn blinds(e: &std::io::Error) -> bool {
+    !matches!(
+        e.raw_os_error(),
+        Some(libc::EACCES | libc::EPERM | libc::ENOENT | libc::ESRCH)
+    )
+}
+
 fn add_link(c: &mut Collector, link: &Path, dir_ok: bool) {
     let target = match std::fs::read_link(link) {
         Ok(t) => t,
@@ -471,6 +515,64 @@ mod tests {
             .into_iter()
             .map(|(_, p)| p.as_os_str().as_bytes().to_vec())
             .collect()
+    }
+
+    /// Run in a child process of this test binary, where it may lower its own fd limit without
+    /// starving the other tests (see the test below): with no fd to spare for `/proc`, or for a
+    /// process's `fd` dir, a file held open under the scope is still covered.
+    #[test]
+    fn child_reads_open_files_with_no_fd_to_spare() {
+        let Some(dir) = std::env::var_os("CACHEWATCH_OPEN_FILES_CHILD_DIR") else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        let held_path = dir.join("held");
+        let _held = std::fs::File::open(&held_path).unwrap();
+        let open_now = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+        let limit = rustix::process::Rlimit {
+            current: Some(open_now + 8),
+            maximum: rustix::process::getrlimit(rustix::process::Resource::Nofile).maximum,
+        };
+        rustix::process::setrlimit(rustix::process::Resource::Nofile, limit).unwrap();
+        // Every fd below the limit taken (gaps included).
+        let mut fillers = Vec::new();
+        while let Ok(f) = std::fs::File::open("/dev/null") {
+            fillers.push(f);
+        }
+        // None spare: `/proc` cannot be listed. One spare: `/proc` is, no process's `fd` dir is.
+        for spare in [0, 1] {
+            if spare == 1 {
+                fillers.pop();
+            }
+            let got = open_files(Some(std::slice::from_ref(&dir)));
+            let covered = got.files.iter().any(|(_, p)| *p == held_path)
+                || got.coarse.iter().any(|(_, p)| held_path.starts_with(p));
+            assert!(covered, "{spare} spare: {got:?}");
+        }
+        println!("CHILD-OK");
+    }
+
+    #[test]
+    fn a_file_held_while_the_reader_is_out_of_fds_is_still_held() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::write(dir.join("held"), b"x").unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "platform::other::tests::child_reads_open_files_with_no_fd_to_spare",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("CACHEWATCH_OPEN_FILES_CHILD_DIR", &dir)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("CHILD-OK"),
+            "{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]
