@@ -441,6 +441,14 @@ impl Catalogue {
         })
     }
 
+    /// True when the item `rel` of the root at `base` holds every `contains` entry of `rule` and
+    /// no `lacks` entry, read on disk as [`Catalogue::item_of_in`] reads them (true for a rule
+    /// without a signature): a git store that gained a `HEAD` since a plan is a repository now.
+    pub fn signature_holds(rule: &Rule, base: &Path, rel: &Path) -> bool {
+        rule.contains.iter().all(|e| has_on_disk(base, rel, e))
+            && !rule.lacks.iter().any(|e| has_on_disk(base, rel, e))
+    }
+
     /// The rule other than `id` that claims a dir `rel` lies in (`rel`'s parent or above, in a
     /// root of `kind` at `base`), signatures read on disk as [`Catalogue::item_of_in`] reads
     /// them: a dir that became another producer's item since a plan (a `tmp.*` dir that now

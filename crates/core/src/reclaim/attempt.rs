@@ -97,6 +97,12 @@ pub(super) fn attempt(item: &PlannedItem, cx: &Context<'_>) -> Outcome {
             other.id
         ));
     }
+    if !Catalogue::signature_holds(rule, &item.root, rel) {
+        return changed(format!(
+            "it no longer holds what producer {:?} is known by",
+            rule.id
+        ));
+    }
     let st = &loc.stat;
     if st.dev != item.dev || st.ino != item.ino {
         return changed(format!(

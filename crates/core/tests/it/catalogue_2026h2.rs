@@ -12,7 +12,7 @@ use std::time::{Duration, SystemTime};
 
 use cachewatch_core::inventory::Inventory;
 use cachewatch_core::process::SystemProbe;
-use cachewatch_core::reclaim::{plan, KeepReason, Policy};
+use cachewatch_core::reclaim::{execute, plan, KeepReason, Policy};
 use cachewatch_core::scan::scan;
 use cachewatch_core::{Catalogue, Root, RootKind};
 use cachewatch_testkit::{du, tree};
@@ -294,6 +294,15 @@ fn codex_object_dbs_go_once_no_process_works_in_them_and_a_scratch_clone_never()
         [tp.join("tmp.Xk3j9QaB"), tp.join("tmp.Yk3j9QaC")],
         "only the git stores are Codex's"
     );
+    // Planned, then made a repository (a HEAD, old times kept as `cp -a` keeps them) before the
+    // deletion: no longer Codex's, so it stays with what was added.
+    let store = tp.join("tmp.Xk3j9QaB");
+    tree::write_file(&store.join("HEAD"), 21);
+    tree::write_file(&store.join("notes.txt"), 7);
+    tree::set_tree_mtime(&store, ago(3 * DAY));
+    let report = execute(&p, &cat, &SystemProbe::new(), now, &mut |_| {});
+    assert_eq!(report.freed_bytes, 0, "{report:#?}");
+    assert!(store.join("notes.txt").exists() && store.join("index").exists());
 }
 
 #[test]
