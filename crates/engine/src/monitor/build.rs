@@ -174,9 +174,40 @@ pub fn snapshot(inp: Inputs<'_>) -> Snapshot {
                     .map(|(b, rel)| (*b, st.root.canonical.join(rel))),
             );
         }
-        for (_, rel) in &st.unattributed().top.items {
+        // The live largest entries, and the largest that joined no group when the figures were
+        // computed (the live list may be all members of a group).
+        let mut rels: Vec<&std::path::Path> = st
+            .unattributed()
+            .top
+            .items
+            .iter()
+            .map(|(_, rel)| &**rel)
+            .collect();
+        rels.extend(
+            inp.figures
+                .lone
+                .iter()
+                .filter_map(|p| p.strip_prefix(&st.root.canonical).ok())
+                .filter(|rel| rel.components().count() == 1),
+        );
+        rels.sort();
+        rels.dedup();
+        for rel in rels {
             // A top-level entry that is another root: that root reports what is in it.
-            if st.root.nested.iter().any(|n| n.as_path() == &**rel) {
+            if st.root.nested.iter().any(|n| n.as_path() == rel) {
+                continue;
+            }
+            // A member of a top-level group shown: the group counts it (as `scan` lists only
+            // the entries that joined no group).
+            let in_group = st.item_at(rel).is_some_and(|it| {
+                let dir = !it.is_symlink && it.measure.dirs > 0;
+                inp.figures.groups.iter().any(|g| {
+                    g.root == st.root.canonical
+                        && g.group.within.is_none()
+                        && g.group.contains(rel.as_os_str(), dir)
+                })
+            });
+            if in_group {
                 continue;
             }
             if let Some(mut m) = st.measure_at(rel) {

@@ -22,7 +22,7 @@ use crate::process::{ProcessProbe, SystemProbe};
 use crate::reclaim::{self, KeepReason, Policy};
 use crate::roots::RootKind;
 use crate::shapes::{self, ShapeGroup, Writer};
-use crate::watch::live::RootState;
+use crate::watch::live::{RootState, TOP_UNATTRIBUTED};
 
 pub use guards::GuardInputs;
 pub use histogram::{AgeHistogram, Take};
@@ -61,6 +61,10 @@ pub struct Figures {
     pub groups: Vec<GroupFigures>,
     /// Groups left out for their shape label being ignored (config `[groups] ignore`).
     pub hidden_groups: u64,
+    /// Per root, the largest top-level unattributed entries that joined no group (at most
+    /// [`TOP_UNATTRIBUTED`] each), full paths: what the snapshot lists as unattributed beside
+    /// the live largest entries, so a group's members never fill that list.
+    pub lone: Vec<PathBuf>,
     /// What the computation asked the process table (and the open files and mounts under the
     /// roots): while these answers hold, the inventory is unchanged and no item crossed the
     /// threshold, a new computation gives the same figures.
@@ -132,11 +136,25 @@ fn shape_groups(
     roots: &[RootState],
     probe: &dyn ProcessProbe,
     ignored: &[String],
-) -> (Vec<GroupFigures>, u64) {
-    let mut all: Vec<(&RootState, ShapeGroup)> = roots
-        .iter()
-        .flat_map(|st| st.shape_groups().groups.into_iter().map(move |g| (st, g)))
-        .collect();
+) -> (Vec<GroupFigures>, u64, Vec<PathBuf>) {
+    let mut all: Vec<(&RootState, ShapeGroup)> = Vec::new();
+    let mut lone_paths = Vec::new();
+    for st in roots {
+        let grouped = st.shape_groups();
+        let mut lone = grouped.lone;
+        lone.sort_by(|a, b| {
+            b.measure
+                .allocated_bytes
+                .cmp(&a.measure.allocated_bytes)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        lone_paths.extend(
+            lone.iter()
+                .take(TOP_UNATTRIBUTED)
+                .map(|l| st.root.canonical.join(&l.name)),
+        );
+        all.extend(grouped.groups.into_iter().map(|g| (st, g)));
+    }
     let before = all.len();
     if !ignored.is_empty() {
         all.retain(|(_, g)| !ignored.contains(&g.label()));
@@ -173,7 +191,7 @@ fn shape_groups(
             }
         })
         .collect();
-    (shown, hidden)
+    (shown, hidden, lone_paths)
 }
 
 /// Claimed items handed out at a time to a plan (the monitor's default `plan_chunk`): bounds its
@@ -253,7 +271,7 @@ impl Figures {
         probe.refresh();
         let root_paths: Vec<PathBuf> = roots.iter().map(|st| st.root.canonical.clone()).collect();
         let recording = guards::Recording::new(probe);
-        (out.groups, out.hidden_groups) = shape_groups(roots, &recording, ignored);
+        (out.groups, out.hidden_groups, out.lone) = shape_groups(roots, &recording, ignored);
         let mut ids: Vec<String> = roots
             .iter()
             .flat_map(|st| st.producers().keys().map(|id| id.to_string()))

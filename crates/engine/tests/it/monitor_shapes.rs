@@ -94,6 +94,24 @@ async fn an_unknown_producer_is_one_group_with_its_writer_in_the_snapshot_and_me
     assert_eq!(g.root_kind.as_str(), "temp");
     assert_eq!(g.writers[0].pid, pid);
     assert_eq!(g.writers[0].name, "sleep");
+    // The other entries are listed as unattributed, the group's members only in the group.
+    let mut lone: Vec<PathBuf> = s
+        .unattributed
+        .iter()
+        .map(|u| PathBuf::from(&u.path))
+        .collect();
+    lone.sort();
+    let mut want: Vec<PathBuf> = [
+        "MyProject",
+        "foo-1.2.3.tar.gz",
+        "notes.txt",
+        "report-2026-01-05.pdf",
+    ]
+    .iter()
+    .map(|n| root.join(n))
+    .collect();
+    want.sort();
+    assert_eq!(lone, want);
 
     let text = metrics::render(&s, &AlertCounts::default());
     let root_label = root.display().to_string();
