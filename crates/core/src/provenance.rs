@@ -243,7 +243,12 @@ pub fn created_at_launch(members: &[Member<'_>], history: &ProcessHistory) -> Op
             // The rate at the controls, c / observed, at most half the rate at the births.
             enough(agree, total) && c * total * 2 <= agree * observed
         })
-        .max_by_key(|&(key, agree)| (agree, std::cmp::Reverse(key)))?;
+        // The executable that lines up most above its rate at the controls: on a busy machine a
+        // program started all the time may line up with every birth too, but also elsewhere.
+        .max_by_key(|&(key, agree)| {
+            let c = control.get(&key).copied().unwrap_or(0);
+            (agree * observed - c * total, agree, std::cmp::Reverse(key))
+        })?;
     let p = history.newest_of(key)?;
     let alive = history.slots.iter().any(|s| {
         (s.exe == key || (s.exe == NONE && s.name == key)) && s.last_seen == history.latest
@@ -466,6 +471,39 @@ mod tests {
             })
             .collect();
         assert_eq!(created_at_launch(&members, &h), None);
+    }
+
+    #[test]
+    fn of_two_programs_at_every_birth_the_one_not_also_at_the_controls_is_named() {
+        let mut h = ProcessHistory::new(3000);
+        // `busy` is seen first, then starts a second before each birth and also at 17 s before
+        // three of them; `katago` starts two seconds before each birth and nowhere else.
+        h.observe(t(0), [proc(1, "busy", 0)]);
+        for s in 1..2000u64 {
+            let mut ps = Vec::new();
+            if s >= 1000 && s % 100 == 1 {
+                ps.push(proc(30_000 + s as u32, "busy", s));
+            }
+            if s >= 1000 && s % 100 == 85 && s < 1300 {
+                ps.push(proc(40_000 + s as u32, "busy", s));
+            }
+            if s >= 1000 && s % 100 == 0 {
+                ps.push(proc(20_000 + s as u32, "katago", s));
+            }
+            h.observe(t(s), ps);
+        }
+        let names: Vec<String> = (0..10).map(|i| format!("bundle-{i}")).collect();
+        let members: Vec<Member<'_>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Member {
+                name: n.as_bytes(),
+                born: t(1000 + i as u64 * 100 + 2),
+            })
+            .collect();
+        let e = created_at_launch(&members, &h).expect("launch evidence");
+        assert_eq!(e.name, "katago");
+        assert_eq!((e.agree, e.total), (10, 10));
     }
 
     #[test]
