@@ -35,6 +35,7 @@ use crate::roots::Root;
 use crate::snapshot::Snapshot;
 use crate::watch::WatchMsg;
 
+pub(crate) use build::group_dto;
 pub use error::MonitorError;
 pub use figures::GroupFigures;
 #[doc(hidden)]

@@ -8,16 +8,15 @@ use std::time::SystemTime;
 
 use crate::catalogue::{Catalogue, ProducerKind, ReclaimMode};
 use crate::dto::{
-    path_bytes, EvidenceDto, ProducerDto, RootDto, RootStatus, ScanErrorDto, ScanReportDto,
-    UnattributedDto, UnattributedGroupDto, WatchMode, WriterDto,
+    path_bytes, ProducerDto, RootDto, RootStatus, ScanErrorDto, ScanReportDto, UnattributedDto,
+    UnattributedGroupDto, WatchMode,
 };
 use crate::monitor::provenance::{
-    self, confirmed_leak, evidence_dto, group_evidence, Evidence, EvidenceKind, ProcessHistory,
+    self, confirmed_leak, group_evidence, Evidence, EvidenceKind, ProcessHistory,
 };
 use crate::process::ProcessProbe;
 use crate::scan::{RootSummary, Tally, UnattributedGroup};
 use crate::shapes::{self, ShapeGroup, Writer};
-use crate::units::unix_secs;
 use crate::watch::live::GroupMember;
 
 /// Writers named per group, at most.
@@ -223,40 +222,17 @@ fn groups(tally: &Tally, probe: Option<&dyn ProcessProbe>) -> Vec<UnattributedGr
         .zip(writers)
         .zip(evidence)
         .zip(confirmed)
-        .map(|(((g, w), evidence), confirmed_leak)| {
-            let evidence: Vec<EvidenceDto> = evidence.iter().map(evidence_dto).collect();
-            UnattributedGroupDto {
-                shape: g.group.shown(),
-                label: g.group.label(),
+        .map(|(((g, writers), evidence), confirmed_leak)| {
+            crate::monitor::group_dto(&crate::monitor::GroupFigures {
+                key: crate::history::group_key(&g.root, g.group.within.as_deref(), &g.group.key),
                 root_kind: g.root_kind,
-                root: g.root.to_string_lossy().into_owned(),
-                root_bytes: path_bytes(&g.root),
-                items: g.group.items,
-                allocated_bytes: g.group.measure.allocated_bytes,
-                apparent_bytes: g.group.measure.apparent_bytes,
-                oldest_mtime: g.group.oldest_mtime.map(unix_secs),
-                newest_mtime: g.group.newest_mtime.map(unix_secs),
-                examples: g
-                    .group
-                    .examples
-                    .iter()
-                    .map(|e| super::groups::example_shown(e))
-                    .collect(),
-                writers: w
-                    .into_iter()
-                    .map(|w| WriterDto {
-                        pid: w.pid,
-                        name: w.name,
-                    })
-                    .collect(),
+                root: g.root.clone(),
+                group: g.group.clone(),
+                writers,
                 evidence,
                 confirmed_leak,
-                history_key: crate::history::key_hex(&crate::history::group_key(
-                    &g.root,
-                    g.group.within.as_deref(),
-                    &g.group.key,
-                )),
-            }
+                others: Vec::new(),
+            })
         })
         .collect()
 }

@@ -332,7 +332,8 @@ pub fn counted_roots(roots: &[RootState]) -> impl Iterator<Item = &RootState> {
 }
 
 /// What the snapshot shows of a group of unattributed entries.
-fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
+/// What the snapshot and `scan --json` show of a group.
+pub(crate) fn group_dto(g: &super::figures::GroupFigures) -> UnattributedGroupDto {
     UnattributedGroupDto {
         shape: g.group.shown(),
         label: g.group.label(),
